@@ -1,0 +1,327 @@
+/*
+ * zipfcoll: sparse-embedding collectives for data-parallel language-model training.
+ *
+ * The embedding gradient of a step is K rows of width D per rank, one per token. Instead of
+ * gathering all G*K*D values on every rank, zipfcoll exchanges the token indices, builds the
+ * step's global set of distinct indices (U_g of them, far fewer than G*K by Zipf's law),
+ * and reduces only U_g rows: Theta(G*K + U_g*D) memory and traffic instead of Theta(G*K*D).
+ *
+ * Conventions used throughout this header
+ *  - Every function returns a zfcResult_t. On failure the detail (naming the bad value and
+ *    the rank that had it) is available from zfcGetLastError().
+ *  - Outputs are written only on success; on failure no caller buffer has been modified.
+ *  - "Collective" functions must be called by every rank of the communicator, in the same
+ *    order. Their argument checks are agreed across ranks: when any rank's arguments are bad,
+ *    or ranks disagree (dimension, data type, vocabulary, algorithm, compression), every rank
+ *    returns the same error code and no rank hangs. The communicator remains usable after an
+ *    argument error.
+ *  - Results of collectives are bit-identical on all ranks and from run to run for the same
+ *    inputs and rank count: partial sums are formed in fp32 in a fixed (token, then rank)
+ *    order.
+ *  - Buffers are host memory in this version; every `stream` argument must be NULL.
+ *  - The caller owns all buffers it passes; buffers returned inside zfcSparseResult_t are
+ *    owned by the plan and stay valid until the next zfcSparseReduce on the same plan or
+ *    zfcSparsePlanDestroy.
+ *  - A communicator or plan must not be used by two threads at once.
+ *
+ * This header is C99 and C++ compatible and includes neither mpi.h nor any CUDA header.
+ */
+#ifndef ZIPFCOLL_H_
+#define ZIPFCOLL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zipfcoll/zipfcoll_version.h"
+
+#if defined(_WIN32)
+#define ZFC_API
+#else
+#define ZFC_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version code X*10000 + Y*100 + Z; ZFC_VERSION_CODE is the version of this header. */
+#define ZFC_VERSION(X, Y, Z) ((X) * 10000 + (Y) * 100 + (Z))
+#define ZFC_VERSION_CODE ZFC_VERSION(ZFC_MAJOR, ZFC_MINOR, ZFC_PATCH)
+
+/* Opaque handles. */
+typedef struct zfcComm* zfcComm_t;
+typedef struct zfcSparsePlan* zfcSparsePlan_t;
+
+/* ---- results ------------------------------------------------------------------------- */
+
+typedef enum {
+  zfcSuccess = 0,
+  zfcInvalidArgument = 1, /* a bad pointer, size, index or value was passed */
+  zfcInvalidUsage = 2,    /* a call made in the wrong state (bad config struct, dead comm) */
+  zfcMismatch = 3,        /* ranks passed arguments that must agree but do not */
+  zfcOutOfMemory = 4,     /* host allocation failed */
+  zfcSystemError = 5,     /* an operating-system call failed */
+  zfcTransportError = 6,  /* the transport (MPI, ...) reported a failure */
+  zfcRemoteError = 7,     /* another rank failed in a way this rank cannot name */
+  zfcTimeout = 8,         /* a peer did not answer in time */
+  zfcUnsupported = 9,     /* not available in this build or for these arguments */
+  zfcInternalError = 10,  /* a bug in zipfcoll: please report it */
+  zfcInProgress = 11,     /* reserved for non-blocking operation */
+  zfcNumResults = 12
+} zfcResult_t;
+
+/* Fixed text for a result code; never NULL. */
+ZFC_API const char* zfcGetErrorString(zfcResult_t result);
+
+/* The detail of the most recent failure on `comm` (naming the value and rank at fault),
+ * or, for comm == NULL, of the most recent failure of a call made on this thread.
+ * Returns "" when there was none. The string stays valid until the next call on the same
+ * communicator (or, for NULL, on this thread). Errors of a plan are reported on its
+ * communicator. */
+ZFC_API const char* zfcGetLastError(zfcComm_t comm);
+
+/* The version code of the library actually linked (compare with ZFC_VERSION_CODE). */
+ZFC_API zfcResult_t zfcGetVersion(int* version);
+
+/* ---- types --------------------------------------------------------------------------- */
+
+typedef enum {
+  zfcInt32 = 0,
+  zfcInt64 = 1,
+  zfcFloat32 = 2,
+  zfcFloat16 = 3, /* IEEE 754 binary16 */
+  zfcBFloat16 = 4 /* bfloat16: the top 16 bits of an fp32 */
+} zfcDataType_t;
+
+/* How floating-point data travels between ranks. Sums are always formed in fp32. */
+typedef enum {
+  zfcCompressNone = 0, /* fp32 on the wire */
+  zfcCompressFp16 = 1, /* fp16 on the wire: values multiplied by `scale` before the
+                          down-cast and divided by it after the up-cast */
+  zfcCompressBf16 = 2  /* bf16 on the wire (scale applied the same way; 1 is typical) */
+} zfcCompressionKind_t;
+
+typedef struct {
+  zfcCompressionKind_t kind;
+  float scale; /* finite and > 0; ignored for zfcCompressNone */
+} zfcCompression_t;
+
+/* How the fused sparse reduce exchanges rows (see docs/algorithms.md for the costs). */
+typedef enum {
+  zfcAlgoDefault = -1,        /* plans: take the communicator's configured algorithm */
+  zfcAlgoAuto = 0,            /* choose per call by the cost model, same choice on all ranks */
+  zfcAlgoAllGather = 1,       /* baseline: allgather all K indices and K x D rows, reduce
+                                 locally: Theta(G*K*D) */
+  zfcAlgoUniqueAllReduce = 2, /* allgather local unique indices, scatter into U_g x D,
+                                 allreduce it: Theta(G*K + U_g*D) */
+  zfcAlgoDenseVocab = 3,      /* allreduce a zero-filled V x D matrix: for tiny V */
+  zfcAlgoUniqueAllGather = 4, /* allgather local unique indices and each rank's U_i locally
+                                 summed rows: Theta(G*K + sum_i U_i*D) */
+  zfcNumAlgorithms = 5
+} zfcAlgorithm_t;
+
+/* Name of an algorithm ("auto", "allgather", ...); "unknown" for a bad value. */
+ZFC_API const char* zfcGetAlgorithmName(int algorithm);
+
+typedef enum {
+  zfcTransportAuto = 0, /* the transport the init function implies */
+  zfcTransportMpi = 1,
+  zfcTransportNccl = 2,
+  zfcTransportUcx = 3
+} zfcTransport_t;
+
+/* ---- configuration ------------------------------------------------------------------- */
+
+#define ZFC_CONFIG_MAGIC 0x7a66634du /* guards against an uninitialised struct */
+
+/* Always start from ZFC_CONFIG_INITIALIZER and then set fields, so that a program compiled
+ * against an older header keeps working: the library refuses a struct whose size, magic or
+ * version it does not know with zfcInvalidUsage. */
+typedef struct {
+  size_t size;           /* sizeof(zfcConfig_t) */
+  unsigned int magic;    /* ZFC_CONFIG_MAGIC */
+  unsigned int version;  /* ZFC_VERSION_CODE of the header the caller compiled against */
+  int transport;         /* zfcTransport_t */
+  int device;            /* -1: host buffers (the only choice in this version) */
+  int timeout_ms;        /* 0: wait as long as the transport does (the only choice in
+                            this version) */
+  int algorithm;         /* zfcAlgorithm_t used by plans created with zfcAlgoDefault */
+  int compression;       /* zfcCompressionKind_t used by plans that do not set their own */
+  float compress_scale;  /* the scale that goes with `compression` */
+  int bounds_check;      /* 1: check every index against the vocabulary (recommended) */
+  const char* name;      /* for log lines; copied; may be NULL */
+} zfcConfig_t;
+
+#define ZFC_CONFIG_INITIALIZER                                                      \
+  {                                                                                 \
+    sizeof(zfcConfig_t), ZFC_CONFIG_MAGIC, ZFC_VERSION_CODE, zfcTransportAuto, -1, \
+        0, zfcAlgoAuto, zfcCompressNone, 1.0f, 1, NULL                              \
+  }
+
+/* ---- communicators ------------------------------------------------------------------- */
+
+/* Collective over `mpi_comm`. Creates a communicator over the ranks of the MPI communicator
+ * whose address is `mpi_comm` (an `MPI_Comm*`, passed as void* to keep mpi.h out of this
+ * header). MPI must already be initialised; the library duplicates the communicator, so the
+ * caller's own traffic never mixes with zipfcoll's. `config` may be NULL for defaults.
+ * *comm is set only on success. Returns zfcUnsupported in a build without MPI. */
+ZFC_API zfcResult_t zfcCommInitMpi(zfcComm_t* comm, const void* mpi_comm,
+                                   const zfcConfig_t* config);
+
+#define ZFC_SPLIT_NOCOLOR (-1)
+
+/* Collective over `comm`. Ranks passing the same `color` (>= 0) form a new communicator,
+ * ordered by `key` then by rank in `comm`; ranks passing ZFC_SPLIT_NOCOLOR get NULL. The
+ * new communicator inherits the configuration. A negative color other than
+ * ZFC_SPLIT_NOCOLOR on any rank fails on every rank with zfcInvalidArgument. */
+ZFC_API zfcResult_t zfcCommSplit(zfcComm_t comm, int color, int key, zfcComm_t* newcomm);
+
+/* Collective. Frees the communicator and its duplicated MPI communicator. NULL is a no-op. */
+ZFC_API zfcResult_t zfcCommDestroy(zfcComm_t comm);
+
+/* Local (not collective). Frees the communicator without communicating, for use after a
+ * failure when peers may be gone. The duplicated MPI communicator is left to MPI_Finalize,
+ * because freeing it would need the peers. NULL is a no-op. */
+ZFC_API zfcResult_t zfcCommAbort(zfcComm_t comm);
+
+ZFC_API zfcResult_t zfcCommRank(zfcComm_t comm, int* rank);
+ZFC_API zfcResult_t zfcCommCount(zfcComm_t comm, int* count);
+
+/* ---- accounting ---------------------------------------------------------------------- */
+
+typedef enum {
+  zfcPhaseLocal = 0,         /* argument checks, local unique, casts before sending */
+  zfcPhaseHeader = 1,        /* the exchange of per-rank headers (agreement, counts) */
+  zfcPhaseIndexExchange = 2, /* moving indices between ranks */
+  zfcPhaseMerge = 3,         /* global unique set and positions */
+  zfcPhaseScatter = 4,       /* summing rows into the dense matrix */
+  zfcPhaseRowExchange = 5,   /* moving and reducing rows between ranks */
+  zfcPhaseTotal = 6,         /* the whole call */
+  zfcNumPhases = 7
+} zfcPhase_t;
+
+/* Name of a phase ("local", "header", ...); "unknown" for a bad value. */
+ZFC_API const char* zfcGetPhaseName(int phase);
+
+typedef struct {
+  uint64_t calls;                /* collective operations counted */
+  uint64_t tokens;               /* indices this rank passed in (K) */
+  uint64_t local_unique;         /* distinct indices among them (U_i) */
+  uint64_t global_unique;        /* distinct indices over all ranks (U_g) */
+  uint64_t bytes_sent;           /* bytes this rank handed to the transport for peers */
+  uint64_t bytes_received;       /* bytes this rank received from peers */
+  uint64_t peak_workspace_bytes; /* library-owned scratch a call needed at most */
+  uint64_t overflows;            /* calls whose compressed result was not finite */
+  int32_t algorithm;             /* zfcAlgorithm_t the last sparse reduce ran (-1: none) */
+  int32_t reserved;
+  double seconds[zfcNumPhases];  /* wall time per zfcPhase_t */
+} zfcOpStats_t;
+
+/* `size` must be set by the caller (ZFC_STATS_INITIALIZER does it). In `total`, counts,
+ * bytes and seconds are sums over calls and peak_workspace_bytes is the maximum. */
+typedef struct {
+  size_t size;
+  zfcOpStats_t last;
+  zfcOpStats_t total;
+} zfcStats_t;
+
+#define ZFC_STATS_INITIALIZER {sizeof(zfcStats_t)}
+
+/* Local. Copies the communicator's statistics (covering zfcUniqueMerge, zfcAllReduce and
+ * every plan's zfcSparseReduce on it). Bytes are counted where data is handed to the
+ * transport: a message of n bytes that reaches m peers counts n*m bytes sent. */
+ZFC_API zfcResult_t zfcCommGetStats(zfcComm_t comm, zfcStats_t* stats);
+/* Local. Zeroes the statistics. */
+ZFC_API zfcResult_t zfcCommResetStats(zfcComm_t comm);
+
+/* ---- operations on host buffers ------------------------------------------------------ */
+
+/* Collective. From each rank's `count` indices (zfcInt32 or zfcInt64, each in
+ * [0, vocab_size)), computes the global sorted set of distinct indices over all ranks,
+ * identical on every rank: writes it to `unique_out` (same type as the indices, room for
+ * `unique_capacity` entries), its size U_g to *num_unique, and for each local index i its
+ * position in that set to positions[i] (int32; `positions` may be NULL if not wanted).
+ * Only each rank's distinct indices travel. count == 0 is valid on any rank.
+ * Fails with zfcInvalidArgument on every rank if any rank's capacity is below U_g. */
+ZFC_API zfcResult_t zfcUniqueMerge(zfcComm_t comm, const void* indices, zfcDataType_t index_type,
+                                   size_t count, int64_t vocab_size, void* unique_out,
+                                   size_t unique_capacity, size_t* num_unique,
+                                   int32_t* positions, void* stream);
+
+/* Local. Zero-fills the fp32 matrix `dense` (num_unique x dim, row-major) and adds row i of
+ * `rows` (count x dim, of `row_type` zfcFloat32, zfcFloat16 or zfcBFloat16) into row
+ * positions[i], in order of i, summing in fp32. Every position must be in [0, num_unique);
+ * this is checked before anything is written. */
+ZFC_API zfcResult_t zfcScatterToDense(const void* rows, zfcDataType_t row_type,
+                                      const int32_t* positions, size_t count, size_t dim,
+                                      float* dense, size_t num_unique, void* stream);
+
+/* Collective. Sums `count` fp32 values across ranks into `recv` (send == recv is allowed).
+ * `how` (NULL: no compression) sets the wire format; partial sums are formed in fp32 in rank
+ * order and the result is identical on every rank. With compression the result carries the
+ * wire's rounding. *overflowed (may be NULL) is set to 1 on every rank when any element of
+ * the result is not finite, e.g. because some rank's scaled values overflowed fp16. */
+ZFC_API zfcResult_t zfcAllReduce(zfcComm_t comm, const void* send, void* recv, size_t count,
+                                 zfcDataType_t type, const zfcCompression_t* how,
+                                 int* overflowed, void* stream);
+
+/* Local. table[indices[p]] += alpha * rows[p] for p in [0, num_rows), where `table` is an
+ * fp32 vocab_size x dim matrix. Indices are checked before anything is written; with the
+ * unique indices of a sparse reduce each table row is touched once. */
+ZFC_API zfcResult_t zfcApplyRows(float* table, int64_t vocab_size, size_t dim,
+                                 const void* indices, zfcDataType_t index_type,
+                                 const float* rows, size_t num_rows, float alpha,
+                                 void* stream);
+
+/* ---- the fused embedding-gradient exchange ------------------------------------------- */
+
+#define ZFC_SPARSE_PLAN_MAGIC 0x7a667350u
+
+typedef struct {
+  size_t size;            /* sizeof(zfcSparsePlanConfig_t) */
+  unsigned int magic;     /* ZFC_SPARSE_PLAN_MAGIC */
+  unsigned int version;   /* ZFC_VERSION_CODE */
+  size_t dim;             /* row width D (> 0) */
+  int64_t vocab_size;     /* V: every index must be in [0, V) */
+  zfcDataType_t row_type; /* zfcFloat32, zfcFloat16 or zfcBFloat16 */
+  zfcDataType_t index_type; /* zfcInt32 or zfcInt64 */
+  int algorithm;          /* zfcAlgorithm_t; zfcAlgoDefault: the communicator's */
+  int compression;        /* zfcCompressionKind_t; -1: the communicator's */
+  float compress_scale;   /* used when `compression` is set here */
+} zfcSparsePlanConfig_t;
+
+#define ZFC_SPARSE_PLAN_CONFIG_INITIALIZER                                          \
+  {                                                                                 \
+    sizeof(zfcSparsePlanConfig_t), ZFC_SPARSE_PLAN_MAGIC, ZFC_VERSION_CODE, 0, 0,  \
+        zfcFloat32, zfcInt32, zfcAlgoDefault, -1, 1.0f                              \
+  }
+
+typedef struct {
+  const void* indices;   /* U_g sorted distinct indices, of the plan's index type */
+  const float* rows;     /* U_g x dim reduced rows (fp32), row p belongs to indices[p] */
+  size_t num_unique;     /* U_g */
+  size_t dim;
+  int overflowed;        /* 1 on every rank when some reduced value is not finite */
+  int algorithm;         /* the zfcAlgorithm_t that ran (never zfcAlgoAuto) */
+} zfcSparseResult_t;
+
+/* Local. Creates a plan for one embedding table; ranks' plans are checked against each
+ * other on every zfcSparseReduce. The plan's workspace grows to what the calls need. */
+ZFC_API zfcResult_t zfcSparsePlanCreate(zfcComm_t comm, const zfcSparsePlanConfig_t* config,
+                                        zfcSparsePlan_t* plan);
+
+/* Collective over the plan's communicator. Takes this rank's `count` indices and their
+ * count x dim gradient rows (row_type), and returns in *out the global sorted distinct
+ * indices and, for each, the sum over all ranks of the rows carrying it. All algorithms give
+ * the same indices and, in fp32 without compression, bit-identical rows. */
+ZFC_API zfcResult_t zfcSparseReduce(zfcSparsePlan_t plan, const void* indices, size_t count,
+                                    const void* rows, zfcSparseResult_t* out, void* stream);
+
+/* Local. NULL is a no-op. The plan must be destroyed before its communicator. */
+ZFC_API zfcResult_t zfcSparsePlanDestroy(zfcSparsePlan_t plan);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* ZIPFCOLL_H_ */

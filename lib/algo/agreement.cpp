@@ -1,0 +1,96 @@
+#include "algo/agreement.hpp"
+
+#include <cstring>
+
+namespace zfc {
+namespace {
+
+constexpr uint32_t kHeaderMagic = 0x7a664831u;
+
+const char* op_name(uint32_t op) {
+  switch (static_cast<OpKind>(op)) {
+    case OpKind::kInit: return "zfcCommInitMpi";
+    case OpKind::kSplit: return "zfcCommSplit";
+    case OpKind::kUniqueMerge: return "zfcUniqueMerge";
+    case OpKind::kAllReduce: return "zfcAllReduce";
+    case OpKind::kSparseReduce: return "zfcSparseReduce";
+  }
+  return "an unknown operation";
+}
+
+Status differs(const char* what, int64_t v0, int rank, int64_t vr) {
+  return error(zfcMismatch, "%s differs across ranks: rank 0 has %lld, rank %d has %lld", what,
+               static_cast<long long>(v0), rank, static_cast<long long>(vr));
+}
+
+}  // namespace
+
+OpHeader make_header(OpKind op) {
+  OpHeader h;
+  std::memset(&h, 0, sizeof h);
+  h.magic = kHeaderMagic;
+  h.op = static_cast<uint32_t>(op);
+  h.status = zfcSuccess;
+  h.capacity = -1;
+  return h;
+}
+
+void header_fail(OpHeader* h, const Status& s) {
+  if (h->status != zfcSuccess || s.ok()) return;
+  h->status = s.code();
+  std::strncpy(h->message, s.message().c_str(), sizeof h->message - 1);
+  h->message[sizeof h->message - 1] = '\0';
+}
+
+Status exchange_headers(Transport& t, Workspace& ws, const OpHeader& mine,
+                        const OpHeader** all) {
+  OpHeader* headers = ws.get<OpHeader>(Slot::kHeaders, static_cast<size_t>(t.size()));
+  headers[t.rank()] = mine;
+  ZFC_RETURN_IF_ERROR(t.allgather(&headers[t.rank()], sizeof(OpHeader), headers));
+  *all = headers;
+  return Status::Ok();
+}
+
+Status agree(const OpHeader* all, int size) {
+  for (int r = 0; r < size; ++r) {
+    if (all[r].magic != kHeaderMagic) {
+      return error(zfcMismatch, "rank %d sent no valid operation header: ranks are not "
+                   "calling the same zipfcoll operation", r);
+    }
+  }
+  const OpHeader& h0 = all[0];
+  for (int r = 1; r < size; ++r) {
+    if (all[r].op != h0.op) {
+      return error(zfcMismatch, "ranks are calling different operations: rank 0 is in %s, "
+                   "rank %d in %s", op_name(h0.op), r, op_name(all[r].op));
+    }
+  }
+  for (int r = 0; r < size; ++r) {
+    if (all[r].status != zfcSuccess) {
+      return error(static_cast<zfcResult_t>(all[r].status), "rank %d: %s", r, all[r].message);
+    }
+  }
+  const bool counts_match = h0.op == static_cast<uint32_t>(OpKind::kAllReduce);
+  for (int r = 1; r < size; ++r) {
+    const OpHeader& h = all[r];
+    if (counts_match && h.count != h0.count) return differs("count", h0.count, r, h.count);
+    if (h.dim != h0.dim) return differs("dim", h0.dim, r, h.dim);
+    if (h.vocab != h0.vocab) return differs("vocab_size", h0.vocab, r, h.vocab);
+    if (h.row_type != h0.row_type) return differs("row data type", h0.row_type, r, h.row_type);
+    if (h.index_type != h0.index_type) {
+      return differs("index data type", h0.index_type, r, h.index_type);
+    }
+    if (h.algorithm != h0.algorithm) return differs("algorithm", h0.algorithm, r, h.algorithm);
+    if (h.compression != h0.compression) {
+      return differs("compression", h0.compression, r, h.compression);
+    }
+    if (std::memcmp(&h.scale, &h0.scale, sizeof h.scale) != 0) {
+      return error(zfcMismatch, "compression scale differs across ranks: rank 0 has %g, "
+                   "rank %d has %g", static_cast<double>(h0.scale), r,
+                   static_cast<double>(h.scale));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace zfc

@@ -1,0 +1,199 @@
+#include "algo/collectives.hpp"
+
+#include <climits>
+
+#include "algo/agreement.hpp"
+#include "algo/allreduce.hpp"
+#include "algo/index_set.hpp"
+#include "kernels/index_keys.hpp"
+
+namespace zfc {
+
+Status check_host_stream(const void* stream) {
+  if (stream != nullptr) {
+    return error(zfcUnsupported, "stream %p given, but this build handles host buffers only "
+                 "(pass NULL)", stream);
+  }
+  return Status::Ok();
+}
+
+Status agree_init(Transport& t, const Status& local) {
+  Workspace ws;
+  OpHeader mine = make_header(OpKind::kInit);
+  header_fail(&mine, local);
+  const OpHeader* all = nullptr;
+  ZFC_RETURN_IF_ERROR(exchange_headers(t, ws, mine, &all));
+  return agree(all, t.size());
+}
+
+Status comm_split(zfcComm& comm, int color, int key, std::unique_ptr<zfcComm>* out) {
+  OpHeader mine = make_header(OpKind::kSplit);
+  mine.color = color;
+  mine.key = key;
+  if (color < ZFC_SPLIT_NOCOLOR) {
+    header_fail(&mine, error(zfcInvalidArgument,
+                             "color %d is negative (use >= 0, or ZFC_SPLIT_NOCOLOR)", color));
+  }
+  if (out == nullptr) header_fail(&mine, error(zfcInvalidArgument, "newcomm is NULL"));
+  const OpHeader* all = nullptr;
+  ZFC_RETURN_IF_ERROR(exchange_headers(*comm.transport, comm.workspace, mine, &all));
+  ZFC_RETURN_IF_ERROR(agree(all, comm.size()));
+  std::unique_ptr<Transport> child;
+  ZFC_RETURN_IF_ERROR(comm.transport->split(color, key, &child));
+  *out = child ? comm_wrap(std::move(child), comm.config) : nullptr;
+  return Status::Ok();
+}
+
+namespace {
+
+Status check_merge_args(const void* indices, zfcDataType_t index_type, size_t count,
+                        int64_t vocab, const void* unique_out, size_t capacity,
+                        const size_t* num_unique, const void* stream) {
+  ZFC_RETURN_IF_ERROR(check_host_stream(stream));
+  if (index_type != zfcInt32 && index_type != zfcInt64) {
+    return error(zfcInvalidArgument, "index_type %d must be zfcInt32 or zfcInt64",
+                 static_cast<int>(index_type));
+  }
+  if (vocab <= 0) {
+    return error(zfcInvalidArgument, "vocab_size %lld must be > 0",
+                 static_cast<long long>(vocab));
+  }
+  if (index_type == zfcInt32 && vocab > static_cast<int64_t>(INT32_MAX) + 1) {
+    return error(zfcInvalidArgument, "vocab_size %lld does not fit zfcInt32 indices",
+                 static_cast<long long>(vocab));
+  }
+  if (count > 0 && indices == nullptr) {
+    return error(zfcInvalidArgument, "indices is NULL with count %zu", count);
+  }
+  if (capacity > 0 && unique_out == nullptr) {
+    return error(zfcInvalidArgument, "unique_out is NULL with unique_capacity %zu", capacity);
+  }
+  if (num_unique == nullptr) return error(zfcInvalidArgument, "num_unique is NULL");
+  if (count > static_cast<size_t>(INT32_MAX)) {
+    return error(zfcInvalidArgument, "count %zu exceeds %d", count, INT32_MAX);
+  }
+  return Status::Ok();
+}
+
+template <class K>
+Status run_unique_merge(zfcComm& comm, const void* indices, zfcDataType_t index_type,
+                        size_t count, int64_t vocab, void* unique_out, size_t capacity,
+                        size_t* num_unique, int32_t* positions, const void* stream) {
+  Transport& t = *comm.transport;
+  Workspace& ws = comm.workspace;
+  OpRecorder recorder(&comm, &ws);
+  zfcOpStats_t* op = recorder.op();
+  op->tokens = count;
+  OpHeader mine = make_header(OpKind::kUniqueMerge);
+  mine.count = static_cast<int64_t>(count);
+  mine.vocab = vocab;
+  mine.index_type = index_type;
+  mine.capacity = static_cast<int64_t>(capacity > static_cast<size_t>(INT64_MAX) ? INT64_MAX
+                                                                                  : capacity);
+  IndexSet<K> set(ws, vocab);
+  {
+    PhaseTimer timer(op, zfcPhaseLocal);
+    Status local =
+        check_merge_args(indices, index_type, count, vocab, unique_out, capacity, num_unique,
+                         stream);
+    if (local.ok()) {
+      kernels::BadIndex bad = set.load(indices, index_type, count, comm.config.bounds_check);
+      if (bad.found) {
+        local = error(zfcInvalidArgument, "indices[%zu] = %lld is outside [0, %lld)",
+                      bad.position, static_cast<long long>(bad.value),
+                      static_cast<long long>(vocab));
+      } else {
+        set.dedupe_local();
+      }
+    }
+    header_fail(&mine, local);
+    mine.local_unique = static_cast<int64_t>(set.local_unique_count());
+  }
+  const OpHeader* all = nullptr;
+  {
+    PhaseTimer timer(op, zfcPhaseHeader);
+    ZFC_RETURN_IF_ERROR(exchange_headers(t, ws, mine, &all));
+  }
+  ZFC_RETURN_IF_ERROR(agree(all, t.size()));
+  {
+    PhaseTimer timer(op, zfcPhaseIndexExchange);
+    ZFC_RETURN_IF_ERROR(set.gather(t, all));
+  }
+  PhaseTimer timer(op, zfcPhaseMerge);
+  set.merge_gathered();
+  const size_t ug = set.global_count();
+  for (int r = 0; r < t.size(); ++r) {
+    if (all[r].capacity < static_cast<int64_t>(ug)) {
+      return error(zfcInvalidArgument,
+                   "rank %d: unique_capacity %lld is smaller than the %zu distinct indices",
+                   r, static_cast<long long>(all[r].capacity), ug);
+    }
+  }
+  kernels::store_keys(set.global(), ug, index_type, unique_out);
+  if (positions != nullptr) set.token_positions(positions);
+  *num_unique = ug;
+  timer.stop();
+  op->local_unique = set.local_unique_count();
+  op->global_unique = ug;
+  recorder.commit();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status unique_merge(zfcComm& comm, const void* indices, zfcDataType_t index_type, size_t count,
+                    int64_t vocab, void* unique_out, size_t capacity, size_t* num_unique,
+                    int32_t* positions, const void* stream) {
+  return with_key_type(vocab, [&](auto tag) {
+    using K = typename decltype(tag)::type;
+    return run_unique_merge<K>(comm, indices, index_type, count, vocab, unique_out, capacity,
+                               num_unique, positions, stream);
+  });
+}
+
+Status allreduce(zfcComm& comm, const void* send, void* recv, size_t count,
+                 zfcDataType_t type, const zfcCompression_t* how, int* overflowed,
+                 const void* stream) {
+  Transport& t = *comm.transport;
+  Workspace& ws = comm.workspace;
+  OpRecorder recorder(&comm, &ws);
+  zfcOpStats_t* op = recorder.op();
+  Compression compression;
+  if (how != nullptr) compression = Compression{how->kind, how->scale};
+  if (compression.kind == zfcCompressNone) compression.scale = 1.0f;
+
+  OpHeader mine = make_header(OpKind::kAllReduce);
+  mine.count = static_cast<int64_t>(count);
+  mine.row_type = type;
+  mine.compression = compression.kind;
+  mine.scale = compression.scale;
+  Status local = check_host_stream(stream);
+  if (local.ok()) local = check_compression(compression);
+  if (local.ok() && type != zfcFloat32) {
+    local = error(zfcUnsupported, "type %d: zfcAllReduce sums zfcFloat32 data",
+                  static_cast<int>(type));
+  }
+  if (local.ok() && count > 0 && (send == nullptr || recv == nullptr)) {
+    local = error(zfcInvalidArgument, "%s is NULL with count %zu",
+                  send == nullptr ? "send" : "recv", count);
+  }
+  header_fail(&mine, local);
+  const OpHeader* all = nullptr;
+  {
+    PhaseTimer timer(op, zfcPhaseHeader);
+    ZFC_RETURN_IF_ERROR(exchange_headers(t, ws, mine, &all));
+  }
+  ZFC_RETURN_IF_ERROR(agree(all, t.size()));
+  bool finite = true;
+  {
+    PhaseTimer timer(op, zfcPhaseRowExchange);
+    ZFC_RETURN_IF_ERROR(allreduce_sum(t, ws, static_cast<const float*>(send),
+                                      static_cast<float*>(recv), count, compression, &finite));
+  }
+  if (overflowed != nullptr) *overflowed = finite ? 0 : 1;
+  op->overflows = finite ? 0 : 1;
+  recorder.commit();
+  return Status::Ok();
+}
+
+}  // namespace zfc

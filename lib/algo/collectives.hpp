@@ -1,0 +1,30 @@
+// The standalone collectives behind the C API: communicator set-up and split, unique-merge
+// and allreduce. Each one agrees on its arguments through the operation header; every local
+// check, the `stream` argument's included, feeds that header so that no rank leaves early.
+#pragma once
+
+#include <memory>
+
+#include "core/comm.hpp"
+
+namespace zfc {
+
+// Refuses a CUDA stream in this host-only build.
+Status check_host_stream(const void* stream);
+
+// Collective, right after the transport exists: every rank learns whether any rank's
+// configuration was refused (`local`), and all fail alike.
+Status agree_init(Transport& t, const Status& local);
+
+// Collective. Ranks with the same color >= 0 form *out; ZFC_SPLIT_NOCOLOR yields null.
+Status comm_split(zfcComm& comm, int color, int key, std::unique_ptr<zfcComm>* out);
+
+Status unique_merge(zfcComm& comm, const void* indices, zfcDataType_t index_type, size_t count,
+                    int64_t vocab, void* unique_out, size_t capacity, size_t* num_unique,
+                    int32_t* positions, const void* stream);
+
+Status allreduce(zfcComm& comm, const void* send, void* recv, size_t count,
+                 zfcDataType_t type, const zfcCompression_t* how, int* overflowed,
+                 const void* stream);
+
+}  // namespace zfc

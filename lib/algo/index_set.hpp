@@ -1,0 +1,84 @@
+// The step's index set: this rank's keys, its distinct keys, and -- after one allgatherv of
+// every rank's distinct keys (not all K tokens) -- the global sorted distinct set, identical
+// on every rank, with each local token's position in it. Keys are unsigned; K is uint32_t
+// when the vocabulary fits, which also halves the index traffic.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "algo/agreement.hpp"
+#include "core/workspace.hpp"
+#include "kernels/index_keys.hpp"
+#include "transport/transport.hpp"
+
+namespace zfc {
+
+template <class K>
+class IndexSet {
+ public:
+  IndexSet(Workspace& ws, int64_t vocab) : ws_(ws), vocab_(vocab) {}
+
+  // Copies the caller's indices into keys, checking the range when `check`.
+  kernels::BadIndex load(const void* indices, zfcDataType_t type, size_t n, bool check);
+
+  // This rank's distinct keys and each token's position among them.
+  void dedupe_local();
+
+  // Allgathers every rank's distinct keys (counts from the agreed headers).
+  Status gather(Transport& t, const OpHeader* headers);
+
+  // Builds the global set from the gathered keys and locates this rank's keys in it.
+  void merge_gathered();
+
+  // Global set of arbitrary keys (used by the allgather baseline on all gathered tokens).
+  void merge_from(const K* keys, size_t n);
+
+  // out[i] = global position of token i.
+  void token_positions(int32_t* out) const;
+
+  // Positions in the global set of rank r's distinct keys (after merge_gathered).
+  void locate_rank(int r, int32_t* out) const;
+
+  size_t count() const { return count_; }
+  const K* keys() const { return keys_; }
+  size_t local_unique_count() const { return local_count_; }
+  const K* local_unique() const { return local_unique_; }
+  const int32_t* inverse() const { return inverse_; }
+  size_t global_count() const { return global_count_; }
+  const K* global() const { return global_; }
+  size_t gathered_count() const { return gathered_count_; }
+  const K* gathered() const { return gathered_; }
+  const size_t* rank_counts() const { return rank_counts_; }  // in keys
+  const size_t* rank_displs() const { return rank_displs_; }  // in keys
+
+ private:
+  Workspace& ws_;
+  int64_t vocab_;
+  size_t count_ = 0;
+  K* keys_ = nullptr;
+  size_t local_count_ = 0;
+  K* local_unique_ = nullptr;
+  int32_t* inverse_ = nullptr;
+  size_t gathered_count_ = 0;
+  K* gathered_ = nullptr;
+  size_t* rank_counts_ = nullptr;
+  size_t* rank_displs_ = nullptr;
+  size_t global_count_ = 0;
+  K* global_ = nullptr;
+  int32_t* locate_ = nullptr;
+};
+
+template <class K>
+struct KeyTag {
+  using type = K;
+};
+
+// Calls f(KeyTag<K>{}) with the narrowest key type K that holds every index below `vocab`.
+template <class F>
+auto with_key_type(int64_t vocab, F&& f) {
+  if (static_cast<uint64_t>(vocab) <= (uint64_t{1} << 32)) return f(KeyTag<uint32_t>{});
+  return f(KeyTag<uint64_t>{});
+}
+
+}  // namespace zfc

@@ -1,0 +1,206 @@
+#include "algo/sparse_exchange.hpp"
+
+#include "algo/allreduce.hpp"
+#include "core/stats.hpp"
+#include "kernels/cast.hpp"
+#include "kernels/rows.hpp"
+#include "kernels/unique.hpp"
+
+namespace zfc {
+namespace {
+
+// Per-rank byte sizes and displacements of a gather of rank r's items_r * item_bytes.
+void fill_gather_sizes(const size_t* items, int size, size_t item_bytes, size_t* bytes,
+                       size_t* displs) {
+  size_t off = 0;
+  for (int r = 0; r < size; ++r) {
+    bytes[r] = items[r] * item_bytes;
+    displs[r] = off;
+    off += bytes[r];
+  }
+}
+
+// The wire format of row data, and the scale applied before sending.
+struct RowWire {
+  zfcDataType_t type;
+  float scale;
+};
+
+RowWire row_wire(const PlanSpec& spec, zfcDataType_t uncompressed) {
+  if (spec.compression.kind == zfcCompressNone) return {uncompressed, 1.0f};
+  return {kernels::wire_type(spec.compression.kind), spec.compression.scale};
+}
+
+// Undoes the compression scale on the reduced rows and checks them.
+bool finish_rows(float* rows, size_t n, const RowWire& wire) {
+  if (wire.scale != 1.0f) kernels::divide(rows, n, wire.scale);
+  return kernels::all_finite(rows, n);
+}
+
+}  // namespace
+
+template <class K>
+Status exchange_allgather(SparseCall<K>& call) {
+  Transport& t = call.transport;
+  Workspace& ws = call.ws;
+  const size_t dim = call.spec.dim;
+  const int size = t.size();
+  const RowWire wire = row_wire(call.spec, call.spec.row_type);
+  const size_t wbytes = kernels::float_type_bytes(wire.type);
+
+  size_t* sizes = ws.get<size_t>(Slot::kExchangeSizes, 3 * static_cast<size_t>(size));
+  size_t *tokens = sizes, *bytes = sizes + size, *displs = sizes + 2 * size;
+  size_t total = 0;
+  size_t max_tokens = 0;
+  for (int r = 0; r < size; ++r) {
+    tokens[r] = static_cast<size_t>(call.headers[r].count);
+    total += tokens[r];
+    if (tokens[r] > max_tokens) max_tokens = tokens[r];
+  }
+  K* all_keys = ws.get<K>(Slot::kGatheredKeys, total);
+  char* all_rows = ws.get<char>(Slot::kGatheredRows, total * dim * wbytes);
+  {
+    PhaseTimer timer(call.op, zfcPhaseIndexExchange);
+    fill_gather_sizes(tokens, size, sizeof(K), bytes, displs);
+    ZFC_RETURN_IF_ERROR(t.allgatherv(call.set.keys(), all_keys, bytes, displs));
+  }
+  {
+    PhaseTimer timer(call.op, zfcPhaseRowExchange);
+    fill_gather_sizes(tokens, size, dim * wbytes, bytes, displs);
+    char* own = all_rows + displs[t.rank()];
+    {
+      PhaseTimer local(call.op, zfcPhaseLocal);
+      kernels::convert(call.rows, call.spec.row_type, tokens[t.rank()] * dim, wire.scale, own,
+                       wire.type);
+    }
+    ZFC_RETURN_IF_ERROR(t.allgatherv(own, all_rows, bytes, displs));
+  }
+  PhaseTimer timer(call.op, zfcPhaseMerge);
+  call.set.merge_from(all_keys, total);
+  const size_t ug = call.set.global_count();
+  float* out = ws.get<float>(Slot::kResultRows, ug * dim);
+  kernels::zero_rows(out, ug, dim);
+  // Rank by rank: sum its tokens' rows per distinct index (token order), then add the
+  // partial sums into the result at their global positions (rank order).
+  const uint64_t bound = static_cast<uint64_t>(call.spec.vocab);
+  K* uniq = ws.get<K>(Slot::kLocalUnique, max_tokens);
+  int32_t* inverse = ws.get<int32_t>(Slot::kInverse, max_tokens);
+  int32_t* pos = ws.get<int32_t>(Slot::kRankPositions, max_tokens);
+  float* partial = ws.get<float>(Slot::kPartial, max_tokens * dim);
+  void* scratch = ws.get<char>(Slot::kSortScratch,
+                               kernels::unique_scratch_bytes<K>(max_tokens, bound, true));
+  size_t first = 0;
+  for (int r = 0; r < size; ++r) {
+    const size_t n = tokens[r];
+    const size_t u = kernels::unique_with_inverse(all_keys + first, n, bound, uniq, inverse,
+                                                  scratch);
+    if (r == t.rank()) call.op->local_unique = u;
+    kernels::zero_rows(partial, u, dim);
+    kernels::scatter_add_rows(all_rows + first * dim * wbytes, wire.type, inverse, n, dim,
+                              partial);
+    kernels::locate_sorted(uniq, u, call.set.global(), ug, pos);
+    kernels::scatter_add_rows(partial, zfcFloat32, pos, u, dim, out);
+    first += n;
+  }
+  call.out_rows = out;
+  call.finite = finish_rows(out, ug * dim, wire);
+  return Status::Ok();
+}
+
+template <class K>
+Status exchange_unique_allreduce(SparseCall<K>& call) {
+  Workspace& ws = call.ws;
+  const size_t dim = call.spec.dim;
+  const size_t ug = call.set.global_count();
+  float* dense = ws.get<float>(Slot::kDense, ug * dim);
+  {
+    PhaseTimer timer(call.op, zfcPhaseScatter);
+    int32_t* pos = ws.get<int32_t>(Slot::kPositions, call.set.count());
+    call.set.token_positions(pos);
+    kernels::zero_rows(dense, ug, dim);
+    kernels::scatter_add_rows(call.rows, call.spec.row_type, pos, call.set.count(), dim, dense);
+  }
+  PhaseTimer timer(call.op, zfcPhaseRowExchange);
+  ZFC_RETURN_IF_ERROR(allreduce_sum(call.transport, ws, dense, dense, ug * dim,
+                                    call.spec.compression, &call.finite));
+  call.out_rows = dense;
+  return Status::Ok();
+}
+
+template <class K>
+Status exchange_dense_vocab(SparseCall<K>& call) {
+  Workspace& ws = call.ws;
+  const size_t dim = call.spec.dim;
+  const size_t vocab = static_cast<size_t>(call.spec.vocab);
+  float* dense = ws.get<float>(Slot::kDense, vocab * dim);
+  {
+    PhaseTimer timer(call.op, zfcPhaseScatter);
+    const size_t n = call.set.count();
+    int32_t* pos = ws.get<int32_t>(Slot::kPositions, n);
+    for (size_t i = 0; i < n; ++i) pos[i] = static_cast<int32_t>(call.set.keys()[i]);
+    kernels::zero_rows(dense, vocab, dim);
+    kernels::scatter_add_rows(call.rows, call.spec.row_type, pos, n, dim, dense);
+  }
+  PhaseTimer timer(call.op, zfcPhaseRowExchange);
+  bool finite_all = true;
+  ZFC_RETURN_IF_ERROR(allreduce_sum(call.transport, ws, dense, dense, vocab * dim,
+                                    call.spec.compression, &finite_all));
+  const size_t ug = call.set.global_count();
+  float* out = ws.get<float>(Slot::kResultRows, ug * dim);
+  kernels::gather_rows(dense, call.set.global(), ug, dim, out);
+  call.out_rows = out;
+  call.finite = kernels::all_finite(out, ug * dim);
+  return Status::Ok();
+}
+
+template <class K>
+Status exchange_unique_allgather(SparseCall<K>& call) {
+  Transport& t = call.transport;
+  Workspace& ws = call.ws;
+  const size_t dim = call.spec.dim;
+  const int size = t.size();
+  const RowWire wire = row_wire(call.spec, zfcFloat32);
+  const size_t wbytes = kernels::float_type_bytes(wire.type);
+  const size_t ui = call.set.local_unique_count();
+  const size_t ug = call.set.global_count();
+  const size_t* counts = call.set.rank_counts();
+
+  size_t* sizes = ws.get<size_t>(Slot::kExchangeSizes, 2 * static_cast<size_t>(size));
+  size_t *bytes = sizes, *displs = sizes + size;
+  fill_gather_sizes(counts, size, dim * wbytes, bytes, displs);
+  char* all_rows = ws.get<char>(Slot::kGatheredRows, call.set.gathered_count() * dim * wbytes);
+  char* own = all_rows + displs[t.rank()];
+  {
+    PhaseTimer timer(call.op, zfcPhaseScatter);
+    float* partial = ws.get<float>(Slot::kPartial, ui * dim);
+    kernels::zero_rows(partial, ui, dim);
+    kernels::scatter_add_rows(call.rows, call.spec.row_type, call.set.inverse(),
+                              call.set.count(), dim, partial);
+    kernels::encode(partial, ui * dim, wire.type, wire.scale, own);
+  }
+  PhaseTimer timer(call.op, zfcPhaseRowExchange);
+  ZFC_RETURN_IF_ERROR(t.allgatherv(own, all_rows, bytes, displs));
+  float* out = ws.get<float>(Slot::kResultRows, ug * dim);
+  kernels::zero_rows(out, ug, dim);
+  size_t max_count = 0;
+  for (int r = 0; r < size; ++r) max_count = counts[r] > max_count ? counts[r] : max_count;
+  int32_t* pos = ws.get<int32_t>(Slot::kRankPositions, max_count);
+  for (int r = 0; r < size; ++r) {
+    call.set.locate_rank(r, pos);
+    kernels::scatter_add_rows(all_rows + displs[r], wire.type, pos, counts[r], dim, out);
+  }
+  call.out_rows = out;
+  call.finite = finish_rows(out, ug * dim, wire);
+  return Status::Ok();
+}
+
+#define ZFC_INSTANTIATE_EXCHANGES(K)                                      \
+  template Status exchange_allgather<K>(SparseCall<K>&);                  \
+  template Status exchange_unique_allreduce<K>(SparseCall<K>&);           \
+  template Status exchange_dense_vocab<K>(SparseCall<K>&);                \
+  template Status exchange_unique_allgather<K>(SparseCall<K>&);
+ZFC_INSTANTIATE_EXCHANGES(uint32_t)
+ZFC_INSTANTIATE_EXCHANGES(uint64_t)
+#undef ZFC_INSTANTIATE_EXCHANGES
+
+}  // namespace zfc

@@ -1,0 +1,55 @@
+// The row exchanges of the fused sparse reduce. Each takes the agreed headers and this
+// rank's index set, and leaves the U_g x dim reduced rows in `out_rows`. All of them form
+// every reduced value as ((+0 + p_0) + p_1) + ... over ranks in order, where p_r is rank r's
+// rows for that index summed from +0 in token order, so in fp32 without compression every
+// exchange gives the same bits.
+#pragma once
+
+#include <cstddef>
+
+#include "algo/agreement.hpp"
+#include "algo/index_set.hpp"
+#include "core/config.hpp"
+#include "core/workspace.hpp"
+#include "transport/transport.hpp"
+
+namespace zfc {
+
+struct PlanSpec {
+  size_t dim = 0;
+  int64_t vocab = 0;
+  zfcDataType_t row_type = zfcFloat32;
+  zfcDataType_t index_type = zfcInt32;
+  zfcAlgorithm_t algorithm = zfcAlgoAuto;
+  Compression compression;
+};
+
+template <class K>
+struct SparseCall {
+  Transport& transport;
+  Workspace& ws;
+  const PlanSpec& spec;
+  zfcOpStats_t* op;
+  IndexSet<K>& set;
+  const OpHeader* headers;
+  const void* rows;           // this rank's count x dim rows of spec.row_type
+  float* out_rows = nullptr;  // set by the exchange: U_g x dim
+  bool finite = true;         // set by the exchange
+};
+
+// Baseline: allgather all K indices and K x dim rows; every rank reduces all of them.
+template <class K>
+Status exchange_allgather(SparseCall<K>& call);
+
+// The exchanges below need set.gather() and set.merge_gathered() first.
+// Scatter into U_g x dim and allreduce it (the paper's uniqueness technique).
+template <class K>
+Status exchange_unique_allreduce(SparseCall<K>& call);
+// Scatter into V x dim and allreduce it; for vocabularies of a few hundred words.
+template <class K>
+Status exchange_dense_vocab(SparseCall<K>& call);
+// Allgather each rank's U_i locally summed rows; every rank adds them at their positions.
+template <class K>
+Status exchange_unique_allgather(SparseCall<K>& call);
+
+}  // namespace zfc

@@ -1,0 +1,223 @@
+#include "algo/sparse_reduce.hpp"
+
+#include <climits>
+
+#include "algo/collectives.hpp"
+#include "algo/cost_model.hpp"
+#include "kernels/cast.hpp"
+#include "kernels/index_keys.hpp"
+
+namespace zfc {
+namespace {
+
+bool is_row_type(zfcDataType_t t) {
+  return t == zfcFloat32 || t == zfcFloat16 || t == zfcBFloat16;
+}
+bool is_index_type(zfcDataType_t t) { return t == zfcInt32 || t == zfcInt64; }
+
+// This rank's own checks, before anything is exchanged.
+Status check_call(const void* indices, size_t count, const void* rows, const SparseOutput* out,
+                  const void* stream) {
+  ZFC_RETURN_IF_ERROR(check_host_stream(stream));
+  if (out == nullptr) return error(zfcInvalidArgument, "out is NULL");
+  if (count > 0 && indices == nullptr) {
+    return error(zfcInvalidArgument, "indices is NULL with count %zu", count);
+  }
+  if (count > 0 && rows == nullptr) {
+    return error(zfcInvalidArgument, "rows is NULL with count %zu", count);
+  }
+  if (count > static_cast<size_t>(INT32_MAX)) {
+    return error(zfcInvalidArgument, "count %zu exceeds %d", count, INT32_MAX);
+  }
+  return Status::Ok();
+}
+
+CostInputs cost_inputs(const OpHeader* all, int size, size_t global_unique,
+                       const PlanSpec& spec, size_t key_bytes) {
+  CostInputs in;
+  in.ranks = size;
+  for (int r = 0; r < size; ++r) {
+    in.tokens += static_cast<uint64_t>(all[r].count);
+    in.local_unique += static_cast<uint64_t>(all[r].local_unique);
+  }
+  in.global_unique = global_unique;
+  in.vocab = spec.vocab;
+  in.dim = spec.dim;
+  in.key_bytes = key_bytes;
+  in.row_bytes = kernels::float_type_bytes(kernels::wire_type(spec.compression.kind));
+  return in;
+}
+
+// Checks on the agreed headers that only the sum over ranks can fail.
+Status check_totals(const OpHeader* all, int size, const PlanSpec& spec) {
+  uint64_t total = 0;
+  for (int r = 0; r < size; ++r) total += static_cast<uint64_t>(all[r].count);
+  if (total > static_cast<uint64_t>(INT32_MAX)) {
+    return error(zfcInvalidArgument, "the ranks' counts add up to %llu indices, more than %d",
+                 static_cast<unsigned long long>(total), INT32_MAX);
+  }
+  if (spec.algorithm == zfcAlgoDenseVocab && spec.vocab > INT32_MAX) {
+    return error(zfcUnsupported, "algorithm dense_vocab needs vocab_size <= %d, not %lld",
+                 INT32_MAX, static_cast<long long>(spec.vocab));
+  }
+  return Status::Ok();
+}
+
+template <class K>
+Status run_exchange(zfcAlgorithm_t algorithm, SparseCall<K>& call) {
+  switch (algorithm) {
+    case zfcAlgoUniqueAllReduce: return exchange_unique_allreduce(call);
+    case zfcAlgoDenseVocab: return exchange_dense_vocab(call);
+    case zfcAlgoUniqueAllGather: return exchange_unique_allgather(call);
+    default: return error(zfcInternalError, "no exchange for algorithm %d", algorithm);
+  }
+}
+
+template <class K>
+Status run_sparse(zfcSparsePlan& plan, const void* indices, size_t count, const void* rows,
+                  SparseOutput* out, const void* stream) {
+  zfcComm* comm = plan.comm;
+  Transport& t = *comm->transport;
+  Workspace& ws = plan.ws;
+  const PlanSpec& spec = plan.spec;
+  OpRecorder recorder(comm, &ws);
+  zfcOpStats_t* op = recorder.op();
+  op->tokens = count;
+
+  OpHeader mine = make_header(OpKind::kSparseReduce);
+  mine.count = static_cast<int64_t>(count);
+  mine.dim = static_cast<int64_t>(spec.dim);
+  mine.vocab = spec.vocab;
+  mine.row_type = spec.row_type;
+  mine.index_type = spec.index_type;
+  mine.algorithm = spec.algorithm;
+  mine.compression = spec.compression.kind;
+  mine.scale = spec.compression.scale;
+  IndexSet<K> set(ws, spec.vocab);
+  {
+    PhaseTimer timer(op, zfcPhaseLocal);
+    Status local = check_call(indices, count, rows, out, stream);
+    if (local.ok()) {
+      kernels::BadIndex bad =
+          set.load(indices, spec.index_type, count, comm->config.bounds_check);
+      if (bad.found) {
+        local = error(zfcInvalidArgument, "indices[%zu] = %lld is outside [0, %lld)",
+                      bad.position, static_cast<long long>(bad.value),
+                      static_cast<long long>(spec.vocab));
+      } else if (spec.algorithm != zfcAlgoAllGather) {
+        set.dedupe_local();
+      }
+    }
+    header_fail(&mine, local);
+    mine.local_unique = static_cast<int64_t>(set.local_unique_count());
+  }
+  const OpHeader* all = nullptr;
+  {
+    PhaseTimer timer(op, zfcPhaseHeader);
+    ZFC_RETURN_IF_ERROR(exchange_headers(t, ws, mine, &all));
+  }
+  ZFC_RETURN_IF_ERROR(agree(all, t.size()));
+  ZFC_RETURN_IF_ERROR(check_totals(all, t.size(), spec));
+
+  SparseCall<K> call{t, ws, spec, op, set, all, rows};
+  zfcAlgorithm_t algorithm = spec.algorithm;
+  if (algorithm == zfcAlgoAllGather) {
+    ZFC_RETURN_IF_ERROR(exchange_allgather(call));
+  } else {
+    {
+      PhaseTimer timer(op, zfcPhaseIndexExchange);
+      ZFC_RETURN_IF_ERROR(set.gather(t, all));
+    }
+    {
+      PhaseTimer timer(op, zfcPhaseMerge);
+      set.merge_gathered();
+    }
+    if (algorithm == zfcAlgoAuto) {
+      algorithm = choose_exchange(
+          cost_inputs(all, t.size(), set.global_count(), spec, sizeof(K)));
+    }
+    ZFC_RETURN_IF_ERROR(run_exchange(algorithm, call));
+  }
+  const size_t ug = set.global_count();
+  const size_t index_bytes = spec.index_type == zfcInt32 ? 4 : 8;
+  void* result_indices = ws.get<char>(Slot::kResultIndices, ug * index_bytes);
+  kernels::store_keys(set.global(), ug, spec.index_type, result_indices);
+
+  if (algorithm != zfcAlgoAllGather) op->local_unique = set.local_unique_count();
+  op->global_unique = ug;
+  op->algorithm = algorithm;
+  op->overflows = call.finite ? 0 : 1;
+  recorder.commit();
+  out->indices = result_indices;
+  out->rows = call.out_rows;
+  out->num_unique = ug;
+  out->overflowed = !call.finite;
+  out->algorithm = algorithm;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status parse_plan_config(const zfcSparsePlanConfig_t* user, const Config& comm_config,
+                         PlanSpec* out) {
+  if (user == nullptr) return error(zfcInvalidArgument, "plan config is NULL");
+  if (user->size != sizeof(zfcSparsePlanConfig_t) || user->magic != ZFC_SPARSE_PLAN_MAGIC) {
+    return error(zfcInvalidUsage,
+                 "plan config has size %zu and magic 0x%x, expected %zu and 0x%x: initialise "
+                 "it with ZFC_SPARSE_PLAN_CONFIG_INITIALIZER",
+                 user->size, user->magic, sizeof(zfcSparsePlanConfig_t), ZFC_SPARSE_PLAN_MAGIC);
+  }
+  if (user->version > static_cast<unsigned>(ZFC_VERSION_CODE) || user->version < 100) {
+    return error(zfcInvalidUsage, "plan config version %u is not one this library (%d) knows",
+                 user->version, ZFC_VERSION_CODE);
+  }
+  if (user->dim == 0) return error(zfcInvalidArgument, "plan dim must be > 0");
+  if (user->vocab_size <= 0) {
+    return error(zfcInvalidArgument, "plan vocab_size %lld must be > 0",
+                 static_cast<long long>(user->vocab_size));
+  }
+  if (!is_row_type(user->row_type)) {
+    return error(zfcInvalidArgument, "plan row_type %d must be zfcFloat32, zfcFloat16 or "
+                 "zfcBFloat16", static_cast<int>(user->row_type));
+  }
+  if (!is_index_type(user->index_type)) {
+    return error(zfcInvalidArgument, "plan index_type %d must be zfcInt32 or zfcInt64",
+                 static_cast<int>(user->index_type));
+  }
+  if (user->index_type == zfcInt32 && user->vocab_size > static_cast<int64_t>(INT32_MAX) + 1) {
+    return error(zfcInvalidArgument, "plan vocab_size %lld does not fit zfcInt32 indices",
+                 static_cast<long long>(user->vocab_size));
+  }
+  if (user->algorithm < zfcAlgoDefault || user->algorithm >= zfcNumAlgorithms) {
+    return error(zfcInvalidArgument, "plan algorithm %d is not a zfcAlgorithm_t",
+                 user->algorithm);
+  }
+  PlanSpec spec;
+  spec.dim = user->dim;
+  spec.vocab = user->vocab_size;
+  spec.row_type = user->row_type;
+  spec.index_type = user->index_type;
+  spec.algorithm = user->algorithm == zfcAlgoDefault
+                       ? comm_config.algorithm
+                       : static_cast<zfcAlgorithm_t>(user->algorithm);
+  if (user->compression == -1) {
+    spec.compression = comm_config.compression;
+  } else {
+    spec.compression.kind = static_cast<zfcCompressionKind_t>(user->compression);
+    spec.compression.scale = user->compress_scale;
+    ZFC_RETURN_IF_ERROR(check_compression(spec.compression));
+  }
+  if (spec.compression.kind == zfcCompressNone) spec.compression.scale = 1.0f;
+  *out = spec;
+  return Status::Ok();
+}
+
+Status sparse_reduce(zfcSparsePlan& plan, const void* indices, size_t count, const void* rows,
+                     SparseOutput* out, const void* stream) {
+  return with_key_type(plan.spec.vocab, [&](auto tag) {
+    using K = typename decltype(tag)::type;
+    return run_sparse<K>(plan, indices, count, rows, out, stream);
+  });
+}
+
+}  // namespace zfc

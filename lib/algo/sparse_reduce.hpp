@@ -1,0 +1,31 @@
+// The fused embedding-gradient exchange behind zfcSparsePlan_t.
+#pragma once
+
+#include "algo/sparse_exchange.hpp"
+#include "core/comm.hpp"
+
+struct zfcSparsePlan {
+  zfcComm* comm = nullptr;
+  zfc::PlanSpec spec;
+  zfc::Workspace ws;
+};
+
+namespace zfc {
+
+// Validates a plan config (NULL is refused) against the communicator's defaults.
+Status parse_plan_config(const zfcSparsePlanConfig_t* user, const Config& comm_config,
+                         PlanSpec* out);
+
+struct SparseOutput {
+  const void* indices = nullptr;
+  const float* rows = nullptr;
+  size_t num_unique = 0;
+  bool overflowed = false;
+  zfcAlgorithm_t algorithm = zfcAlgoAuto;
+};
+
+// Collective. On success *out points into the plan's workspace.
+Status sparse_reduce(zfcSparsePlan& plan, const void* indices, size_t count, const void* rows,
+                     SparseOutput* out, const void* stream);
+
+}  // namespace zfc

@@ -1,0 +1,26 @@
+#include "api/api_guard.hpp"
+
+#include <string>
+
+namespace zfc {
+namespace {
+thread_local std::string t_last_error;
+}
+
+const char* thread_last_error() { return t_last_error.c_str(); }
+
+zfcResult_t finish_call(zfcComm* comm, const Status& status) {
+  if (status.ok()) return zfcSuccess;
+  t_last_error = status.message();
+  int rank = -1;
+  if (comm != nullptr) {
+    comm->last_error = status.message();
+    if (comm->transport) rank = comm->rank();
+  }
+  ZFC_LOG(kWarn, rank, "%s: %s", zfcGetErrorString(status.code()), status.message().c_str());
+  return status.code();
+}
+
+Status null_handle(const char* what) { return error(zfcInvalidArgument, "%s is NULL", what); }
+
+}  // namespace zfc

@@ -1,0 +1,86 @@
+// Version, names, error strings and statistics.
+#include <cstring>
+
+#include "api/api_guard.hpp"
+
+namespace zfc {
+const char* thread_last_error();
+}
+
+using zfc::error;
+using zfc::Status;
+
+extern "C" {
+
+const char* zfcGetErrorString(zfcResult_t result) {
+  switch (result) {
+    case zfcSuccess: return "no error";
+    case zfcInvalidArgument: return "invalid argument";
+    case zfcInvalidUsage: return "invalid usage";
+    case zfcMismatch: return "arguments differ across ranks";
+    case zfcOutOfMemory: return "out of memory";
+    case zfcSystemError: return "system error";
+    case zfcTransportError: return "transport error";
+    case zfcRemoteError: return "remote rank error";
+    case zfcTimeout: return "timeout";
+    case zfcUnsupported: return "unsupported";
+    case zfcInternalError: return "internal error";
+    case zfcInProgress: return "operation in progress";
+    default: return "unknown result code";
+  }
+}
+
+const char* zfcGetLastError(zfcComm_t comm) {
+  return comm != nullptr ? comm->last_error.c_str() : zfc::thread_last_error();
+}
+
+zfcResult_t zfcGetVersion(int* version) {
+  return zfc::guarded(nullptr, [&] {
+    if (version == nullptr) return zfc::null_handle("version");
+    *version = ZFC_VERSION_CODE;
+    return Status::Ok();
+  });
+}
+
+const char* zfcGetAlgorithmName(int algorithm) {
+  switch (algorithm) {
+    case zfcAlgoDefault: return "default";
+    case zfcAlgoAuto: return "auto";
+    case zfcAlgoAllGather: return "allgather";
+    case zfcAlgoUniqueAllReduce: return "unique_allreduce";
+    case zfcAlgoDenseVocab: return "dense_vocab";
+    case zfcAlgoUniqueAllGather: return "unique_allgather";
+    default: return "unknown";
+  }
+}
+
+const char* zfcGetPhaseName(int phase) {
+  static const char* const kNames[zfcNumPhases] = {"local",   "header",        "index_exchange",
+                                                   "merge",   "scatter",       "row_exchange",
+                                                   "total"};
+  return phase >= 0 && phase < zfcNumPhases ? kNames[phase] : "unknown";
+}
+
+zfcResult_t zfcCommGetStats(zfcComm_t comm, zfcStats_t* stats) {
+  return zfc::guarded(comm, [&] {
+    if (comm == nullptr) return zfc::null_handle("comm");
+    if (stats == nullptr) return zfc::null_handle("stats");
+    if (stats->size != sizeof(zfcStats_t)) {
+      return error(zfcInvalidUsage, "stats size %zu, expected %zu: initialise it with "
+                   "ZFC_STATS_INITIALIZER", stats->size, sizeof(zfcStats_t));
+    }
+    stats->last = comm->stats.last();
+    stats->total = comm->stats.total();
+    return Status::Ok();
+  });
+}
+
+zfcResult_t zfcCommResetStats(zfcComm_t comm) {
+  return zfc::guarded(comm, [&] {
+    if (comm == nullptr) return zfc::null_handle("comm");
+    comm->stats.reset();
+    return Status::Ok();
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,93 @@
+// The operations on host buffers.
+#include "algo/collectives.hpp"
+#include "api/api_guard.hpp"
+#include "kernels/index_keys.hpp"
+#include "kernels/rows.hpp"
+
+using zfc::error;
+using zfc::Status;
+
+extern "C" {
+
+zfcResult_t zfcUniqueMerge(zfcComm_t comm, const void* indices, zfcDataType_t index_type,
+                           size_t count, int64_t vocab_size, void* unique_out,
+                           size_t unique_capacity, size_t* num_unique, int32_t* positions,
+                           void* stream) {
+  return zfc::guarded(comm, [&] {
+    if (comm == nullptr) return zfc::null_handle("comm");
+    return zfc::unique_merge(*comm, indices, index_type, count, vocab_size, unique_out,
+                             unique_capacity, num_unique, positions, stream);
+  });
+}
+
+zfcResult_t zfcAllReduce(zfcComm_t comm, const void* send, void* recv, size_t count,
+                         zfcDataType_t type, const zfcCompression_t* how, int* overflowed,
+                         void* stream) {
+  return zfc::guarded(comm, [&] {
+    if (comm == nullptr) return zfc::null_handle("comm");
+    return zfc::allreduce(*comm, send, recv, count, type, how, overflowed, stream);
+  });
+}
+
+zfcResult_t zfcScatterToDense(const void* rows, zfcDataType_t row_type,
+                              const int32_t* positions, size_t count, size_t dim, float* dense,
+                              size_t num_unique, void* stream) {
+  return zfc::guarded(nullptr, [&]() -> Status {
+    ZFC_RETURN_IF_ERROR(zfc::check_host_stream(stream));
+    if (row_type != zfcFloat32 && row_type != zfcFloat16 && row_type != zfcBFloat16) {
+      return error(zfcInvalidArgument,
+                   "row_type %d must be zfcFloat32, zfcFloat16 or zfcBFloat16",
+                   static_cast<int>(row_type));
+    }
+    const bool has_rows = count > 0 && dim > 0;
+    if (has_rows && rows == nullptr) {
+      return error(zfcInvalidArgument, "rows is NULL with count %zu and dim %zu", count, dim);
+    }
+    if (count > 0 && positions == nullptr) {
+      return error(zfcInvalidArgument, "positions is NULL with count %zu", count);
+    }
+    if (num_unique > 0 && dim > 0 && dense == nullptr) {
+      return error(zfcInvalidArgument, "dense is NULL with num_unique %zu and dim %zu",
+                   num_unique, dim);
+    }
+    const size_t bad = zfc::kernels::find_bad_position(positions, count, num_unique);
+    if (bad < count) {
+      return error(zfcInvalidArgument, "positions[%zu] = %d is outside [0, %zu)", bad,
+                   positions[bad], num_unique);
+    }
+    zfc::kernels::zero_rows(dense, num_unique, dim);
+    if (has_rows) zfc::kernels::scatter_add_rows(rows, row_type, positions, count, dim, dense);
+    return Status::Ok();
+  });
+}
+
+zfcResult_t zfcApplyRows(float* table, int64_t vocab_size, size_t dim, const void* indices,
+                         zfcDataType_t index_type, const float* rows, size_t num_rows,
+                         float alpha, void* stream) {
+  return zfc::guarded(nullptr, [&]() -> Status {
+    ZFC_RETURN_IF_ERROR(zfc::check_host_stream(stream));
+    if (index_type != zfcInt32 && index_type != zfcInt64) {
+      return error(zfcInvalidArgument, "index_type %d must be zfcInt32 or zfcInt64",
+                   static_cast<int>(index_type));
+    }
+    if (vocab_size <= 0) {
+      return error(zfcInvalidArgument, "vocab_size %lld must be > 0",
+                   static_cast<long long>(vocab_size));
+    }
+    if (num_rows == 0 || dim == 0) return Status::Ok();
+    if (table == nullptr) return zfc::null_handle("table");
+    if (indices == nullptr) return zfc::null_handle("indices");
+    if (rows == nullptr) return zfc::null_handle("rows");
+    const zfc::kernels::BadIndex bad =
+        zfc::kernels::find_bad_index(indices, index_type, num_rows, vocab_size);
+    if (bad.found) {
+      return error(zfcInvalidArgument, "indices[%zu] = %lld is outside [0, %lld)",
+                   bad.position, static_cast<long long>(bad.value),
+                   static_cast<long long>(vocab_size));
+    }
+    zfc::kernels::apply_rows(table, dim, indices, index_type, rows, num_rows, alpha);
+    return Status::Ok();
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,51 @@
+// The communicator behind a zfcComm_t: a validated config, a transport, statistics, the
+// scratch used by standalone collectives, and the text of the last error.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/config.hpp"
+#include "core/stats.hpp"
+#include "core/workspace.hpp"
+#include "transport/transport.hpp"
+
+struct zfcComm {
+  zfc::Config config;
+  std::unique_ptr<zfc::Transport> transport;
+  zfc::StatsBook stats;
+  zfc::Workspace workspace;
+  std::string last_error;
+  int live_plans = 0;     // plans created on this comm and not yet destroyed
+  bool aborted = false;   // aborted while plans were alive: the last plan frees it
+
+  int rank() const { return transport->rank(); }
+  int size() const { return transport->size(); }
+};
+
+namespace zfc {
+
+// Creates a communicator over an MPI communicator (collective). Config already parsed.
+Status comm_create_mpi(const void* mpi_comm, const Config& config,
+                       std::unique_ptr<zfcComm>* out);
+
+// Wraps an existing transport (used by split) with a copy of `config`.
+std::unique_ptr<zfcComm> comm_wrap(std::unique_ptr<Transport> transport, const Config& config);
+
+// Accounting for one collective call: snapshots the transport's counters and resets the
+// workspace accounting at construction; commit() folds the call into the comm's stats.
+class OpRecorder {
+ public:
+  OpRecorder(zfcComm* comm, Workspace* ws);
+  zfcOpStats_t* op() { return &op_; }
+  void commit();
+
+ private:
+  zfcComm* comm_;
+  Workspace* ws_;
+  TrafficCounters start_;
+  zfcOpStats_t op_;
+  PhaseTimer total_;
+};
+
+}  // namespace zfc

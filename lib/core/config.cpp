@@ -1,0 +1,68 @@
+#include "core/config.hpp"
+
+#include <cmath>
+
+namespace zfc {
+
+Status check_compression(const Compression& c) {
+  if (c.kind != zfcCompressNone && c.kind != zfcCompressFp16 && c.kind != zfcCompressBf16) {
+    return error(zfcInvalidArgument, "compression kind %d is not a zfcCompressionKind_t",
+                 static_cast<int>(c.kind));
+  }
+  if (c.kind != zfcCompressNone && !(std::isfinite(c.scale) && c.scale > 0.0f)) {
+    return error(zfcInvalidArgument, "compression scale %g must be finite and > 0",
+                 static_cast<double>(c.scale));
+  }
+  return Status::Ok();
+}
+
+Status parse_config(const zfcConfig_t* user, Config* out) {
+  Config c;
+  if (user != nullptr) {
+    if (user->size != sizeof(zfcConfig_t) || user->magic != ZFC_CONFIG_MAGIC) {
+      return error(zfcInvalidUsage,
+                   "config struct has size %zu and magic 0x%x, expected %zu and 0x%x: "
+                   "initialise it with ZFC_CONFIG_INITIALIZER",
+                   user->size, user->magic, sizeof(zfcConfig_t), ZFC_CONFIG_MAGIC);
+    }
+    if (user->version > static_cast<unsigned>(ZFC_VERSION_CODE) || user->version < 100) {
+      return error(zfcInvalidUsage, "config struct version %u is not one this library (%d) knows",
+                   user->version, ZFC_VERSION_CODE);
+    }
+    if (user->transport < zfcTransportAuto || user->transport > zfcTransportUcx) {
+      return error(zfcInvalidArgument, "config transport %d is not a zfcTransport_t",
+                   user->transport);
+    }
+    if (user->device != -1) {
+      return error(zfcUnsupported,
+                   "config device %d: this build handles host buffers only (device -1)",
+                   user->device);
+    }
+    if (user->timeout_ms != 0) {
+      return error(zfcUnsupported,
+                   "config timeout_ms %d: this version waits as long as the transport does "
+                   "(timeout_ms 0)", user->timeout_ms);
+    }
+    if (user->algorithm < zfcAlgoAuto || user->algorithm >= zfcNumAlgorithms) {
+      return error(zfcInvalidArgument, "config algorithm %d is not a zfcAlgorithm_t",
+                   user->algorithm);
+    }
+    if (user->bounds_check != 0 && user->bounds_check != 1) {
+      return error(zfcInvalidArgument, "config bounds_check %d must be 0 or 1",
+                   user->bounds_check);
+    }
+    c.transport = static_cast<zfcTransport_t>(user->transport);
+    c.device = user->device;
+    c.timeout_ms = user->timeout_ms;
+    c.algorithm = static_cast<zfcAlgorithm_t>(user->algorithm);
+    c.compression.kind = static_cast<zfcCompressionKind_t>(user->compression);
+    c.compression.scale = user->compress_scale;
+    c.bounds_check = user->bounds_check == 1;
+    if (user->name != nullptr) c.name = user->name;
+    ZFC_RETURN_IF_ERROR(check_compression(c.compression));
+  }
+  *out = std::move(c);
+  return Status::Ok();
+}
+
+}  // namespace zfc

@@ -1,0 +1,46 @@
+// Per-call accounting and the communicator's running totals.
+#pragma once
+
+#include <chrono>
+
+#include "zipfcoll/zipfcoll.h"
+
+namespace zfc {
+
+// Zeroed zfcOpStats_t with algorithm -1 (none).
+zfcOpStats_t empty_op_stats();
+
+class StatsBook {
+ public:
+  StatsBook() { reset(); }
+  void reset();
+  // Folds one finished call into last and total.
+  void record(const zfcOpStats_t& op);
+  const zfcOpStats_t& last() const { return last_; }
+  const zfcOpStats_t& total() const { return total_; }
+
+ private:
+  zfcOpStats_t last_;
+  zfcOpStats_t total_;
+};
+
+// Adds the wall time between construction and destruction to op->seconds[phase].
+class PhaseTimer {
+ public:
+  PhaseTimer(zfcOpStats_t* op, zfcPhase_t phase)
+      : op_(op), phase_(phase), start_(std::chrono::steady_clock::now()) {}
+  ~PhaseTimer() { stop(); }
+  void stop() {
+    if (op_ == nullptr) return;
+    std::chrono::duration<double> d = std::chrono::steady_clock::now() - start_;
+    op_->seconds[phase_] += d.count();
+    op_ = nullptr;
+  }
+
+ private:
+  zfcOpStats_t* op_;
+  zfcPhase_t phase_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace zfc

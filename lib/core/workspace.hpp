@@ -1,0 +1,72 @@
+// Library-owned scratch memory, one named slot per use. A slot keeps its allocation between
+// calls, so a steady workload allocates once. The accounting is exact: call_bytes() is the
+// sum, over slots, of the largest request each slot received during the current call (all
+// slots are live at once), which is what zfcStats_t reports as peak workspace.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <new>
+
+namespace zfc {
+
+enum class Slot : int {
+  kKeys,            // this rank's indices as unsigned keys (K)
+  kLocalUnique,     // this rank's distinct keys (U_i)
+  kInverse,         // token -> position among this rank's distinct keys (K)
+  kGatheredKeys,    // keys gathered from all ranks (sum of U_i, or G*K for allgather)
+  kGlobalUnique,    // the global distinct keys (U_g)
+  kLocate,          // distinct keys -> position in the global set
+  kPositions,       // token -> position in the global set (K)
+  kSortScratch,     // radix sort / bitmap scratch
+  kCounts,          // per-rank key counts and displacements of the index exchange
+  kExchangeSizes,   // per-rank byte sizes and displacements of a row exchange
+  kReduceSizes,     // per-rank byte sizes and displacements inside the allreduce
+  kRankPositions,   // positions in the global set of one rank's keys
+  kHeaders,         // per-rank operation headers
+  kDense,           // the U_g x D (or V x D) matrix being reduced
+  kWireSend,        // compressed copy of what is sent
+  kWireRecv,        // what arrives from peers
+  kWireGather,      // the compressed result gathered from owners
+  kGatheredRows,    // rows gathered from all ranks
+  kPartial,         // one rank's locally summed rows
+  kResultRows,      // the reduced rows handed back to the caller
+  kResultIndices,   // the distinct indices handed back, in the caller's index type
+  kNumSlots
+};
+
+class Workspace {
+ public:
+  Workspace() = default;
+  ~Workspace();
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+
+  // Starts the accounting of a new call.
+  void begin_call();
+
+  // At least n elements of T in slot s; contents are unspecified. Throws std::bad_alloc.
+  template <class T>
+  T* get(Slot s, size_t n) {
+    if (n > SIZE_MAX / sizeof(T)) throw std::bad_alloc();
+    return static_cast<T*>(raw(s, n * sizeof(T)));
+  }
+
+  // Bytes the current call has requested (see above).
+  size_t call_bytes() const;
+  // Bytes held now, over all slots.
+  size_t held_bytes() const;
+
+ private:
+  void* raw(Slot s, size_t bytes);
+
+  struct Buffer {
+    void* data = nullptr;
+    size_t capacity = 0;
+    size_t call_max = 0;
+  };
+  std::array<Buffer, static_cast<size_t>(Slot::kNumSlots)> buffers_{};
+};
+
+}  // namespace zfc

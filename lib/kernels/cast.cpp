@@ -1,0 +1,139 @@
+#include "kernels/cast.hpp"
+
+#include <cmath>
+
+namespace zfc {
+namespace kernels {
+
+size_t float_type_bytes(zfcDataType_t type) {
+  switch (type) {
+    case zfcFloat32: return 4;
+    case zfcFloat16:
+    case zfcBFloat16: return 2;
+    default: return 0;
+  }
+}
+
+zfcDataType_t wire_type(zfcCompressionKind_t kind) {
+  switch (kind) {
+    case zfcCompressFp16: return zfcFloat16;
+    case zfcCompressBf16: return zfcBFloat16;
+    default: return zfcFloat32;
+  }
+}
+
+void encode(const float* src, size_t n, zfcDataType_t wire, float scale, void* dst) {
+  if (wire == zfcFloat32) {
+    if (dst != src) std::memcpy(dst, src, n * sizeof(float));
+    return;
+  }
+  uint16_t* out = static_cast<uint16_t*>(dst);
+  if (wire == zfcFloat16) {
+    for (size_t i = 0; i < n; ++i) out[i] = f32_to_f16(src[i] * scale);
+  } else {
+    for (size_t i = 0; i < n; ++i) out[i] = f32_to_bf16(src[i] * scale);
+  }
+}
+
+bool decode(const void* src, size_t n, zfcDataType_t wire, float scale, float* dst) {
+  if (wire == zfcFloat32) {
+    if (dst != src) std::memcpy(dst, src, n * sizeof(float));
+    return all_finite(dst, n);
+  }
+  const uint16_t* in = static_cast<const uint16_t*>(src);
+  bool finite = true;
+  if (wire == zfcFloat16) {
+    for (size_t i = 0; i < n; ++i) {
+      // fp16 inf/NaN has all exponent bits set.
+      finite &= (in[i] & 0x7c00u) != 0x7c00u;
+      dst[i] = f16_to_f32(in[i]) / scale;
+    }
+  } else {
+    for (size_t i = 0; i < n; ++i) {
+      finite &= (in[i] & 0x7f80u) != 0x7f80u;
+      dst[i] = bf16_to_f32(in[i]) / scale;
+    }
+  }
+  return finite;
+}
+
+void sum_blocks(const void* blocks, int nblocks, size_t n, zfcDataType_t wire, float* acc) {
+  // Block 0 is added to +0 in the same pass that initialises acc, so acc may alias block 0.
+  for (int b = 0; b < nblocks; ++b) {
+    const size_t off = static_cast<size_t>(b) * n;
+    if (wire == zfcFloat32) {
+      const float* in = static_cast<const float*>(blocks) + off;
+      if (b == 0) {
+        for (size_t i = 0; i < n; ++i) acc[i] = 0.0f + in[i];
+      } else {
+        for (size_t i = 0; i < n; ++i) acc[i] += in[i];
+      }
+    } else {
+      const uint16_t* in = static_cast<const uint16_t*>(blocks) + off;
+      const bool half = wire == zfcFloat16;
+      for (size_t i = 0; i < n; ++i) {
+        const float v = half ? f16_to_f32(in[i]) : bf16_to_f32(in[i]);
+        acc[i] = (b == 0 ? 0.0f : acc[i]) + v;
+      }
+    }
+  }
+  if (nblocks == 0) {
+    for (size_t i = 0; i < n; ++i) acc[i] = 0.0f;
+  }
+}
+
+bool all_finite(const float* v, size_t n) {
+  bool finite = true;
+  for (size_t i = 0; i < n; ++i) finite &= (f32_bits(v[i]) & 0x7f800000u) != 0x7f800000u;
+  return finite;
+}
+
+}  // namespace kernels
+}  // namespace zfc
+
+namespace zfc {
+namespace kernels {
+namespace {
+
+inline float load_as_f32(const void* src, zfcDataType_t type, size_t i) {
+  if (type == zfcFloat32) return static_cast<const float*>(src)[i];
+  const uint16_t h = static_cast<const uint16_t*>(src)[i];
+  return type == zfcFloat16 ? f16_to_f32(h) : bf16_to_f32(h);
+}
+
+}  // namespace
+
+void convert(const void* src, zfcDataType_t src_type, size_t n, float scale, void* dst,
+             zfcDataType_t dst_type) {
+  if (src_type == dst_type && scale == 1.0f) {
+    if (dst != src) std::memcpy(dst, src, n * float_type_bytes(src_type));
+    return;
+  }
+  if (src_type == zfcFloat32) {
+    if (dst_type == zfcFloat32) {
+      const float* in = static_cast<const float*>(src);
+      float* out = static_cast<float*>(dst);
+      for (size_t i = 0; i < n; ++i) out[i] = in[i] * scale;
+    } else {
+      encode(static_cast<const float*>(src), n, dst_type, scale, dst);
+    }
+    return;
+  }
+  if (dst_type == zfcFloat32) {
+    float* out = static_cast<float*>(dst);
+    for (size_t i = 0; i < n; ++i) out[i] = load_as_f32(src, src_type, i) * scale;
+    return;
+  }
+  uint16_t* out = static_cast<uint16_t*>(dst);
+  for (size_t i = 0; i < n; ++i) {
+    const float v = load_as_f32(src, src_type, i) * scale;
+    out[i] = dst_type == zfcFloat16 ? f32_to_f16(v) : f32_to_bf16(v);
+  }
+}
+
+void divide(float* v, size_t n, float divisor) {
+  for (size_t i = 0; i < n; ++i) v[i] /= divisor;
+}
+
+}  // namespace kernels
+}  // namespace zfc

@@ -1,0 +1,33 @@
+// Row kernels on row-major matrices of width `dim`: scatter-add in a fixed order, gather,
+// and table updates. Sums start from +0 and run in input order, so the same inputs give the
+// same bits everywhere.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "zipfcoll/zipfcoll.h"
+
+namespace zfc {
+namespace kernels {
+
+void zero_rows(float* dst, size_t rows, size_t dim);
+
+// dst[pos[i]] += fp32(rows[i]) for i = 0..n-1 in order; rows are zfcFloat32, zfcFloat16 or
+// zfcBFloat16 (converted without scaling).
+void scatter_add_rows(const void* rows, zfcDataType_t row_type, const int32_t* pos, size_t n,
+                      size_t dim, float* dst);
+
+// Index of the first pos[i] outside [0, bound), or n when all are inside.
+size_t find_bad_position(const int32_t* pos, size_t n, size_t bound);
+
+// out[i] = src[rows[i]] for i = 0..n-1.
+template <class K>
+void gather_rows(const float* src, const K* rows, size_t n, size_t dim, float* out);
+
+// table[idx[p]] += alpha * rows[p] for p = 0..n-1 in order (idx zfcInt32 or zfcInt64).
+void apply_rows(float* table, size_t dim, const void* idx, zfcDataType_t index_type,
+                const float* rows, size_t n, float alpha);
+
+}  // namespace kernels
+}  // namespace zfc

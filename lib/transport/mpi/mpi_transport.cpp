@@ -1,0 +1,179 @@
+#include "transport/mpi/mpi_transport.hpp"
+
+#include <mpi.h>
+
+#include <climits>
+#include <vector>
+
+namespace zfc {
+namespace {
+
+Status mpi_error(int rc, const char* what) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
+  return error(zfcTransportError, "%s failed: %.*s (MPI error %d)", what, len, text, rc);
+}
+
+#define ZFC_MPI_CHECK(call, what)                 \
+  do {                                            \
+    int zfc_rc_ = (call);                         \
+    if (zfc_rc_ != MPI_SUCCESS) return mpi_error(zfc_rc_, what); \
+  } while (0)
+
+// MPI counts and displacements are int. Byte counts past INT_MAX are expressed in units of
+// a contiguous type of 2..16 bytes that divides every size and displacement of the call.
+class UnitTypes {
+ public:
+  UnitTypes() {
+    for (int i = 0; i < kUnits; ++i) {
+      types_[i] = MPI_BYTE;
+      if (i > 0 && MPI_Type_contiguous(1 << i, MPI_BYTE, &types_[i]) == MPI_SUCCESS) {
+        MPI_Type_commit(&types_[i]);
+      }
+    }
+  }
+  void release() {
+    for (int i = 1; i < kUnits; ++i) {
+      if (types_[i] != MPI_BYTE) MPI_Type_free(&types_[i]);
+      types_[i] = MPI_BYTE;
+    }
+  }
+  // Picks the largest unit dividing all of `values`; fills `out` with values/unit.
+  Status convert(const size_t* const* lists, int nlists, int n, std::vector<int>* out,
+                 MPI_Datatype* type) const {
+    size_t all = 0;
+    for (int l = 0; l < nlists; ++l)
+      for (int i = 0; i < n; ++i) all |= lists[l][i];
+    int shift = 0;
+    while (shift + 1 < kUnits && (all & ((size_t{2} << shift) - 1)) == 0) ++shift;
+    out->resize(static_cast<size_t>(nlists) * n);
+    for (int l = 0; l < nlists; ++l) {
+      for (int i = 0; i < n; ++i) {
+        size_t v = lists[l][i] >> shift;
+        if (v > static_cast<size_t>(INT_MAX)) {
+          return error(zfcUnsupported,
+                       "a transfer of %zu bytes is too large for one MPI call", lists[l][i]);
+        }
+        (*out)[static_cast<size_t>(l) * n + i] = static_cast<int>(v);
+      }
+    }
+    *type = types_[shift];
+    return Status::Ok();
+  }
+
+ private:
+  static constexpr int kUnits = 5;  // 1, 2, 4, 8, 16 bytes
+  MPI_Datatype types_[kUnits];
+};
+
+class MpiTransport final : public Transport {
+ public:
+  MpiTransport(MPI_Comm comm, int rank, int size) : Transport(rank, size), comm_(comm) {}
+  ~MpiTransport() override {
+    if (!abandoned_) {
+      units_.release();
+      MPI_Comm_free(&comm_);
+    }
+  }
+  const char* name() const override { return "mpi"; }
+
+  Status split(int color, int key, std::unique_ptr<Transport>* out) override {
+    MPI_Comm child = MPI_COMM_NULL;
+    ZFC_MPI_CHECK(MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &child),
+                  "MPI_Comm_split");
+    if (child == MPI_COMM_NULL) {
+      out->reset();
+      return Status::Ok();
+    }
+    return wrap(child, out);
+  }
+
+  void abandon() override { abandoned_ = true; }
+
+  static Status wrap(MPI_Comm comm, std::unique_ptr<Transport>* out) {
+    int rank = 0, size = 0;
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    out->reset(new MpiTransport(comm, rank, size));
+    return Status::Ok();
+  }
+
+ protected:
+  Status do_allgather(const void* send, size_t bytes, void* recv) override {
+    std::vector<int> counts;
+    MPI_Datatype type;
+    const size_t* lists[] = {&bytes};
+    ZFC_RETURN_IF_ERROR(units_.convert(lists, 1, 1, &counts, &type));
+    const void* src = send;
+    if (send == static_cast<const char*>(recv) + bytes * static_cast<size_t>(rank())) {
+      src = MPI_IN_PLACE;
+    }
+    ZFC_MPI_CHECK(MPI_Allgather(src, counts[0], type, recv, counts[0], type, comm_),
+                  "MPI_Allgather");
+    return Status::Ok();
+  }
+
+  Status do_allgatherv(const void* send, void* recv, const size_t* recv_bytes,
+                       const size_t* displs) override {
+    const int n = size();
+    std::vector<int> conv;
+    MPI_Datatype type;
+    const size_t* lists[] = {recv_bytes, displs};
+    ZFC_RETURN_IF_ERROR(units_.convert(lists, 2, n, &conv, &type));
+    const void* src = send;
+    if (send == static_cast<const char*>(recv) + displs[rank()]) src = MPI_IN_PLACE;
+    ZFC_MPI_CHECK(MPI_Allgatherv(src, conv[rank()], type, recv, conv.data(), conv.data() + n,
+                                 type, comm_),
+                  "MPI_Allgatherv");
+    return Status::Ok();
+  }
+
+  Status do_alltoallv(const void* send, const size_t* send_bytes, const size_t* send_displs,
+                      void* recv, const size_t* recv_bytes,
+                      const size_t* recv_displs) override {
+    const int n = size();
+    std::vector<int> conv;
+    MPI_Datatype type;
+    const size_t* lists[] = {send_bytes, send_displs, recv_bytes, recv_displs};
+    ZFC_RETURN_IF_ERROR(units_.convert(lists, 4, n, &conv, &type));
+    const int* c = conv.data();
+    ZFC_MPI_CHECK(MPI_Alltoallv(send, c, c + n, type, recv, c + 2 * n, c + 3 * n, type, comm_),
+                  "MPI_Alltoallv");
+    return Status::Ok();
+  }
+
+  Status do_barrier() override {
+    ZFC_MPI_CHECK(MPI_Barrier(comm_), "MPI_Barrier");
+    return Status::Ok();
+  }
+
+ private:
+  MPI_Comm comm_;
+  UnitTypes units_;
+  bool abandoned_ = false;
+};
+
+}  // namespace
+
+bool mpi_transport_available() { return true; }
+
+Status create_mpi_transport(const void* mpi_comm, std::unique_ptr<Transport>* out) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) {
+    return error(zfcInvalidUsage,
+                 "MPI is not initialised (call MPI_Init before zfcCommInitMpi)");
+  }
+  MPI_Comm parent = *static_cast<const MPI_Comm*>(mpi_comm);
+  if (parent == MPI_COMM_NULL) {
+    return error(zfcInvalidArgument, "mpi_comm points to MPI_COMM_NULL");
+  }
+  MPI_Comm dup = MPI_COMM_NULL;
+  ZFC_MPI_CHECK(MPI_Comm_dup(parent, &dup), "MPI_Comm_dup");
+  return MpiTransport::wrap(dup, out);
+}
+
+}  // namespace zfc

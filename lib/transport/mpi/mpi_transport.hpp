@@ -1,0 +1,19 @@
+// The MPI transport: host memory, built on MPI's own collectives over a duplicated
+// communicator with MPI_ERRORS_RETURN, so MPI failures come back as zfcTransportError.
+// This header does not include mpi.h; the communicator travels as the address of an MPI_Comm.
+#pragma once
+
+#include <memory>
+
+#include "transport/transport.hpp"
+
+namespace zfc {
+
+// Whether this build has the MPI transport.
+bool mpi_transport_available();
+
+// Collective over *(MPI_Comm*)mpi_comm: duplicates it into a new transport. Fails with
+// zfcInvalidUsage if MPI is not initialised, zfcUnsupported in a build without MPI.
+Status create_mpi_transport(const void* mpi_comm, std::unique_ptr<Transport>* out);
+
+}  // namespace zfc

@@ -1,0 +1,13 @@
+// Compiled instead of mpi_transport.cpp when the library is built without MPI.
+#include "transport/mpi/mpi_transport.hpp"
+
+namespace zfc {
+
+bool mpi_transport_available() { return false; }
+
+Status create_mpi_transport(const void*, std::unique_ptr<Transport>*) {
+  return error(zfcUnsupported,
+               "this zipfcoll was built without MPI (configure with ZIPFCOLL_WITH_MPI=ON)");
+}
+
+}  // namespace zfc

@@ -1,0 +1,75 @@
+// The data-movement interface every algorithm is written against. A transport moves bytes
+// between the ranks of one group; it knows nothing of indices, rows or compression.
+//
+// Bytes are counted here, where data is handed to the concrete transport, so the traffic a
+// caller reads from zfcCommGetStats is what was really asked of the network: a block of n
+// bytes that must reach m peers counts n*m bytes sent, and each block a peer contributes
+// counts as received. Blocks a rank exchanges with itself are not counted.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "base/status.hpp"
+
+namespace zfc {
+
+struct TrafficCounters {
+  uint64_t bytes_sent = 0;
+  uint64_t bytes_received = 0;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  virtual const char* name() const = 0;
+
+  // Every rank contributes `bytes` bytes; recv receives size()*bytes, rank r's block at
+  // offset r*bytes. send may equal recv + rank()*bytes (in place).
+  Status allgather(const void* send, size_t bytes, void* recv);
+
+  // Rank r contributes recv_bytes[r] bytes, placed at recv + displs[r]. `send` holds this
+  // rank's recv_bytes[rank()] bytes and may equal recv + displs[rank()] (in place).
+  Status allgatherv(const void* send, void* recv, const size_t* recv_bytes,
+                    const size_t* displs);
+
+  // This rank sends send_bytes[j] bytes from send + send_displs[j] to rank j, and receives
+  // recv_bytes[j] bytes from rank j at recv + recv_displs[j]. send and recv must not overlap.
+  Status alltoallv(const void* send, const size_t* send_bytes, const size_t* send_displs,
+                   void* recv, const size_t* recv_bytes, const size_t* recv_displs);
+
+  Status barrier();
+
+  // Collective: ranks with equal color >= 0 form a new transport ordered by (key, rank);
+  // color < 0 yields a null transport. Arguments are assumed agreed by the caller.
+  virtual Status split(int color, int key, std::unique_ptr<Transport>* out) = 0;
+
+  // Local: from now on release resources without talking to peers (used by abort).
+  virtual void abandon() = 0;
+
+  const TrafficCounters& traffic() const { return traffic_; }
+
+ protected:
+  Transport(int rank, int size) : rank_(rank), size_(size) {}
+
+  virtual Status do_allgather(const void* send, size_t bytes, void* recv) = 0;
+  virtual Status do_allgatherv(const void* send, void* recv, const size_t* recv_bytes,
+                               const size_t* displs) = 0;
+  virtual Status do_alltoallv(const void* send, const size_t* send_bytes,
+                              const size_t* send_displs, void* recv, const size_t* recv_bytes,
+                              const size_t* recv_displs) = 0;
+  virtual Status do_barrier() = 0;
+
+ private:
+  int rank_;
+  int size_;
+  TrafficCounters traffic_;
+};
+
+}  // namespace zfc
