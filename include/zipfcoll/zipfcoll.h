@@ -225,7 +225,8 @@ typedef struct {
   zfcOpStats_t total;
 } zfcStats_t;
 
-#define ZFC_STATS_INITIALIZER {sizeof(zfcStats_t)}
+#define ZFC_OP_STATS_ZERO {0, 0, 0, 0, 0, 0, 0, 0, -1, 0, {0, 0, 0, 0, 0, 0, 0}}
+#define ZFC_STATS_INITIALIZER {sizeof(zfcStats_t), ZFC_OP_STATS_ZERO, ZFC_OP_STATS_ZERO}
 
 /* Local. Copies the communicator's statistics (covering zfcUniqueMerge, zfcAllReduce and
  * every plan's zfcSparseReduce on it). Bytes are counted where data is handed to the

@@ -60,6 +60,18 @@ void IndexSet<K>::merge_from(const K* keys, size_t n) {
 }
 
 template <class K>
+void IndexSet<K>::global_from_presence(const float* present) {
+  const size_t vocab = static_cast<size_t>(vocab_);
+  size_t n = 0;
+  for (size_t v = 0; v < vocab; ++v) n += present[v] != 0.0f ? 1 : 0;
+  global_ = ws_.get<K>(Slot::kGlobalUnique, n);
+  global_count_ = 0;
+  for (size_t v = 0; v < vocab; ++v) {
+    if (present[v] != 0.0f) global_[global_count_++] = static_cast<K>(v);
+  }
+}
+
+template <class K>
 void IndexSet<K>::token_positions(int32_t* out) const {
   for (size_t i = 0; i < count_; ++i) out[i] = locate_[inverse_[i]];
 }

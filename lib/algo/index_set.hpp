@@ -34,6 +34,10 @@ class IndexSet {
   // Global set of arbitrary keys (used by the allgather baseline on all gathered tokens).
   void merge_from(const K* keys, size_t n);
 
+  // Global set of the keys v < vocab whose present[v] is not zero (the dense exchange,
+  // which learns the set from a reduced presence column instead of exchanging keys).
+  void global_from_presence(const float* present);
+
   // out[i] = global position of token i.
   void token_positions(int32_t* out) const;
 

@@ -132,19 +132,26 @@ Status exchange_dense_vocab(SparseCall<K>& call) {
   Workspace& ws = call.ws;
   const size_t dim = call.spec.dim;
   const size_t vocab = static_cast<size_t>(call.spec.vocab);
-  float* dense = ws.get<float>(Slot::kDense, vocab * dim);
+  const size_t n = call.set.count();
+  // V rows, then one presence value per vocabulary entry: 1 where this rank has the index.
+  float* dense = ws.get<float>(Slot::kDense, vocab * (dim + 1));
+  float* present = dense + vocab * dim;
   {
     PhaseTimer timer(call.op, zfcPhaseScatter);
-    const size_t n = call.set.count();
     int32_t* pos = ws.get<int32_t>(Slot::kPositions, n);
     for (size_t i = 0; i < n; ++i) pos[i] = static_cast<int32_t>(call.set.keys()[i]);
-    kernels::zero_rows(dense, vocab, dim);
+    kernels::zero_rows(dense, vocab, dim + 1);
     kernels::scatter_add_rows(call.rows, call.spec.row_type, pos, n, dim, dense);
+    for (size_t i = 0; i < n; ++i) present[pos[i]] = 1.0f;
   }
-  PhaseTimer timer(call.op, zfcPhaseRowExchange);
-  bool finite_all = true;
-  ZFC_RETURN_IF_ERROR(allreduce_sum(call.transport, ws, dense, dense, vocab * dim,
-                                    call.spec.compression, &finite_all));
+  {
+    PhaseTimer timer(call.op, zfcPhaseRowExchange);
+    bool finite_all = true;
+    ZFC_RETURN_IF_ERROR(allreduce_sum(call.transport, ws, dense, dense, vocab * (dim + 1),
+                                      call.spec.compression, &finite_all));
+  }
+  PhaseTimer timer(call.op, zfcPhaseMerge);
+  call.set.global_from_presence(present);
   const size_t ug = call.set.global_count();
   float* out = ws.get<float>(Slot::kResultRows, ug * dim);
   kernels::gather_rows(dense, call.set.global(), ug, dim, out);

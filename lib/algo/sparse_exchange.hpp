@@ -41,13 +41,15 @@ struct SparseCall {
 template <class K>
 Status exchange_allgather(SparseCall<K>& call);
 
+// Scatter into V x dim plus a presence column and allreduce it, with no index exchange: the
+// global set is where the reduced presence is not zero. For vocabularies of a few hundred.
+template <class K>
+Status exchange_dense_vocab(SparseCall<K>& call);
+
 // The exchanges below need set.gather() and set.merge_gathered() first.
 // Scatter into U_g x dim and allreduce it (the paper's uniqueness technique).
 template <class K>
 Status exchange_unique_allreduce(SparseCall<K>& call);
-// Scatter into V x dim and allreduce it; for vocabularies of a few hundred words.
-template <class K>
-Status exchange_dense_vocab(SparseCall<K>& call);
 // Allgather each rank's U_i locally summed rows; every rank adds them at their positions.
 template <class K>
 Status exchange_unique_allgather(SparseCall<K>& call);

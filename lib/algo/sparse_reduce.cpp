@@ -1,5 +1,6 @@
 #include "algo/sparse_reduce.hpp"
 
+#include <algorithm>
 #include <climits>
 
 #include "algo/collectives.hpp"
@@ -32,15 +33,15 @@ Status check_call(const void* indices, size_t count, const void* rows, const Spa
   return Status::Ok();
 }
 
-CostInputs cost_inputs(const OpHeader* all, int size, size_t global_unique,
-                       const PlanSpec& spec, size_t key_bytes) {
+CostInputs cost_inputs(const OpHeader* all, int size, const PlanSpec& spec, size_t key_bytes) {
   CostInputs in;
   in.ranks = size;
   for (int r = 0; r < size; ++r) {
     in.tokens += static_cast<uint64_t>(all[r].count);
     in.local_unique += static_cast<uint64_t>(all[r].local_unique);
+    in.max_local_unique =
+        std::max(in.max_local_unique, static_cast<uint64_t>(all[r].local_unique));
   }
-  in.global_unique = global_unique;
   in.vocab = spec.vocab;
   in.dim = spec.dim;
   in.key_bytes = key_bytes;
@@ -63,14 +64,31 @@ Status check_totals(const OpHeader* all, int size, const PlanSpec& spec) {
   return Status::Ok();
 }
 
+// Runs the exchange, resolving zfcAlgoAuto; returns the algorithm that ran in *ran.
 template <class K>
-Status run_exchange(zfcAlgorithm_t algorithm, SparseCall<K>& call) {
-  switch (algorithm) {
-    case zfcAlgoUniqueAllReduce: return exchange_unique_allreduce(call);
-    case zfcAlgoDenseVocab: return exchange_dense_vocab(call);
-    case zfcAlgoUniqueAllGather: return exchange_unique_allgather(call);
-    default: return error(zfcInternalError, "no exchange for algorithm %d", algorithm);
+Status run_exchange(SparseCall<K>& call, zfcAlgorithm_t* ran) {
+  Transport& t = call.transport;
+  zfcAlgorithm_t algorithm = call.spec.algorithm;
+  CostInputs costs = cost_inputs(call.headers, t.size(), call.spec, sizeof(K));
+  if (algorithm == zfcAlgoAuto) algorithm = choose_before_index_exchange(costs);
+  *ran = algorithm;
+  if (algorithm == zfcAlgoAllGather) return exchange_allgather(call);
+  if (algorithm == zfcAlgoDenseVocab) return exchange_dense_vocab(call);
+  {
+    PhaseTimer timer(call.op, zfcPhaseIndexExchange);
+    ZFC_RETURN_IF_ERROR(call.set.gather(t, call.headers));
   }
+  {
+    PhaseTimer timer(call.op, zfcPhaseMerge);
+    call.set.merge_gathered();
+  }
+  if (algorithm == zfcAlgoAuto) {
+    costs.global_unique = call.set.global_count();
+    algorithm = choose_after_index_exchange(costs);
+    *ran = algorithm;
+  }
+  if (algorithm == zfcAlgoUniqueAllGather) return exchange_unique_allgather(call);
+  return exchange_unique_allreduce(call);
 }
 
 template <class K>
@@ -121,23 +139,7 @@ Status run_sparse(zfcSparsePlan& plan, const void* indices, size_t count, const 
 
   SparseCall<K> call{t, ws, spec, op, set, all, rows};
   zfcAlgorithm_t algorithm = spec.algorithm;
-  if (algorithm == zfcAlgoAllGather) {
-    ZFC_RETURN_IF_ERROR(exchange_allgather(call));
-  } else {
-    {
-      PhaseTimer timer(op, zfcPhaseIndexExchange);
-      ZFC_RETURN_IF_ERROR(set.gather(t, all));
-    }
-    {
-      PhaseTimer timer(op, zfcPhaseMerge);
-      set.merge_gathered();
-    }
-    if (algorithm == zfcAlgoAuto) {
-      algorithm = choose_exchange(
-          cost_inputs(all, t.size(), set.global_count(), spec, sizeof(K)));
-    }
-    ZFC_RETURN_IF_ERROR(run_exchange(algorithm, call));
-  }
+  ZFC_RETURN_IF_ERROR(run_exchange(call, &algorithm));
   const size_t ug = set.global_count();
   const size_t index_bytes = spec.index_type == zfcInt32 ? 4 : 8;
   void* result_indices = ws.get<char>(Slot::kResultIndices, ug * index_bytes);

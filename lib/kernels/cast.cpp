@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "kernels/cast_x86.hpp"
+
 namespace zfc {
 namespace kernels {
 
@@ -29,6 +31,7 @@ void encode(const float* src, size_t n, zfcDataType_t wire, float scale, void* d
   }
   uint16_t* out = static_cast<uint16_t*>(dst);
   if (wire == zfcFloat16) {
+    if (x86::has_f16c()) return x86::encode_f16(src, n, scale, out);
     for (size_t i = 0; i < n; ++i) out[i] = f32_to_f16(src[i] * scale);
   } else {
     for (size_t i = 0; i < n; ++i) out[i] = f32_to_bf16(src[i] * scale);
@@ -43,6 +46,7 @@ bool decode(const void* src, size_t n, zfcDataType_t wire, float scale, float* d
   const uint16_t* in = static_cast<const uint16_t*>(src);
   bool finite = true;
   if (wire == zfcFloat16) {
+    if (x86::has_f16c()) return x86::decode_f16(in, n, scale, dst);
     for (size_t i = 0; i < n; ++i) {
       // fp16 inf/NaN has all exponent bits set.
       finite &= (in[i] & 0x7c00u) != 0x7c00u;
@@ -68,6 +72,8 @@ void sum_blocks(const void* blocks, int nblocks, size_t n, zfcDataType_t wire, f
       } else {
         for (size_t i = 0; i < n; ++i) acc[i] += in[i];
       }
+    } else if (wire == zfcFloat16 && x86::has_f16c()) {
+      x86::accumulate_f16(static_cast<const uint16_t*>(blocks) + off, n, b == 0, acc);
     } else {
       const uint16_t* in = static_cast<const uint16_t*>(blocks) + off;
       const bool half = wire == zfcFloat16;

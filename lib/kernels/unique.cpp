@@ -9,7 +9,7 @@ namespace zfc {
 namespace kernels {
 namespace {
 
-size_t bitmap_words(uint64_t key_bound) { return static_cast<size_t>((key_bound + 63) / 64); }
+uint64_t bitmap_words(uint64_t key_bound) { return key_bound / 64 + (key_bound % 64 != 0); }
 
 inline size_t align64(size_t bytes) { return (bytes + 63) & ~size_t{63}; }
 

@@ -1,0 +1,44 @@
+// main() for the multi-rank test programs, run by ctest under mpirun. Every rank runs every
+// test; rank 0 prints the usual report and the other ranks print only their failures, each
+// line tagged with the rank. The exit status is the same on every rank: failure when any
+// rank failed a test.
+#include <mpi.h>
+
+#include <cstdio>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+class RankFailurePrinter : public testing::EmptyTestEventListener {
+ public:
+  explicit RankFailurePrinter(int rank) : rank_(rank) {}
+  void OnTestPartResult(const testing::TestPartResult& r) override {
+    if (!r.failed()) return;
+    std::fprintf(stderr, "[rank %d] %s:%d: failure\n%s\n", rank_,
+                 r.file_name() ? r.file_name() : "?", r.line_number(), r.summary());
+  }
+
+ private:
+  int rank_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  testing::InitGoogleTest(&argc, argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  testing::TestEventListeners& listeners = testing::UnitTest::GetInstance()->listeners();
+  if (rank != 0) delete listeners.Release(listeners.default_result_printer());
+  listeners.Append(new RankFailurePrinter(rank));
+  int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
+  int any_failed = 0;
+  MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (rank == 0 && any_failed && !failed) {
+    std::fprintf(stderr, "rank 0 passed, but another rank failed (see its lines above)\n");
+  }
+  MPI_Finalize();
+  return any_failed;
+}

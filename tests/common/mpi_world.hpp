@@ -1,0 +1,73 @@
+// Helpers for the multi-rank tests: the world communicator and cross-rank comparisons.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "workload/zipf.hpp"
+#include "workload/random.hpp"
+#include "zipfcoll/zipfcoll.h"
+
+namespace zfc {
+namespace test {
+
+inline int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+inline int world_size() {
+  int s = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+// A zipfcoll communicator over MPI_COMM_WORLD, destroyed with the fixture.
+class WorldTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    MPI_Comm world = MPI_COMM_WORLD;
+    ASSERT_EQ(zfcCommInitMpi(&comm_, &world, nullptr), zfcSuccess) << zfcGetLastError(nullptr);
+    rank_ = world_rank();
+    size_ = world_size();
+  }
+  void TearDown() override {
+    if (comm_ != nullptr) EXPECT_EQ(zfcCommDestroy(comm_), zfcSuccess);
+  }
+  zfcComm_t comm_ = nullptr;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+// Whether every rank passed the same value.
+inline bool same_on_all_ranks(uint64_t value) {
+  std::vector<uint64_t> all(static_cast<size_t>(world_size()));
+  MPI_Allgather(&value, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD);
+  for (uint64_t v : all) {
+    if (v != all[0]) return false;
+  }
+  return true;
+}
+
+// Seeded Zipf indices of rank r, so that any rank can regenerate any other's.
+inline std::vector<int64_t> zipf_indices(const workload::ZipfDistribution& zipf, size_t count,
+                                         uint64_t seed, int rank) {
+  std::vector<int32_t> ids = zipf.draw(count, workload::mix_seed(seed, 17, rank));
+  return std::vector<int64_t>(ids.begin(), ids.end());
+}
+
+// Seeded rows in [-1, 1) of rank r.
+inline std::vector<float> random_rows(size_t count, size_t dim, uint64_t seed, int rank) {
+  workload::SplitMix64 rng(workload::mix_seed(seed, 29, rank));
+  std::vector<float> rows(count * dim);
+  for (float& v : rows) v = static_cast<float>(rng.uniform() * 2.0 - 1.0);
+  return rows;
+}
+
+}  // namespace test
+}  // namespace zfc

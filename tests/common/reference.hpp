@@ -1,0 +1,91 @@
+// Single-process references the multi-rank tests compare against. They are written as
+// plainly as possible (maps and loops), independent of the library's kernels, but follow
+// the library's documented summation order so fp32 results can be compared bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "zipfcoll/zipfcoll.h"
+
+namespace zfc {
+namespace test {
+
+// IEEE binary16 and bfloat16 round trips computed by the compiler's own conversions.
+inline float round_fp16(float x) { return static_cast<float>(static_cast<_Float16>(x)); }
+inline float round_bf16(float x) {
+  // bf16 is not a GCC arithmetic type on every target: round to nearest even by hand.
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return x;
+  u += 0x7fffu + ((u >> 16) & 1u);
+  u &= 0xffff0000u;
+  float r;
+  std::memcpy(&r, &u, 4);
+  return r;
+}
+inline float wire_round(float x, zfcCompressionKind_t kind) {
+  if (kind == zfcCompressFp16) return round_fp16(x);
+  if (kind == zfcCompressBf16) return round_bf16(x);
+  return x;
+}
+
+struct RankInput {
+  std::vector<int64_t> indices;
+  std::vector<float> rows;  // indices.size() x dim
+};
+
+struct SparseReference {
+  std::vector<int64_t> unique;
+  std::vector<float> rows;  // unique.size() x dim
+};
+
+// Sum per index: per rank from +0 in token order, then over ranks from +0 in rank order.
+inline SparseReference reference_sparse(const std::vector<RankInput>& ranks, size_t dim) {
+  std::map<int64_t, std::vector<float>> total;
+  for (const RankInput& in : ranks) {
+    std::map<int64_t, std::vector<float>> partial;
+    for (size_t t = 0; t < in.indices.size(); ++t) {
+      std::vector<float>& p = partial[in.indices[t]];
+      if (p.empty()) p.assign(dim, 0.0f);
+      for (size_t k = 0; k < dim; ++k) p[k] += in.rows[t * dim + k];
+    }
+    for (auto& [index, p] : partial) {
+      std::vector<float>& acc = total[index];
+      if (acc.empty()) acc.assign(dim, 0.0f);
+      for (size_t k = 0; k < dim; ++k) acc[k] += p[k];
+    }
+  }
+  SparseReference ref;
+  for (auto& [index, acc] : total) {
+    ref.unique.push_back(index);
+    ref.rows.insert(ref.rows.end(), acc.begin(), acc.end());
+  }
+  return ref;
+}
+
+// acc = sum over ranks in order of wire(x_r * scale); result = wire(acc) / scale.
+inline std::vector<float> reference_allreduce(const std::vector<std::vector<float>>& ranks,
+                                              zfcCompressionKind_t kind, float scale) {
+  const size_t n = ranks.empty() ? 0 : ranks[0].size();
+  const float f = kind == zfcCompressNone ? 1.0f : scale;
+  std::vector<float> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    float acc = 0.0f;
+    for (const auto& r : ranks) acc += wire_round(r[i] * f, kind);
+    out[i] = kind == zfcCompressNone ? acc : wire_round(acc, kind) / f;
+  }
+  return out;
+}
+
+// FNV-1a over raw bytes, for comparing outputs across ranks.
+inline uint64_t fnv1a(const void* data, size_t bytes, uint64_t h = 0xcbf29ce484222325ull) {
+  const unsigned char* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+}  // namespace test
+}  // namespace zfc

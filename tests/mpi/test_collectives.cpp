@@ -1,0 +1,248 @@
+// zfcUniqueMerge, zfcAllReduce and zfcCommSplit across ranks, against single-process
+// references that every rank computes from every rank's (regenerated) input.
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <vector>
+
+#include "common/mpi_world.hpp"
+#include "algo/agreement.hpp"
+#include "common/reference.hpp"
+
+namespace zfc {
+namespace test {
+namespace {
+
+struct MergeCase {
+  zfcDataType_t type;
+  int64_t vocab;
+  double zipf_s;
+  int64_t offset;  // added to every index, to reach the high bits of large vocabularies
+};
+
+class UniqueMergeTest : public WorldTest, public ::testing::WithParamInterface<MergeCase> {};
+
+size_t tokens_of(int rank) { return 300 + 97 * static_cast<size_t>(rank); }
+
+std::vector<int64_t> merge_input(const MergeCase& c, int rank) {
+  workload::ZipfDistribution zipf(c.zipf_s, std::min<int64_t>(c.vocab, 200000));
+  std::vector<int64_t> idx = zipf_indices(zipf, tokens_of(rank), 11, rank);
+  for (int64_t& v : idx) v = (v * 7919 + c.offset) % c.vocab;
+  return idx;
+}
+
+template <class T, class S>
+std::vector<T> as_type(const std::vector<S>& v) {
+  return std::vector<T>(v.begin(), v.end());
+}
+
+TEST_P(UniqueMergeTest, MatchesReferenceOnEveryRank) {
+  const MergeCase c = GetParam();
+  std::set<int64_t> all;
+  for (int r = 0; r < size_; ++r) {
+    for (int64_t v : merge_input(c, r)) all.insert(v);
+  }
+  const std::vector<int64_t> ref(all.begin(), all.end());
+  const std::vector<int64_t> mine = merge_input(c, rank_);
+
+  std::vector<int64_t> unique64(ref.size() + 5, -7);
+  std::vector<int32_t> unique32(ref.size() + 5, -7);
+  std::vector<int32_t> positions(mine.size(), -1);
+  size_t num_unique = 0;
+  std::vector<int32_t> mine32 = as_type<int32_t>(mine);
+  const void* in = c.type == zfcInt32 ? static_cast<const void*>(mine32.data()) : mine.data();
+  void* out = c.type == zfcInt32 ? static_cast<void*>(unique32.data()) : unique64.data();
+  ASSERT_EQ(zfcUniqueMerge(comm_, in, c.type, mine.size(), c.vocab, out, ref.size() + 5,
+                           &num_unique, positions.data(), nullptr),
+            zfcSuccess)
+      << zfcGetLastError(comm_);
+  ASSERT_EQ(num_unique, ref.size());
+  std::vector<int64_t> got = c.type == zfcInt32 ? as_type<int64_t>(unique32) : unique64;
+  got.resize(num_unique);
+  EXPECT_EQ(got, ref);
+  for (size_t i = 0; i < mine.size(); ++i) {
+    ASSERT_GE(positions[i], 0);
+    ASSERT_LT(static_cast<size_t>(positions[i]), num_unique);
+    EXPECT_EQ(ref[static_cast<size_t>(positions[i])], mine[i]) << "token " << i;
+  }
+  // Past U_g the output is untouched.
+  EXPECT_EQ(c.type == zfcInt32 ? unique32[num_unique] : unique64[num_unique], -7);
+  EXPECT_TRUE(same_on_all_ranks(fnv1a(got.data(), got.size() * sizeof(int64_t))));
+
+  zfcStats_t stats = ZFC_STATS_INITIALIZER;
+  ASSERT_EQ(zfcCommGetStats(comm_, &stats), zfcSuccess);
+  EXPECT_EQ(stats.last.tokens, mine.size());
+  EXPECT_EQ(stats.last.local_unique, std::set<int64_t>(mine.begin(), mine.end()).size());
+  EXPECT_EQ(stats.last.global_unique, ref.size());
+  if (size_ > 1) EXPECT_GT(stats.last.bytes_sent, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    IndexTypesAndRanges, UniqueMergeTest,
+    ::testing::Values(MergeCase{zfcInt32, 100000, 1.1, 0},            // bitmap path
+                      MergeCase{zfcInt64, 100000, 1.1, 0},            // bitmap, int64 ids
+                      MergeCase{zfcInt32, int64_t{1} << 30, 1.0, 5},  // radix path
+                      MergeCase{zfcInt64, int64_t{1} << 32, 1.0, (int64_t{1} << 32) - 9000},
+                      MergeCase{zfcInt64, int64_t{5} << 40, 0.9, int64_t{3} << 40},
+                      MergeCase{zfcInt32, 50, 1.2, 0}));  // tiny vocabulary, many repeats
+
+TEST_F(WorldTest, UniqueMergeWithEmptyRanks) {
+  // Odd ranks bring nothing; then every rank brings nothing.
+  std::vector<int32_t> mine;
+  if (rank_ % 2 == 0) mine = {5, 3, 5, static_cast<int32_t>(rank_ + 10)};
+  std::set<int32_t> all;
+  for (int r = 0; r < size_; r += 2) all.insert({5, 3, r + 10});
+  std::vector<int32_t> unique(64, -1), positions(mine.size() + 1, -1);
+  size_t num_unique = 99;
+  ASSERT_EQ(zfcUniqueMerge(comm_, mine.empty() ? nullptr : mine.data(), zfcInt32, mine.size(),
+                           1000, unique.data(), unique.size(), &num_unique, positions.data(),
+                           nullptr),
+            zfcSuccess)
+      << zfcGetLastError(comm_);
+  ASSERT_EQ(num_unique, all.size());
+  EXPECT_TRUE(std::equal(all.begin(), all.end(), unique.begin()));
+  for (size_t i = 0; i < mine.size(); ++i) EXPECT_EQ(unique[positions[i]], mine[i]);
+
+  ASSERT_EQ(zfcUniqueMerge(comm_, nullptr, zfcInt32, 0, 1000, nullptr, 0, &num_unique, nullptr,
+                           nullptr),
+            zfcSuccess)
+      << zfcGetLastError(comm_);
+  EXPECT_EQ(num_unique, 0u);
+}
+
+struct ReduceCase {
+  size_t count;
+  zfcCompressionKind_t kind;
+  float scale;
+  bool in_place;
+};
+
+class AllReduceTest : public WorldTest, public ::testing::WithParamInterface<ReduceCase> {};
+
+std::vector<float> reduce_input(size_t n, int rank) { return random_rows(n, 1, 23, rank); }
+
+TEST_P(AllReduceTest, BitIdenticalToReference) {
+  const ReduceCase c = GetParam();
+  std::vector<std::vector<float>> inputs;
+  for (int r = 0; r < size_; ++r) inputs.push_back(reduce_input(c.count, r));
+  const std::vector<float> ref = reference_allreduce(inputs, c.kind, c.scale);
+
+  std::vector<float> send = inputs[static_cast<size_t>(rank_)];
+  std::vector<float> recv(c.count, -1.0f);
+  float* dst = c.in_place ? send.data() : recv.data();
+  const zfcCompression_t how{c.kind, c.scale};
+  int overflowed = -1;
+  ASSERT_EQ(zfcAllReduce(comm_, send.data(), dst, c.count, zfcFloat32, &how, &overflowed,
+                         nullptr),
+            zfcSuccess)
+      << zfcGetLastError(comm_);
+  EXPECT_EQ(overflowed, 0);
+  ASSERT_EQ(std::memcmp(dst, ref.data(), c.count * sizeof(float)), 0)
+      << "first element " << dst[0] << " vs " << (ref.empty() ? 0.0f : ref[0]);
+  EXPECT_TRUE(same_on_all_ranks(fnv1a(dst, c.count * sizeof(float))));
+  if (c.kind != zfcCompressNone) {
+    // The wire's rounding stays within a few units of its last place per addend.
+    const double tol = (c.kind == zfcCompressFp16 ? 2e-3 : 1.6e-2) * size_;
+    for (size_t i = 0; i < c.count; ++i) {
+      double exact = 0;
+      for (const auto& in : inputs) exact += in[i];
+      ASSERT_NEAR(dst[i], exact, tol) << "element " << i;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    SizesAndWires, AllReduceTest,
+    ::testing::Values(ReduceCase{0, zfcCompressNone, 1.0f, false},
+                      ReduceCase{1, zfcCompressNone, 1.0f, false},
+                      ReduceCase{7, zfcCompressNone, 1.0f, true},
+                      ReduceCase{1000, zfcCompressNone, 1.0f, false},
+                      ReduceCase{100003, zfcCompressNone, 1.0f, true},
+                      ReduceCase{1, zfcCompressFp16, 1.0f, false},
+                      ReduceCase{1000, zfcCompressFp16, 1024.0f, false},
+                      ReduceCase{100003, zfcCompressFp16, 64.0f, true},
+                      ReduceCase{777, zfcCompressBf16, 1.0f, false},
+                      ReduceCase{100003, zfcCompressBf16, 1.0f, true}));
+
+TEST_F(WorldTest, AllReduceOverflowIsReportedEverywhere) {
+  // Only the last rank has a value that leaves fp16's range once scaled.
+  std::vector<float> data(100, 1.0f);
+  if (rank_ == size_ - 1) data[42] = 70000.0f;
+  const zfcCompression_t fp16{zfcCompressFp16, 1.0f};
+  int overflowed = -1;
+  std::vector<float> out(100);
+  ASSERT_EQ(zfcAllReduce(comm_, data.data(), out.data(), 100, zfcFloat32, &fp16, &overflowed,
+                         nullptr),
+            zfcSuccess);
+  EXPECT_EQ(overflowed, 1);
+  EXPECT_FALSE(std::isfinite(out[42]));
+  EXPECT_EQ(out[41], static_cast<float>(size_));
+  EXPECT_TRUE(same_on_all_ranks(fnv1a(out.data(), out.size() * sizeof(float))));
+  zfcStats_t stats = ZFC_STATS_INITIALIZER;
+  ASSERT_EQ(zfcCommGetStats(comm_, &stats), zfcSuccess);
+  EXPECT_EQ(stats.last.overflows, 1u);
+
+  // A scale that keeps the values in range fixes it, on every rank.
+  const zfcCompression_t scaled{zfcCompressFp16, 1.0f / 64.0f};
+  ASSERT_EQ(zfcAllReduce(comm_, data.data(), out.data(), 100, zfcFloat32, &scaled, &overflowed,
+                         nullptr),
+            zfcSuccess);
+  EXPECT_EQ(overflowed, 0);
+  EXPECT_NEAR(out[42], 70000.0f + (size_ - 1), 64.0f);
+}
+
+TEST_F(WorldTest, AllReduceBytesAreCounted) {
+  const size_t n = 4096;
+  std::vector<float> data(n, 1.0f);
+  for (zfcCompressionKind_t kind : {zfcCompressNone, zfcCompressFp16}) {
+    const zfcCompression_t how{kind, 1.0f};
+    ASSERT_EQ(zfcAllReduce(comm_, data.data(), data.data(), n, zfcFloat32, &how, nullptr,
+                           nullptr),
+              zfcSuccess);
+    zfcStats_t stats = ZFC_STATS_INITIALIZER;
+    ASSERT_EQ(zfcCommGetStats(comm_, &stats), zfcSuccess);
+    // Reduce-scatter sends every chunk but its own and receives its own from every peer;
+    // the gather does the reverse. Both carry the wire type.
+    const uint64_t w = kind == zfcCompressNone ? 4 : 2;
+    const uint64_t g = static_cast<uint64_t>(size_);
+    const uint64_t mine = n / g + (static_cast<uint64_t>(rank_) < n % g ? 1 : 0);
+    const uint64_t header = sizeof(OpHeader) * (g - 1);  // one header to each peer
+    EXPECT_EQ(stats.last.bytes_sent, header + ((n - mine) + mine * (g - 1)) * w);
+    EXPECT_EQ(stats.last.bytes_received, header + (mine * (g - 1) + (n - mine)) * w);
+  }
+}
+
+TEST_F(WorldTest, SplitByParity) {
+  // Rank 0 opts out when there are at least three ranks.
+  const bool out = size_ >= 3 && rank_ == 0;
+  const int color = out ? ZFC_SPLIT_NOCOLOR : rank_ % 2;
+  zfcComm_t sub = nullptr;
+  ASSERT_EQ(zfcCommSplit(comm_, color, -rank_, &sub), zfcSuccess) << zfcGetLastError(comm_);
+  if (out) {
+    EXPECT_EQ(sub, nullptr);
+    return;
+  }
+  ASSERT_NE(sub, nullptr);
+  int members = 0;
+  for (int r = 0; r < size_; ++r) members += (r % 2 == color && !(size_ >= 3 && r == 0)) ? 1 : 0;
+  int sub_size = 0, sub_rank = 0;
+  ASSERT_EQ(zfcCommCount(sub, &sub_size), zfcSuccess);
+  ASSERT_EQ(zfcCommRank(sub, &sub_rank), zfcSuccess);
+  EXPECT_EQ(sub_size, members);
+  // Keys are -rank: the highest world rank comes first.
+  int higher = 0;
+  for (int r = rank_ + 1; r < size_; ++r) higher += (r % 2 == color) ? 1 : 0;
+  EXPECT_EQ(sub_rank, higher);
+  float v = static_cast<float>(rank_), sum = 0;
+  ASSERT_EQ(zfcAllReduce(sub, &v, &sum, 1, zfcFloat32, nullptr, nullptr, nullptr), zfcSuccess);
+  float expect = 0;
+  for (int r = 0; r < size_; ++r) {
+    if (r % 2 == color && !(size_ >= 3 && r == 0)) expect += static_cast<float>(r);
+  }
+  EXPECT_EQ(sum, expect);
+  EXPECT_EQ(zfcCommDestroy(sub), zfcSuccess);
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace zfc

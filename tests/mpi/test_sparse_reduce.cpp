@@ -1,0 +1,315 @@
+// The fused sparse reduce across ranks: every algorithm against the single-process
+// reference, the same bits from every algorithm and on every rank, compression, real text,
+// and the exact traffic and workspace each algorithm is documented to use.
+#include <cmath>
+#include <cstring>
+
+#include "algo/agreement.hpp"
+#include "common/test_env.hpp"
+#include "sparse_helpers.hpp"
+#include "workload/corpus.hpp"
+
+namespace zfc {
+namespace test {
+namespace {
+
+const zfcAlgorithm_t kAlgorithms[] = {zfcAlgoAllGather, zfcAlgoUniqueAllReduce,
+                                      zfcAlgoDenseVocab, zfcAlgoUniqueAllGather, zfcAlgoAuto};
+
+// Rank r brings 150 + 61 r tokens, except that rank 1 brings none.
+size_t uneven_count(int r) { return r == 1 ? 0 : 150 + 61 * static_cast<size_t>(r); }
+
+uint64_t hash_run(const PlanRun& run) {
+  uint64_t h = fnv1a(run.indices.data(), run.indices.size() * sizeof(int64_t));
+  return fnv1a(run.rows.data(), run.rows.size() * sizeof(float), h);
+}
+
+void expect_matches_reference(const PlanRun& run, const SparseReference& ref) {
+  ASSERT_EQ(run.result, zfcSuccess);
+  ASSERT_EQ(run.indices, ref.unique);
+  ASSERT_EQ(run.rows.size(), ref.rows.size());
+  for (size_t i = 0; i < ref.rows.size(); ++i) {
+    // Bitwise, so that +0/-0 and every last bit count.
+    uint32_t a, b;
+    std::memcpy(&a, &run.rows[i], 4);
+    std::memcpy(&b, &ref.rows[i], 4);
+    ASSERT_EQ(a, b) << "element " << i << ": " << run.rows[i] << " vs " << ref.rows[i];
+  }
+  EXPECT_EQ(run.overflowed, 0);
+}
+
+class SparseAlgorithmTest
+    : public WorldTest,
+      public ::testing::WithParamInterface<std::tuple<zfcAlgorithm_t, zfcDataType_t>> {};
+
+TEST_P(SparseAlgorithmTest, MatchesReferenceBitForBit) {
+  const auto [algorithm, index_type] = GetParam();
+  const Workload w = zipf_workload(size_, 24, 3000, 1.1, 5, uneven_count);
+  const SparseReference ref = reference_sparse(w.ranks, w.dim);
+  PlanOptions o;
+  o.algorithm = algorithm;
+  o.index_type = index_type;
+  const PlanRun run = run_plan(comm_, w.ranks[static_cast<size_t>(rank_)], w.dim, w.vocab, o);
+  ASSERT_EQ(run.result, zfcSuccess) << zfcGetLastError(comm_);
+  expect_matches_reference(run, ref);
+  if (algorithm != zfcAlgoAuto) EXPECT_EQ(run.algorithm, algorithm);
+  EXPECT_NE(run.algorithm, zfcAlgoAuto);
+  EXPECT_TRUE(same_on_all_ranks(hash_run(run)));
+  EXPECT_EQ(run.stats.tokens, w.ranks[static_cast<size_t>(rank_)].indices.size());
+  EXPECT_EQ(run.stats.local_unique, w.local_unique(rank_));
+  EXPECT_EQ(run.stats.global_unique, ref.unique.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AlgorithmsAndIndexTypes, SparseAlgorithmTest,
+    ::testing::Combine(::testing::ValuesIn(kAlgorithms),
+                       ::testing::Values(zfcInt32, zfcInt64)),
+    [](const auto& info) {
+      return std::string(zfcGetAlgorithmName(std::get<0>(info.param))) +
+             (std::get<1>(info.param) == zfcInt32 ? "_int32" : "_int64");
+    });
+
+TEST_F(WorldTest, EveryAlgorithmGivesTheSameBits) {
+  const Workload w = zipf_workload(size_, 16, 100000, 1.05, 9,
+                                   [](int r) { return 640 + 13 * static_cast<size_t>(r); });
+  uint64_t first = 0;
+  for (zfcAlgorithm_t a : kAlgorithms) {
+    PlanOptions o;
+    o.algorithm = a;
+    const PlanRun run = run_plan(comm_, w.ranks[static_cast<size_t>(rank_)], w.dim, w.vocab, o);
+    ASSERT_EQ(run.result, zfcSuccess) << zfcGetAlgorithmName(a) << ": " << zfcGetLastError(comm_);
+    const uint64_t h = hash_run(run);
+    if (a == kAlgorithms[0]) first = h;
+    EXPECT_EQ(h, first) << zfcGetAlgorithmName(a);
+  }
+}
+
+TEST_F(WorldTest, AllRanksEmpty) {
+  for (zfcAlgorithm_t a : kAlgorithms) {
+    PlanOptions o;
+    o.algorithm = a;
+    const PlanRun run = run_plan(comm_, RankInput{}, 8, 1000, o);
+    ASSERT_EQ(run.result, zfcSuccess) << zfcGetAlgorithmName(a) << ": " << zfcGetLastError(comm_);
+    EXPECT_TRUE(run.indices.empty());
+    EXPECT_TRUE(run.rows.empty());
+  }
+}
+
+struct CompressionCase {
+  zfcAlgorithm_t algorithm;
+  zfcCompressionKind_t kind;
+  float scale;
+  zfcDataType_t row_type;
+};
+
+class SparseCompressionTest : public WorldTest,
+                              public ::testing::WithParamInterface<CompressionCase> {};
+
+TEST_P(SparseCompressionTest, CloseToReferenceAndIdenticalOnAllRanks) {
+  const CompressionCase c = GetParam();
+  Workload w = zipf_workload(size_, 32, 5000, 1.1, 13, uneven_count);
+  for (RankInput& r : w.ranks) r.rows = rounded_rows(r.rows, c.row_type);
+  const SparseReference ref = reference_sparse(w.ranks, w.dim);
+  PlanOptions o;
+  o.algorithm = c.algorithm;
+  o.compression = c.kind;
+  o.scale = c.scale;
+  o.row_type = c.row_type;
+  const PlanRun run = run_plan(comm_, w.ranks[static_cast<size_t>(rank_)], w.dim, w.vocab, o);
+  ASSERT_EQ(run.result, zfcSuccess) << zfcGetLastError(comm_);
+  ASSERT_EQ(run.indices, ref.unique);
+  EXPECT_EQ(run.overflowed, 0);
+  if (c.kind == zfcCompressNone) {
+    expect_matches_reference(run, ref);
+  } else {
+    // Each of up to ~2 roundings per rank is within half a unit in the last place of the
+    // wire format, relative to magnitudes of at most a few times the row count.
+    const double ulp = c.kind == zfcCompressFp16 ? 1.0 / 1024 : 1.0 / 128;
+    for (size_t i = 0; i < ref.rows.size(); ++i) {
+      const double bound = ulp * (2.0 + std::fabs(ref.rows[i])) * (size_ + 2);
+      ASSERT_NEAR(run.rows[i], ref.rows[i], bound) << "element " << i;
+    }
+  }
+  EXPECT_TRUE(same_on_all_ranks(hash_run(run)));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Wires, SparseCompressionTest,
+    ::testing::Values(
+        CompressionCase{zfcAlgoUniqueAllReduce, zfcCompressFp16, 256.0f, zfcFloat32},
+        CompressionCase{zfcAlgoUniqueAllReduce, zfcCompressBf16, 1.0f, zfcFloat32},
+        CompressionCase{zfcAlgoAllGather, zfcCompressFp16, 64.0f, zfcFloat32},
+        CompressionCase{zfcAlgoUniqueAllGather, zfcCompressFp16, 64.0f, zfcFloat32},
+        CompressionCase{zfcAlgoDenseVocab, zfcCompressBf16, 1.0f, zfcFloat32},
+        CompressionCase{zfcAlgoUniqueAllReduce, zfcCompressNone, 1.0f, zfcFloat16},
+        CompressionCase{zfcAlgoAllGather, zfcCompressNone, 1.0f, zfcBFloat16},
+        CompressionCase{zfcAlgoUniqueAllGather, zfcCompressNone, 1.0f, zfcFloat16},
+        CompressionCase{zfcAlgoUniqueAllReduce, zfcCompressFp16, 8.0f, zfcBFloat16}));
+
+TEST_F(WorldTest, SparseOverflowIsAgreed) {
+  Workload w = zipf_workload(size_, 4, 200, 1.0, 3, [](int) { return size_t{50}; });
+  w.ranks[0].rows[0] = 1e6f;  // rank 0's first row leaves fp16's range at scale 1
+  PlanOptions o;
+  o.compression = zfcCompressFp16;
+  const PlanRun run = run_plan(comm_, w.ranks[static_cast<size_t>(rank_)], w.dim, w.vocab, o);
+  ASSERT_EQ(run.result, zfcSuccess) << zfcGetLastError(comm_);
+  EXPECT_EQ(run.overflowed, 1);
+  EXPECT_EQ(run.stats.overflows, 1u);
+  EXPECT_TRUE(same_on_all_ranks(hash_run(run)));
+}
+
+TEST_F(WorldTest, PlanReuseAcrossSteps) {
+  zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
+  cfg.dim = 12;
+  cfg.vocab_size = 4000;
+  cfg.algorithm = zfcAlgoUniqueAllReduce;
+  zfcSparsePlan_t plan = nullptr;
+  ASSERT_EQ(zfcSparsePlanCreate(comm_, &cfg, &plan), zfcSuccess);
+  for (int step = 0; step < 4; ++step) {
+    // Sizes grow and shrink, so the workspace both grows and is reused.
+    const size_t base = step % 2 == 0 ? 900 : 40;
+    const Workload w = zipf_workload(size_, cfg.dim, cfg.vocab_size, 1.0, 100 + step,
+                                     [&](int r) { return base + 3 * static_cast<size_t>(r); });
+    const SparseReference ref = reference_sparse(w.ranks, w.dim);
+    const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
+    std::vector<int32_t> idx(mine.indices.begin(), mine.indices.end());
+    zfcSparseResult_t out;
+    ASSERT_EQ(zfcSparseReduce(plan, idx.data(), idx.size(), mine.rows.data(), &out, nullptr),
+              zfcSuccess);
+    ASSERT_EQ(out.num_unique, ref.unique.size());
+    EXPECT_EQ(std::memcmp(out.rows, ref.rows.data(), ref.rows.size() * 4), 0) << "step " << step;
+  }
+  EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
+}
+
+// ---- traffic and memory -------------------------------------------------------------------
+
+struct Traffic {
+  uint64_t sent = 0;
+  uint64_t received = 0;
+};
+
+// Bytes of the deterministic allreduce of n elements of w bytes on this rank.
+Traffic allreduce_traffic(uint64_t n, uint64_t w, int rank, int size) {
+  const uint64_t g = static_cast<uint64_t>(size);
+  if (g == 1) return {};
+  const uint64_t mine = n / g + (static_cast<uint64_t>(rank) < n % g ? 1 : 0);
+  return {((n - mine) + mine * (g - 1)) * w, (mine * (g - 1) + (n - mine)) * w};
+}
+
+// Bytes of a gather in which rank r contributes items[r] * bytes_per_item.
+Traffic gather_traffic(const std::vector<uint64_t>& items, uint64_t bytes_per_item, int rank) {
+  Traffic t;
+  for (size_t r = 0; r < items.size(); ++r) {
+    if (static_cast<int>(r) == rank) {
+      t.sent += items[r] * bytes_per_item * (items.size() - 1);
+    } else {
+      t.received += items[r] * bytes_per_item;
+    }
+  }
+  return t;
+}
+
+Traffic operator+(Traffic a, Traffic b) { return {a.sent + b.sent, a.received + b.received}; }
+
+TEST_F(WorldTest, BytesMatchEachAlgorithmsFormula) {
+  const size_t dim = 64;
+  const Workload w = zipf_workload(size_, dim, 100000, 1.1, 21,
+                                   [](int r) { return 640 - 40 * static_cast<size_t>(r % 3); });
+  const SparseReference ref = reference_sparse(w.ranks, dim);
+  const uint64_t ug = ref.unique.size();
+  std::vector<uint64_t> tokens, uniques, ones(static_cast<size_t>(size_), 1);
+  for (int r = 0; r < size_; ++r) {
+    tokens.push_back(w.ranks[static_cast<size_t>(r)].indices.size());
+    uniques.push_back(w.local_unique(r));
+  }
+  const Traffic header = gather_traffic(ones, sizeof(OpHeader), rank_);
+  const uint64_t kb = 4;  // a vocabulary of 100k sends 32-bit indices
+  struct Expectation {
+    zfcAlgorithm_t algorithm;
+    zfcCompressionKind_t kind;
+    Traffic traffic;
+  };
+  const Expectation cases[] = {
+      {zfcAlgoAllGather, zfcCompressNone,
+       header + gather_traffic(tokens, kb, rank_) + gather_traffic(tokens, dim * 4, rank_)},
+      {zfcAlgoAllGather, zfcCompressFp16,
+       header + gather_traffic(tokens, kb, rank_) + gather_traffic(tokens, dim * 2, rank_)},
+      {zfcAlgoUniqueAllReduce, zfcCompressNone,
+       header + gather_traffic(uniques, kb, rank_) + allreduce_traffic(ug * dim, 4, rank_, size_)},
+      {zfcAlgoUniqueAllReduce, zfcCompressFp16,
+       header + gather_traffic(uniques, kb, rank_) + allreduce_traffic(ug * dim, 2, rank_, size_)},
+      {zfcAlgoUniqueAllGather, zfcCompressNone,
+       header + gather_traffic(uniques, kb, rank_) + gather_traffic(uniques, dim * 4, rank_)},
+      // No index exchange: a presence column rides along with the V rows.
+      {zfcAlgoDenseVocab, zfcCompressBf16,
+       header + allreduce_traffic(100000 * (dim + 1), 2, rank_, size_)},
+  };
+  for (const Expectation& e : cases) {
+    PlanOptions o;
+    o.algorithm = e.algorithm;
+    o.compression = e.kind;
+    const PlanRun run = run_plan(comm_, w.ranks[static_cast<size_t>(rank_)], dim, w.vocab, o);
+    ASSERT_EQ(run.result, zfcSuccess) << zfcGetLastError(comm_);
+    EXPECT_EQ(run.stats.bytes_sent, e.traffic.sent)
+        << zfcGetAlgorithmName(e.algorithm) << " compression " << e.kind;
+    EXPECT_EQ(run.stats.bytes_received, e.traffic.received)
+        << zfcGetAlgorithmName(e.algorithm) << " compression " << e.kind;
+  }
+}
+
+TEST_F(WorldTest, PeakWorkspaceFollowsTheComplexity) {
+  const size_t dim = 128;
+  const Workload w = zipf_workload(size_, dim, 100000, 1.1, 31, [](int) { return size_t{640}; });
+  const SparseReference ref = reference_sparse(w.ranks, dim);
+  const uint64_t gk = w.total_tokens();
+  const uint64_t ug = ref.unique.size();
+  PlanOptions o;
+  o.algorithm = zfcAlgoUniqueAllReduce;
+  const PlanRun unique = run_plan(comm_, w.ranks[static_cast<size_t>(rank_)], dim, w.vocab, o);
+  o.algorithm = zfcAlgoAllGather;
+  const PlanRun gather = run_plan(comm_, w.ranks[static_cast<size_t>(rank_)], dim, w.vocab, o);
+  ASSERT_EQ(unique.result, zfcSuccess);
+  ASSERT_EQ(gather.result, zfcSuccess);
+  // Theta(G K + U_g D): a constant of 3 plus 64 KiB of bitmaps and per-rank headers.
+  EXPECT_LE(unique.stats.peak_workspace_bytes, 3 * (4 * gk + 4 * ug * dim) + 65536)
+      << "G*K " << gk << " U_g " << ug;
+  // The baseline holds every rank's rows: at least G*K*D floats.
+  EXPECT_GE(gather.stats.peak_workspace_bytes, 4 * gk * dim);
+}
+
+// ---- real text ----------------------------------------------------------------------------
+
+TEST_F(WorldTest, GutenbergWindows) {
+  ZFC_REQUIRE_CORPUS(dir, "gutenberg");
+  const workload::Corpus corpus = workload::Corpus::load(dir, 100000);
+  const size_t dim = 32;
+  Workload w;
+  w.dim = dim;
+  w.vocab = corpus.vocab_size();
+  for (int r = 0; r < size_; ++r) {
+    RankInput in;
+    const std::vector<int32_t> ids = corpus.windows(32, 20, workload::mix_seed(77, 0, r));
+    in.indices.assign(ids.begin(), ids.end());
+    in.rows = random_rows(in.indices.size(), dim, 77, r);
+    w.ranks.push_back(std::move(in));
+  }
+  const SparseReference ref = reference_sparse(w.ranks, dim);
+  const double ratio = static_cast<double>(ref.unique.size()) / w.total_tokens();
+  if (rank_ == 0) std::printf("gutenberg: G=%d G*K=%zu U_g=%zu U_g/(G*K)=%.3f\n", size_,
+                              w.total_tokens(), ref.unique.size(), ratio);
+  // Zipf's law: even 640 words of one rank repeat a good deal.
+  EXPECT_LT(ratio, 0.8);
+  for (zfcAlgorithm_t a : {zfcAlgoAllGather, zfcAlgoUniqueAllReduce, zfcAlgoAuto}) {
+    PlanOptions o;
+    o.algorithm = a;
+    const PlanRun run = run_plan(comm_, w.ranks[static_cast<size_t>(rank_)], dim, w.vocab, o);
+    ASSERT_EQ(run.result, zfcSuccess) << zfcGetLastError(comm_);
+    expect_matches_reference(run, ref);
+    EXPECT_TRUE(same_on_all_ranks(hash_run(run)));
+  }
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace zfc

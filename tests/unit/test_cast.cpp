@@ -1,0 +1,147 @@
+// fp16 and bf16 conversions against the compiler's own IEEE conversions, exhaustively where
+// the domain allows.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "common/reference.hpp"
+#include "kernels/cast.hpp"
+#include "kernels/cast_x86.hpp"
+#include "workload/random.hpp"
+
+namespace zfc {
+namespace kernels {
+namespace {
+
+uint16_t half_bits(_Float16 h) {
+  uint16_t u;
+  std::memcpy(&u, &h, 2);
+  return u;
+}
+
+TEST(Cast, EveryHalfDecodesLikeTheCompiler) {
+  for (uint32_t u = 0; u < 65536; ++u) {
+    _Float16 h;
+    const uint16_t bits = static_cast<uint16_t>(u);
+    std::memcpy(&h, &bits, 2);
+    const float want = static_cast<float>(h);
+    const float got = f16_to_f32(bits);
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(got)) << u;
+    } else {
+      ASSERT_EQ(f32_bits(got), f32_bits(want)) << u;
+    }
+  }
+}
+
+TEST(Cast, FloatsRoundToHalfLikeTheCompiler) {
+  // Every float whose low 13 bits cover the rounding cases, across all exponents.
+  for (uint32_t hi = 0; hi < (1u << 19); ++hi) {
+    for (uint32_t lo : {0u, 1u, 0xfffu, 0x1000u, 0x1001u, 0x1fffu}) {
+      const uint32_t u = (hi << 13) | lo;
+      const float f = f32_from_bits(u);
+      const uint16_t want = half_bits(static_cast<_Float16>(f));
+      const uint16_t got = f32_to_f16(f);
+      if (std::isnan(f)) {
+        ASSERT_EQ(got & 0x7c00u, 0x7c00u);
+        ASSERT_NE(got & 0x3ffu, 0u);
+      } else {
+        ASSERT_EQ(got, want) << std::hex << u;
+      }
+    }
+  }
+}
+
+TEST(Cast, BFloat16RoundsToNearestEven) {
+  EXPECT_EQ(f32_to_bf16(1.0f), 0x3f80);
+  EXPECT_EQ(f32_to_bf16(f32_from_bits(0x3f808000u)), 0x3f80);  // tie to even (down)
+  EXPECT_EQ(f32_to_bf16(f32_from_bits(0x3f818000u)), 0x3f82);  // tie to even (up)
+  EXPECT_EQ(f32_to_bf16(f32_from_bits(0x3f808001u)), 0x3f81);
+  EXPECT_EQ(f32_to_bf16(std::numeric_limits<float>::max()), 0x7f80);  // rounds to inf
+  EXPECT_TRUE(std::isnan(bf16_to_f32(f32_to_bf16(std::nanf("")))));
+  workload::SplitMix64 rng(1);
+  for (int i = 0; i < 100000; ++i) {
+    const float f = f32_from_bits(static_cast<uint32_t>(rng.next()));
+    if (std::isnan(f)) continue;
+    ASSERT_EQ(f32_bits(bf16_to_f32(f32_to_bf16(f))), f32_bits(test::round_bf16(f)));
+  }
+}
+
+TEST(Cast, F16cLoopsMatchThePortableCode) {
+  if (!x86::has_f16c()) GTEST_SKIP() << "this CPU has no F16C; the portable loops are in use";
+  std::vector<uint16_t> all(65536);
+  for (uint32_t u = 0; u < 65536; ++u) all[u] = static_cast<uint16_t>(u);
+  std::vector<float> hw(all.size()), sw(all.size());
+  EXPECT_FALSE(x86::decode_f16(all.data(), all.size(), 4.0f, hw.data()));
+  for (size_t i = 0; i < all.size(); ++i) {
+    sw[i] = f16_to_f32(all[i]) / 4.0f;
+    if (std::isnan(sw[i])) {
+      ASSERT_TRUE(std::isnan(hw[i]));
+    } else {
+      ASSERT_EQ(f32_bits(hw[i]), f32_bits(sw[i])) << i;
+    }
+  }
+  const std::vector<uint16_t> finite = {0x3c00, 0x7bff, 0x0001, 0x8000, 0xfbff, 0x1234, 0x4000,
+                                        0x3555, 0x0400};
+  std::vector<float> out(finite.size());
+  EXPECT_TRUE(x86::decode_f16(finite.data(), finite.size(), 1.0f, out.data()));
+  workload::SplitMix64 rng(3);
+  std::vector<float> in(100003);
+  for (float& f : in) f = f32_from_bits(static_cast<uint32_t>(rng.next()) & 0xc7ffffffu);
+  std::vector<uint16_t> h(in.size());
+  x86::encode_f16(in.data(), in.size(), 3.0f, h.data());
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (std::isnan(in[i])) continue;
+    ASSERT_EQ(h[i], f32_to_f16(in[i] * 3.0f)) << std::hex << f32_bits(in[i]);
+  }
+  std::vector<float> acc(17, 5.0f), ref(17);
+  std::vector<uint16_t> blk(17, 0x8000);  // -0: the first block must still give +0
+  x86::accumulate_f16(blk.data(), blk.size(), true, acc.data());
+  for (float a : acc) EXPECT_EQ(f32_bits(a), 0u);
+}
+
+TEST(Cast, EncodeDecodeWithScaleAndOverflow) {
+  const std::vector<float> v = {0.5f, -3.25f, 1e-3f, 100.0f};
+  std::vector<uint16_t> wire(v.size());
+  std::vector<float> back(v.size());
+  encode(v.data(), v.size(), zfcFloat16, 64.0f, wire.data());
+  EXPECT_TRUE(decode(wire.data(), v.size(), zfcFloat16, 64.0f, back.data()));
+  for (size_t i = 0; i < v.size(); ++i) {
+    EXPECT_EQ(back[i], test::round_fp16(v[i] * 64.0f) / 64.0f);
+  }
+  encode(v.data(), v.size(), zfcFloat16, 1024.0f, wire.data());  // 100 * 1024 > 65504
+  EXPECT_FALSE(decode(wire.data(), v.size(), zfcFloat16, 1024.0f, back.data()));
+  EXPECT_TRUE(std::isinf(back[3]));
+}
+
+TEST(Cast, SumBlocksIsRankOrderedFromPositiveZero) {
+  // -0 + -0 would stay -0; the documented order starts from +0.
+  const float blocks[4] = {-0.0f, 1e8f, -0.0f, -1e8f};
+  float acc[2];
+  sum_blocks(blocks, 2, 2, zfcFloat32, acc);
+  EXPECT_EQ(f32_bits(acc[0]), 0u);
+  EXPECT_EQ(acc[1], 0.0f);
+  // In place over block 0.
+  float inplace[3] = {1.0f, 2.0f, 3.0f};
+  sum_blocks(inplace, 1, 3, zfcFloat32, inplace);
+  EXPECT_EQ(inplace[2], 3.0f);
+}
+
+TEST(Cast, ConvertBetweenRowTypes) {
+  const std::vector<float> v = {1.5f, -2.0f, 3.0e-5f};
+  std::vector<uint16_t> h(3), b(3);
+  std::vector<float> f(3);
+  convert(v.data(), zfcFloat32, 3, 1.0f, h.data(), zfcFloat16);
+  convert(h.data(), zfcFloat16, 3, 2.0f, b.data(), zfcBFloat16);
+  convert(b.data(), zfcBFloat16, 3, 1.0f, f.data(), zfcFloat32);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(f[i], test::round_bf16(test::round_fp16(v[i]) * 2.0f));
+  }
+}
+
+}  // namespace
+}  // namespace kernels
+}  // namespace zfc

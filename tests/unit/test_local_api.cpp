@@ -1,0 +1,211 @@
+// The public functions that need no communicator: scatter-to-dense, apply-rows, names,
+// versions and the guards on config structs; and the cost model behind zfcAlgoAuto.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "algo/cost_model.hpp"
+#include "algo/sparse_reduce.hpp"
+#include "core/config.hpp"
+#include "common/reference.hpp"
+#include "zipfcoll/zipfcoll.h"
+
+namespace zfc {
+namespace {
+
+TEST(ScatterToDense, SumsDuplicatesInOrderIntoZeroedRows) {
+  const size_t dim = 3;
+  const std::vector<float> rows = {1, 2, 3, 10, 20, 30, 100, 200, 300, 0.5f, 0.5f, 0.5f};
+  const std::vector<int32_t> pos = {2, 0, 2, 0};
+  std::vector<float> dense(4 * dim, 99.0f);
+  ASSERT_EQ(zfcScatterToDense(rows.data(), zfcFloat32, pos.data(), 4, dim, dense.data(), 4,
+                              nullptr),
+            zfcSuccess);
+  const std::vector<float> want = {10.5f, 20.5f, 30.5f, 0, 0, 0, 101, 202, 303, 0, 0, 0};
+  EXPECT_EQ(dense, want);
+}
+
+TEST(ScatterToDense, HalfAndBFloat16RowsAreSummedInFp32) {
+  // 2049 is not an fp16 value, but 2048 + 1 summed in fp32 is.
+  _Float16 h[2] = {static_cast<_Float16>(2048.0f), static_cast<_Float16>(1.0f)};
+  const int32_t pos[2] = {0, 0};
+  float dense[1];
+  ASSERT_EQ(zfcScatterToDense(h, zfcFloat16, pos, 2, 1, dense, 1, nullptr), zfcSuccess);
+  EXPECT_EQ(dense[0], 2049.0f);
+  const uint16_t b[2] = {0x3f80, 0x4000};  // 1 and 2 in bf16
+  ASSERT_EQ(zfcScatterToDense(b, zfcBFloat16, pos, 2, 1, dense, 1, nullptr), zfcSuccess);
+  EXPECT_EQ(dense[0], 3.0f);
+}
+
+TEST(ScatterToDense, BadPositionWritesNothing) {
+  const std::vector<float> rows(6, 1.0f);
+  const std::vector<int32_t> pos = {0, 2};
+  std::vector<float> dense(4, 7.0f);
+  EXPECT_EQ(zfcScatterToDense(rows.data(), zfcFloat32, pos.data(), 2, 2, dense.data(), 2,
+                              nullptr),
+            zfcInvalidArgument);
+  EXPECT_NE(std::string(zfcGetLastError(nullptr)).find("positions[1] = 2 is outside [0, 2)"),
+            std::string::npos)
+      << zfcGetLastError(nullptr);
+  EXPECT_EQ(dense, std::vector<float>(4, 7.0f));
+  EXPECT_EQ(zfcScatterToDense(rows.data(), zfcInt32, pos.data(), 2, 2, dense.data(), 3,
+                              nullptr),
+            zfcInvalidArgument);
+  EXPECT_EQ(zfcScatterToDense(nullptr, zfcFloat32, pos.data(), 2, 2, dense.data(), 3, nullptr),
+            zfcInvalidArgument);
+  EXPECT_EQ(zfcScatterToDense(nullptr, zfcFloat32, nullptr, 0, 2, nullptr, 0, nullptr),
+            zfcSuccess);
+}
+
+TEST(ApplyRows, UpdatesEachListedRowOnce) {
+  const size_t dim = 2;
+  std::vector<float> table = {1, 1, 2, 2, 3, 3, 4, 4};
+  const int64_t idx[2] = {3, 1};
+  const float rows[4] = {10, 20, 30, 40};
+  ASSERT_EQ(zfcApplyRows(table.data(), 4, dim, idx, zfcInt64, rows, 2, -0.5f, nullptr),
+            zfcSuccess);
+  EXPECT_EQ(table, (std::vector<float>{1, 1, -13, -18, 3, 3, -1, -6}));
+  const int32_t bad[2] = {0, 4};
+  EXPECT_EQ(zfcApplyRows(table.data(), 4, dim, bad, zfcInt32, rows, 2, 1.0f, nullptr),
+            zfcInvalidArgument);
+  EXPECT_NE(std::string(zfcGetLastError(nullptr)).find("indices[1] = 4"), std::string::npos);
+  EXPECT_EQ(table, (std::vector<float>{1, 1, -13, -18, 3, 3, -1, -6}));
+  int stream;
+  EXPECT_EQ(zfcApplyRows(table.data(), 4, dim, idx, zfcInt64, rows, 2, 1.0f, &stream),
+            zfcUnsupported);
+}
+
+TEST(Info, VersionNamesAndErrors) {
+  int v = 0;
+  ASSERT_EQ(zfcGetVersion(&v), zfcSuccess);
+  EXPECT_EQ(v, ZFC_VERSION_CODE);
+  EXPECT_EQ(zfcGetVersion(nullptr), zfcInvalidArgument);
+  for (int r = 0; r < zfcNumResults; ++r) {
+    EXPECT_STRNE(zfcGetErrorString(static_cast<zfcResult_t>(r)), "unknown result code");
+  }
+  EXPECT_STREQ(zfcGetErrorString(static_cast<zfcResult_t>(99)), "unknown result code");
+  EXPECT_STREQ(zfcGetAlgorithmName(zfcAlgoUniqueAllReduce), "unique_allreduce");
+  EXPECT_STREQ(zfcGetAlgorithmName(42), "unknown");
+  EXPECT_STREQ(zfcGetPhaseName(zfcPhaseRowExchange), "row_exchange");
+  EXPECT_EQ(zfcCommRank(nullptr, &v), zfcInvalidArgument);
+  EXPECT_EQ(zfcCommDestroy(nullptr), zfcSuccess);
+  EXPECT_EQ(zfcSparsePlanDestroy(nullptr), zfcSuccess);
+}
+
+TEST(Config, GuardsRefuseUninitialisedOrUnknownStructs) {
+  Config parsed;
+  EXPECT_TRUE(parse_config(nullptr, &parsed).ok());
+  EXPECT_EQ(parsed.algorithm, zfcAlgoAuto);
+  zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
+  EXPECT_TRUE(parse_config(&cfg, &parsed).ok());
+  cfg.size = 8;
+  EXPECT_EQ(parse_config(&cfg, &parsed).code(), zfcInvalidUsage);
+  cfg = ZFC_CONFIG_INITIALIZER;
+  cfg.magic = 0;
+  EXPECT_EQ(parse_config(&cfg, &parsed).code(), zfcInvalidUsage);
+  cfg = ZFC_CONFIG_INITIALIZER;
+  cfg.version = ZFC_VERSION_CODE + 1;
+  EXPECT_EQ(parse_config(&cfg, &parsed).code(), zfcInvalidUsage);
+  cfg = ZFC_CONFIG_INITIALIZER;
+  cfg.compression = zfcCompressFp16;
+  cfg.compress_scale = 0.0f;
+  const Status bad_scale = parse_config(&cfg, &parsed);
+  EXPECT_EQ(bad_scale.code(), zfcInvalidArgument);
+  EXPECT_NE(bad_scale.message().find("scale 0"), std::string::npos) << bad_scale.message();
+  cfg = ZFC_CONFIG_INITIALIZER;
+  cfg.algorithm = 17;
+  EXPECT_EQ(parse_config(&cfg, &parsed).code(), zfcInvalidArgument);
+  cfg = ZFC_CONFIG_INITIALIZER;
+  cfg.device = 0;
+  EXPECT_EQ(parse_config(&cfg, &parsed).code(), zfcUnsupported);
+  cfg = ZFC_CONFIG_INITIALIZER;
+  cfg.timeout_ms = 100;
+  EXPECT_EQ(parse_config(&cfg, &parsed).code(), zfcUnsupported);
+}
+
+TEST(Config, PlanConfigDefaultsComeFromTheCommunicator) {
+  Config comm;
+  comm.algorithm = zfcAlgoAllGather;
+  comm.compression = Compression{zfcCompressBf16, 2.0f};
+  zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
+  PlanSpec spec;
+  EXPECT_EQ(parse_plan_config(&cfg, comm, &spec).code(), zfcInvalidArgument);  // dim 0
+  cfg.dim = 8;
+  cfg.vocab_size = 10;
+  ASSERT_TRUE(parse_plan_config(&cfg, comm, &spec).ok());
+  EXPECT_EQ(spec.algorithm, zfcAlgoAllGather);
+  EXPECT_EQ(spec.compression.kind, zfcCompressBf16);
+  cfg.compression = zfcCompressNone;
+  cfg.algorithm = zfcAlgoDenseVocab;
+  ASSERT_TRUE(parse_plan_config(&cfg, comm, &spec).ok());
+  EXPECT_EQ(spec.algorithm, zfcAlgoDenseVocab);
+  EXPECT_EQ(spec.compression.kind, zfcCompressNone);
+  cfg.index_type = zfcInt32;
+  cfg.vocab_size = int64_t{1} << 32;
+  EXPECT_EQ(parse_plan_config(&cfg, comm, &spec).code(), zfcInvalidArgument);
+  cfg.vocab_size = 10;
+  cfg.row_type = zfcInt64;
+  EXPECT_EQ(parse_plan_config(&cfg, comm, &spec).code(), zfcInvalidArgument);
+  cfg.row_type = zfcFloat32;
+  cfg.magic = 1;
+  EXPECT_EQ(parse_plan_config(&cfg, comm, &spec).code(), zfcInvalidUsage);
+  EXPECT_EQ(parse_plan_config(nullptr, comm, &spec).code(), zfcInvalidArgument);
+}
+
+TEST(CostModel, Formulas) {
+  CostInputs in;
+  in.ranks = 8;
+  in.tokens = 8 * 640;
+  in.local_unique = 8 * 350;
+  in.max_local_unique = 380;
+  in.global_unique = 1640;
+  in.vocab = 100000;
+  in.dim = 512;
+  const double g = 2.0 * 7 / 8, r = 4.0 * 7 / 8;
+  EXPECT_DOUBLE_EQ(estimated_bytes(zfcAlgoAllGather, in), g * 5120 * (4 + 512 * 4));
+  EXPECT_DOUBLE_EQ(estimated_bytes(zfcAlgoUniqueAllReduce, in),
+                   g * 2800 * 4 + r * 1640 * 512 * 4);
+  EXPECT_DOUBLE_EQ(estimated_bytes(zfcAlgoUniqueAllGather, in), g * 2800 * 4 + g * 2800 * 2048);
+  EXPECT_DOUBLE_EQ(estimated_bytes(zfcAlgoDenseVocab, in), r * 100000 * 513 * 4);
+  EXPECT_DOUBLE_EQ(estimated_cost(zfcAlgoUniqueAllReduce, in),
+                   estimated_bytes(zfcAlgoUniqueAllReduce, in) + 3 * kCollectiveLatencyBytes +
+                       kLocalByteWeight * 1640 * 512 * 4);
+}
+
+TEST(CostModel, Choices) {
+  CostInputs word;  // the paper's word model on 8 ranks
+  word.ranks = 8;
+  word.tokens = 8 * 640;
+  word.local_unique = 8 * 350;
+  word.max_local_unique = 380;
+  word.vocab = 100000;
+  word.dim = 512;
+  EXPECT_EQ(choose_before_index_exchange(word), zfcAlgoAuto);
+  word.global_unique = 1640;  // 2 * 1640 > 2800: gathering summed rows moves fewer bytes
+  EXPECT_EQ(choose_after_index_exchange(word), zfcAlgoUniqueAllGather);
+  word.global_unique = 1200;  // more overlap between ranks: the reduction wins
+  EXPECT_EQ(choose_after_index_exchange(word), zfcAlgoUniqueAllReduce);
+
+  CostInputs chars;  // a character model: every rank sees nearly every character
+  chars.ranks = 8;
+  chars.tokens = 8 * 19200;
+  chars.local_unique = 8 * 98;
+  chars.max_local_unique = 98;
+  chars.vocab = 98;
+  chars.dim = 512;
+  EXPECT_EQ(choose_before_index_exchange(chars), zfcAlgoDenseVocab);
+  chars.vocab = 5000;  // a larger alphabet that a step only partly covers
+  EXPECT_EQ(choose_before_index_exchange(chars), zfcAlgoAuto);
+
+  CostInputs one = word;  // one rank moves no bytes; the small matrix still wins
+  one.ranks = 1;
+  one.tokens = 640;
+  one.local_unique = one.max_local_unique = one.global_unique = 350;
+  EXPECT_EQ(choose_before_index_exchange(one), zfcAlgoAuto);
+  EXPECT_EQ(choose_after_index_exchange(one), zfcAlgoUniqueAllReduce);
+}
+
+}  // namespace
+}  // namespace zfc

@@ -1,0 +1,110 @@
+// Local unique, merge and locate kernels against std::set, on both methods (bitmap and
+// radix) and both key widths.
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernels/radix_sort.hpp"
+#include "kernels/unique.hpp"
+#include "workload/random.hpp"
+
+namespace zfc {
+namespace kernels {
+namespace {
+
+template <class K>
+std::vector<K> random_keys(size_t n, uint64_t bound, uint64_t seed, bool skewed) {
+  workload::SplitMix64 rng(seed);
+  std::vector<K> keys(n);
+  for (K& k : keys) {
+    uint64_t v = rng.below(bound);
+    if (skewed) v = v % (1 + rng.below(50));  // many repeats of small keys
+    k = static_cast<K>(v);
+  }
+  return keys;
+}
+
+template <class K>
+void check_unique(size_t n, uint64_t bound, uint64_t seed, bool skewed) {
+  const std::vector<K> keys = random_keys<K>(n, bound, seed, skewed);
+  const std::set<K> ref(keys.begin(), keys.end());
+  std::vector<K> uniq(n + 1);
+  std::vector<int32_t> inverse(n);
+  std::vector<char> scratch(unique_scratch_bytes<K>(n, bound, true));
+  const size_t u = unique_with_inverse(keys.data(), n, bound, uniq.data(), inverse.data(),
+                                       scratch.data());
+  ASSERT_EQ(u, ref.size());
+  ASSERT_TRUE(std::equal(ref.begin(), ref.end(), uniq.begin()));
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(uniq[static_cast<size_t>(inverse[i])], keys[i]);
+
+  std::vector<K> uniq2(n + 1);
+  std::vector<char> scratch2(unique_scratch_bytes<K>(n, bound, false));
+  ASSERT_EQ(sorted_unique(keys.data(), n, bound, uniq2.data(), scratch2.data()), u);
+  ASSERT_TRUE(std::equal(uniq.begin(), uniq.begin() + static_cast<std::ptrdiff_t>(u),
+                         uniq2.begin()));
+}
+
+TEST(Unique, MethodChoice) {
+  EXPECT_TRUE(unique_uses_bitmap(640, 100000));
+  EXPECT_FALSE(unique_uses_bitmap(640, uint64_t{1} << 30));
+  EXPECT_TRUE(unique_uses_bitmap(0, 1000));
+}
+
+TEST(Unique, BitmapPathMatchesSet) {
+  for (size_t n : {0, 1, 2, 63, 640, 5000, 100000}) {
+    check_unique<uint32_t>(n, 100000, n + 1, false);
+    check_unique<uint32_t>(n, 100000, n + 2, true);
+    check_unique<uint64_t>(n, 3000, n + 3, false);
+  }
+}
+
+TEST(Unique, RadixPathMatchesSet) {
+  for (size_t n : {1, 2, 17, 640, 5000, 200000}) {
+    check_unique<uint32_t>(n, uint64_t{1} << 31, n + 4, false);
+    check_unique<uint32_t>(n, uint64_t{1} << 32, n + 5, true);
+    check_unique<uint64_t>(n, uint64_t{1} << 50, n + 6, false);
+    check_unique<uint64_t>(n, ~uint64_t{0}, n + 7, true);
+  }
+}
+
+TEST(RadixSort, MatchesStableSort) {
+  for (int bits : {1, 7, 11, 17, 33, 64}) {
+    const uint64_t bound = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits);
+    std::vector<uint64_t> keys = random_keys<uint64_t>(10007, bound, bits, false);
+    std::vector<uint32_t> vals(keys.size());
+    for (size_t i = 0; i < vals.size(); ++i) vals[i] = static_cast<uint32_t>(i);
+    std::vector<std::pair<uint64_t, uint32_t>> ref;
+    for (size_t i = 0; i < keys.size(); ++i) ref.push_back({keys[i], vals[i]});
+    std::stable_sort(ref.begin(), ref.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<uint64_t> tk(keys.size());
+    std::vector<uint32_t> tv(keys.size());
+    radix_sort(keys.data(), vals.data(), keys.size(), key_bits_for_bound(bound), tk.data(),
+               tv.data());
+    for (size_t i = 0; i < ref.size(); ++i) {
+      ASSERT_EQ(keys[i], ref[i].first) << bits;
+      ASSERT_EQ(vals[i], ref[i].second) << bits;
+    }
+  }
+  EXPECT_EQ(key_bits_for_bound(1), 1);
+  EXPECT_EQ(key_bits_for_bound(100000), 17);
+  EXPECT_EQ(key_bits_for_bound(uint64_t{1} << 32), 32);
+}
+
+TEST(Locate, MergeWalkAndBinarySearchAgree) {
+  std::vector<uint32_t> full;
+  for (uint32_t k = 0; k < 5000; ++k) full.push_back(3 * k + 1);
+  for (size_t every : {1, 2, 40}) {  // dense subsets walk, sparse ones search
+    std::vector<uint32_t> sub;
+    for (size_t i = 0; i < full.size(); i += every) sub.push_back(full[i]);
+    std::vector<int32_t> pos(sub.size());
+    locate_sorted(sub.data(), sub.size(), full.data(), full.size(), pos.data());
+    for (size_t i = 0; i < sub.size(); ++i) ASSERT_EQ(full[static_cast<size_t>(pos[i])], sub[i]);
+  }
+}
+
+}  // namespace
+}  // namespace kernels
+}  // namespace zfc
