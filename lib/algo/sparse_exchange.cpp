@@ -37,6 +37,39 @@ bool finish_rows(float* rows, size_t n, const RowWire& wire) {
   return kernels::all_finite(rows, n);
 }
 
+// The baseline's local reduction: rank by rank, sum its tokens' rows per distinct index
+// (token order), then add those partial sums into `out` at their global positions (rank
+// order), which gives the same bits as the other exchanges.
+template <class K>
+void reduce_gathered_tokens(SparseCall<K>& call, const K* all_keys, const char* all_rows,
+                            zfcDataType_t wire, const size_t* tokens, size_t max_tokens,
+                            float* out) {
+  Workspace& ws = call.ws;
+  const size_t dim = call.spec.dim;
+  const size_t ug = call.set.global_count();
+  const size_t row_bytes = dim * kernels::float_type_bytes(wire);
+  const uint64_t bound = static_cast<uint64_t>(call.spec.vocab);
+  K* uniq = ws.get<K>(Slot::kLocalUnique, max_tokens);
+  int32_t* inverse = ws.get<int32_t>(Slot::kInverse, max_tokens);
+  int32_t* pos = ws.get<int32_t>(Slot::kRankPositions, max_tokens);
+  float* partial = ws.get<float>(Slot::kPartial, max_tokens * dim);
+  void* scratch = ws.get<char>(Slot::kSortScratch,
+                               kernels::unique_scratch_bytes<K>(max_tokens, bound, true));
+  kernels::zero_rows(out, ug, dim);
+  size_t first = 0;
+  for (int r = 0; r < call.transport.size(); ++r) {
+    const size_t n = tokens[r];
+    const size_t u = kernels::unique_with_inverse(all_keys + first, n, bound, uniq, inverse,
+                                                  scratch);
+    if (r == call.transport.rank()) call.op->local_unique = u;
+    kernels::zero_rows(partial, u, dim);
+    kernels::scatter_add_rows(all_rows + first * row_bytes, wire, inverse, n, dim, partial);
+    kernels::locate_sorted(uniq, u, call.set.global(), ug, pos);
+    kernels::scatter_add_rows(partial, zfcFloat32, pos, u, dim, out);
+    first += n;
+  }
+}
+
 }  // namespace
 
 template <class K>
@@ -64,44 +97,25 @@ Status exchange_allgather(SparseCall<K>& call) {
     fill_gather_sizes(tokens, size, sizeof(K), bytes, displs);
     ZFC_RETURN_IF_ERROR(t.allgatherv(call.set.keys(), all_keys, bytes, displs));
   }
+  fill_gather_sizes(tokens, size, dim * wbytes, bytes, displs);
+  char* own = all_rows + displs[t.rank()];
+  {
+    PhaseTimer timer(call.op, zfcPhaseLocal);
+    kernels::convert(call.rows, call.spec.row_type, tokens[t.rank()] * dim, wire.scale, own,
+                     wire.type);
+  }
   {
     PhaseTimer timer(call.op, zfcPhaseRowExchange);
-    fill_gather_sizes(tokens, size, dim * wbytes, bytes, displs);
-    char* own = all_rows + displs[t.rank()];
-    {
-      PhaseTimer local(call.op, zfcPhaseLocal);
-      kernels::convert(call.rows, call.spec.row_type, tokens[t.rank()] * dim, wire.scale, own,
-                       wire.type);
-    }
     ZFC_RETURN_IF_ERROR(t.allgatherv(own, all_rows, bytes, displs));
   }
-  PhaseTimer timer(call.op, zfcPhaseMerge);
-  call.set.merge_from(all_keys, total);
+  {
+    PhaseTimer timer(call.op, zfcPhaseMerge);
+    call.set.merge_from(all_keys, total);
+  }
+  PhaseTimer timer(call.op, zfcPhaseScatter);
   const size_t ug = call.set.global_count();
   float* out = ws.get<float>(Slot::kResultRows, ug * dim);
-  kernels::zero_rows(out, ug, dim);
-  // Rank by rank: sum its tokens' rows per distinct index (token order), then add the
-  // partial sums into the result at their global positions (rank order).
-  const uint64_t bound = static_cast<uint64_t>(call.spec.vocab);
-  K* uniq = ws.get<K>(Slot::kLocalUnique, max_tokens);
-  int32_t* inverse = ws.get<int32_t>(Slot::kInverse, max_tokens);
-  int32_t* pos = ws.get<int32_t>(Slot::kRankPositions, max_tokens);
-  float* partial = ws.get<float>(Slot::kPartial, max_tokens * dim);
-  void* scratch = ws.get<char>(Slot::kSortScratch,
-                               kernels::unique_scratch_bytes<K>(max_tokens, bound, true));
-  size_t first = 0;
-  for (int r = 0; r < size; ++r) {
-    const size_t n = tokens[r];
-    const size_t u = kernels::unique_with_inverse(all_keys + first, n, bound, uniq, inverse,
-                                                  scratch);
-    if (r == t.rank()) call.op->local_unique = u;
-    kernels::zero_rows(partial, u, dim);
-    kernels::scatter_add_rows(all_rows + first * dim * wbytes, wire.type, inverse, n, dim,
-                              partial);
-    kernels::locate_sorted(uniq, u, call.set.global(), ug, pos);
-    kernels::scatter_add_rows(partial, zfcFloat32, pos, u, dim, out);
-    first += n;
-  }
+  reduce_gathered_tokens(call, all_keys, all_rows, wire.type, tokens, max_tokens, out);
   call.out_rows = out;
   call.finite = finish_rows(out, ug * dim, wire);
   return Status::Ok();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "common/mpi_world.hpp"
@@ -241,6 +242,72 @@ TEST_F(WorldTest, SplitByParity) {
   }
   EXPECT_EQ(sum, expect);
   EXPECT_EQ(zfcCommDestroy(sub), zfcSuccess);
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace zfc
+
+namespace zfc {
+namespace test {
+namespace {
+
+TEST_F(WorldTest, AbortFreesLocallyEvenWithLivePlans) {
+  MPI_Comm world = MPI_COMM_WORLD;
+  zfcComm_t extra = nullptr;
+  ASSERT_EQ(zfcCommInitMpi(&extra, &world, nullptr), zfcSuccess);
+  zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
+  cfg.dim = 4;
+  cfg.vocab_size = 100;
+  zfcSparsePlan_t plan = nullptr;
+  ASSERT_EQ(zfcSparsePlanCreate(extra, &cfg, &plan), zfcSuccess);
+  // Destroy refuses while a plan lives; abort does not, and the plan frees the rest.
+  EXPECT_EQ(zfcCommDestroy(extra), zfcInvalidUsage);
+  EXPECT_NE(std::string(zfcGetLastError(extra)).find("1 sparse plans"), std::string::npos);
+  EXPECT_EQ(zfcCommAbort(extra), zfcSuccess);
+  EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
+  // Abort is local: it completes without any peer taking part.
+  zfcComm_t lone = nullptr;
+  ASSERT_EQ(zfcCommInitMpi(&lone, &world, nullptr), zfcSuccess);
+  EXPECT_EQ(zfcCommAbort(lone), zfcSuccess);
+  EXPECT_EQ(zfcCommAbort(nullptr), zfcSuccess);
+}
+
+TEST_F(WorldTest, PhaseTimesAddUpAndStatsAccumulate) {
+  ASSERT_EQ(zfcCommResetStats(comm_), zfcSuccess);
+  std::vector<int32_t> idx = {1, 5, 1, rank_};
+  std::vector<float> rows(idx.size() * 16, 0.25f);
+  zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
+  cfg.dim = 16;
+  cfg.vocab_size = 64;
+  for (zfcAlgorithm_t a : {zfcAlgoAllGather, zfcAlgoUniqueAllReduce}) {
+    zfcSparsePlanConfig_t c = cfg;
+    c.algorithm = a;
+    zfcSparsePlan_t p = nullptr;
+    ASSERT_EQ(zfcSparsePlanCreate(comm_, &c, &p), zfcSuccess);
+    zfcSparseResult_t out;
+    ASSERT_EQ(zfcSparseReduce(p, idx.data(), idx.size(), rows.data(), &out, nullptr), zfcSuccess);
+    zfcStats_t st = ZFC_STATS_INITIALIZER;
+    ASSERT_EQ(zfcCommGetStats(comm_, &st), zfcSuccess);
+    double parts = 0;
+    for (int ph = 0; ph < zfcPhaseTotal; ++ph) {
+      EXPECT_GE(st.last.seconds[ph], 0.0) << zfcGetPhaseName(ph);
+      parts += st.last.seconds[ph];
+    }
+    EXPECT_GT(st.last.seconds[zfcPhaseTotal], 0.0);
+    EXPECT_LE(parts, st.last.seconds[zfcPhaseTotal] * 1.0001 + 1e-6) << zfcGetAlgorithmName(a);
+    EXPECT_EQ(st.last.algorithm, a);
+    EXPECT_EQ(zfcSparsePlanDestroy(p), zfcSuccess);
+  }
+  zfcStats_t st = ZFC_STATS_INITIALIZER;
+  ASSERT_EQ(zfcCommGetStats(comm_, &st), zfcSuccess);
+  EXPECT_EQ(st.total.calls, 2u);
+  EXPECT_EQ(st.total.tokens, 2 * idx.size());
+  EXPECT_GE(st.total.peak_workspace_bytes, st.last.peak_workspace_bytes);
+  EXPECT_GE(st.total.bytes_sent, st.last.bytes_sent);
+  zfcStats_t bad = ZFC_STATS_INITIALIZER;
+  bad.size = 16;
+  EXPECT_EQ(zfcCommGetStats(comm_, &bad), zfcInvalidUsage);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "algo/cost_model.hpp"
 #include "algo/sparse_reduce.hpp"
 #include "core/config.hpp"
+#include "transport/mpi/mpi_transport.hpp"
 #include "common/reference.hpp"
 #include "zipfcoll/zipfcoll.h"
 
@@ -92,6 +93,18 @@ TEST(Info, VersionNamesAndErrors) {
   EXPECT_EQ(zfcCommRank(nullptr, &v), zfcInvalidArgument);
   EXPECT_EQ(zfcCommDestroy(nullptr), zfcSuccess);
   EXPECT_EQ(zfcSparsePlanDestroy(nullptr), zfcSuccess);
+}
+
+TEST(Info, InitWithoutMpiIsRefusedCleanly) {
+  // This process never initialises MPI: a build with MPI says so, one without says it has
+  // no MPI transport. Either way the output is untouched.
+  int fake_mpi_comm = 0;
+  zfcComm_t comm = reinterpret_cast<zfcComm_t>(0x3);
+  const zfcResult_t r = zfcCommInitMpi(&comm, &fake_mpi_comm, nullptr);
+  EXPECT_EQ(r, mpi_transport_available() ? zfcInvalidUsage : zfcUnsupported);
+  EXPECT_NE(std::string(zfcGetLastError(nullptr)).find("MPI"), std::string::npos);
+  EXPECT_EQ(comm, reinterpret_cast<zfcComm_t>(0x3));
+  EXPECT_EQ(zfcCommInitMpi(nullptr, &fake_mpi_comm, nullptr), zfcInvalidArgument);
 }
 
 TEST(Config, GuardsRefuseUninitialisedOrUnknownStructs) {
