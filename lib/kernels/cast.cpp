@@ -26,7 +26,7 @@ zfcDataType_t wire_type(zfcCompressionKind_t kind) {
 
 void encode(const float* src, size_t n, zfcDataType_t wire, float scale, void* dst) {
   if (wire == zfcFloat32) {
-    if (dst != src) std::memcpy(dst, src, n * sizeof(float));
+    if (dst != src && n != 0) std::memcpy(dst, src, n * sizeof(float));
     return;
   }
   uint16_t* out = static_cast<uint16_t*>(dst);
@@ -40,7 +40,7 @@ void encode(const float* src, size_t n, zfcDataType_t wire, float scale, void* d
 
 bool decode(const void* src, size_t n, zfcDataType_t wire, float scale, float* dst) {
   if (wire == zfcFloat32) {
-    if (dst != src) std::memcpy(dst, src, n * sizeof(float));
+    if (dst != src && n != 0) std::memcpy(dst, src, n * sizeof(float));
     return all_finite(dst, n);
   }
   const uint16_t* in = static_cast<const uint16_t*>(src);
@@ -112,7 +112,7 @@ inline float load_as_f32(const void* src, zfcDataType_t type, size_t i) {
 void convert(const void* src, zfcDataType_t src_type, size_t n, float scale, void* dst,
              zfcDataType_t dst_type) {
   if (src_type == dst_type && scale == 1.0f) {
-    if (dst != src) std::memcpy(dst, src, n * float_type_bytes(src_type));
+    if (dst != src && n != 0) std::memcpy(dst, src, n * float_type_bytes(src_type));
     return;
   }
   if (src_type == zfcFloat32) {

@@ -2,6 +2,7 @@
 // references that every rank computes from every rank's (regenerated) input.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <set>
 #include <string>
 #include <vector>
@@ -138,8 +139,12 @@ TEST_P(AllReduceTest, BitIdenticalToReference) {
             zfcSuccess)
       << zfcGetLastError(comm_);
   EXPECT_EQ(overflowed, 0);
-  ASSERT_EQ(std::memcmp(dst, ref.data(), c.count * sizeof(float)), 0)
-      << "first element " << dst[0] << " vs " << (ref.empty() ? 0.0f : ref[0]);
+  for (size_t i = 0; i < c.count; ++i) {
+    uint32_t got, want;
+    std::memcpy(&got, dst + i, 4);
+    std::memcpy(&want, &ref[i], 4);
+    ASSERT_EQ(got, want) << "element " << i << ": " << dst[i] << " vs " << ref[i];
+  }
   EXPECT_TRUE(same_on_all_ranks(fnv1a(dst, c.count * sizeof(float))));
   if (c.kind != zfcCompressNone) {
     // The wire's rounding stays within a few units of its last place per addend.
