@@ -1,6 +1,9 @@
 #include "algo/agreement.hpp"
 
+#include <climits>
 #include <cstring>
+
+#include "core/stats.hpp"
 
 namespace zfc {
 namespace {
@@ -90,7 +93,26 @@ Status agree(const OpHeader* all, int size) {
                    static_cast<double>(h.scale));
     }
   }
+  if (h0.op == static_cast<uint32_t>(OpKind::kUniqueMerge) ||
+      h0.op == static_cast<uint32_t>(OpKind::kSparseReduce)) {
+    uint64_t total = 0;
+    for (int r = 0; r < size; ++r) total += static_cast<uint64_t>(all[r].count);
+    if (total > static_cast<uint64_t>(INT32_MAX)) {
+      return error(zfcInvalidArgument, "the ranks' counts add up to %llu indices, more than "
+                   "the %d that int32 positions can address",
+                   static_cast<unsigned long long>(total), INT32_MAX);
+    }
+  }
   return Status::Ok();
+}
+
+Status exchange_and_agree(Transport& t, Workspace& ws, const OpHeader& mine, zfcOpStats_t* op,
+                          const OpHeader** all) {
+  {
+    PhaseTimer timer(op, zfcPhaseHeader);
+    ZFC_RETURN_IF_ERROR(exchange_headers(t, ws, mine, all));
+  }
+  return agree(*all, t.size());
 }
 
 }  // namespace zfc

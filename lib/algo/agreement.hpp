@@ -52,7 +52,12 @@ Status exchange_headers(Transport& t, Workspace& ws, const OpHeader& mine,
                         const OpHeader** all);
 
 // The verdict every rank computes identically: the lowest rank's local failure, else the
-// first field that differs from rank 0's (zfcMismatch).
+// first field that differs from rank 0's (zfcMismatch), else, for operations that give
+// int32 positions, a total count over ranks beyond INT32_MAX.
 Status agree(const OpHeader* all, int size);
+
+// exchange_headers (timed as the header phase in *op) followed by agree().
+Status exchange_and_agree(Transport& t, Workspace& ws, const OpHeader& mine, zfcOpStats_t* op,
+                          const OpHeader** all);
 
 }  // namespace zfc

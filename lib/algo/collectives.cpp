@@ -5,7 +5,6 @@
 #include "algo/agreement.hpp"
 #include "algo/allreduce.hpp"
 #include "algo/index_set.hpp"
-#include "kernels/index_keys.hpp"
 
 namespace zfc {
 
@@ -13,6 +12,22 @@ Status check_host_stream(const void* stream) {
   if (stream != nullptr) {
     return error(zfcUnsupported, "stream %p given, but this build handles host buffers only "
                  "(pass NULL)", stream);
+  }
+  return Status::Ok();
+}
+
+Status check_index_space(zfcDataType_t index_type, int64_t vocab) {
+  if (index_type != zfcInt32 && index_type != zfcInt64) {
+    return error(zfcInvalidArgument, "index_type %d must be zfcInt32 or zfcInt64",
+                 static_cast<int>(index_type));
+  }
+  if (vocab <= 0) {
+    return error(zfcInvalidArgument, "vocab_size %lld must be > 0",
+                 static_cast<long long>(vocab));
+  }
+  if (index_type == zfcInt32 && vocab > static_cast<int64_t>(INT32_MAX) + 1) {
+    return error(zfcInvalidArgument, "vocab_size %lld does not fit zfcInt32 indices",
+                 static_cast<long long>(vocab));
   }
   return Status::Ok();
 }
@@ -50,18 +65,7 @@ Status check_merge_args(const void* indices, zfcDataType_t index_type, size_t co
                         int64_t vocab, const void* unique_out, size_t capacity,
                         const size_t* num_unique, const void* stream) {
   ZFC_RETURN_IF_ERROR(check_host_stream(stream));
-  if (index_type != zfcInt32 && index_type != zfcInt64) {
-    return error(zfcInvalidArgument, "index_type %d must be zfcInt32 or zfcInt64",
-                 static_cast<int>(index_type));
-  }
-  if (vocab <= 0) {
-    return error(zfcInvalidArgument, "vocab_size %lld must be > 0",
-                 static_cast<long long>(vocab));
-  }
-  if (index_type == zfcInt32 && vocab > static_cast<int64_t>(INT32_MAX) + 1) {
-    return error(zfcInvalidArgument, "vocab_size %lld does not fit zfcInt32 indices",
-                 static_cast<long long>(vocab));
-  }
+  ZFC_RETURN_IF_ERROR(check_index_space(index_type, vocab));
   if (count > 0 && indices == nullptr) {
     return error(zfcInvalidArgument, "indices is NULL with count %zu", count);
   }
@@ -96,25 +100,12 @@ Status run_unique_merge(zfcComm& comm, const void* indices, zfcDataType_t index_
     Status local =
         check_merge_args(indices, index_type, count, vocab, unique_out, capacity, num_unique,
                          stream);
-    if (local.ok()) {
-      kernels::BadIndex bad = set.load(indices, index_type, count, comm.config.bounds_check);
-      if (bad.found) {
-        local = error(zfcInvalidArgument, "indices[%zu] = %lld is outside [0, %lld)",
-                      bad.position, static_cast<long long>(bad.value),
-                      static_cast<long long>(vocab));
-      } else {
-        set.dedupe_local();
-      }
-    }
+    if (local.ok()) local = set.load(indices, index_type, count, comm.config.bounds_check, true);
     header_fail(&mine, local);
     mine.local_unique = static_cast<int64_t>(set.local_unique_count());
   }
   const OpHeader* all = nullptr;
-  {
-    PhaseTimer timer(op, zfcPhaseHeader);
-    ZFC_RETURN_IF_ERROR(exchange_headers(t, ws, mine, &all));
-  }
-  ZFC_RETURN_IF_ERROR(agree(all, t.size()));
+  ZFC_RETURN_IF_ERROR(exchange_and_agree(t, ws, mine, op, &all));
   {
     PhaseTimer timer(op, zfcPhaseIndexExchange);
     ZFC_RETURN_IF_ERROR(set.gather(t, all));
@@ -179,11 +170,7 @@ Status allreduce(zfcComm& comm, const void* send, void* recv, size_t count,
   }
   header_fail(&mine, local);
   const OpHeader* all = nullptr;
-  {
-    PhaseTimer timer(op, zfcPhaseHeader);
-    ZFC_RETURN_IF_ERROR(exchange_headers(t, ws, mine, &all));
-  }
-  ZFC_RETURN_IF_ERROR(agree(all, t.size()));
+  ZFC_RETURN_IF_ERROR(exchange_and_agree(t, ws, mine, op, &all));
   bool finite = true;
   {
     PhaseTimer timer(op, zfcPhaseRowExchange);

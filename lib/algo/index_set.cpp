@@ -5,11 +5,17 @@
 namespace zfc {
 
 template <class K>
-kernels::BadIndex IndexSet<K>::load(const void* indices, zfcDataType_t type, size_t n,
-                                    bool check) {
+Status IndexSet<K>::load(const void* indices, zfcDataType_t type, size_t n, bool check,
+                         bool dedupe) {
   count_ = n;
   keys_ = ws_.get<K>(Slot::kKeys, n);
-  return kernels::load_keys(indices, type, n, vocab_, check, keys_);
+  const kernels::BadIndex bad = kernels::load_keys(indices, type, n, vocab_, check, keys_);
+  if (bad.found) {
+    return error(zfcInvalidArgument, "indices[%zu] = %lld is outside [0, %lld)", bad.position,
+                 static_cast<long long>(bad.value), static_cast<long long>(vocab_));
+  }
+  if (dedupe) dedupe_local();
+  return Status::Ok();
 }
 
 template <class K>

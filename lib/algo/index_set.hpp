@@ -19,11 +19,10 @@ class IndexSet {
  public:
   IndexSet(Workspace& ws, int64_t vocab) : ws_(ws), vocab_(vocab) {}
 
-  // Copies the caller's indices into keys, checking the range when `check`.
-  kernels::BadIndex load(const void* indices, zfcDataType_t type, size_t n, bool check);
-
-  // This rank's distinct keys and each token's position among them.
-  void dedupe_local();
+  // Copies the caller's indices into keys, checking the range when `check` (a bad index is
+  // zfcInvalidArgument naming its position and value), and with `dedupe` finds this rank's
+  // distinct keys and each token's position among them.
+  Status load(const void* indices, zfcDataType_t type, size_t n, bool check, bool dedupe);
 
   // Allgathers every rank's distinct keys (counts from the agreed headers).
   Status gather(Transport& t, const OpHeader* headers);
@@ -57,6 +56,8 @@ class IndexSet {
   const size_t* rank_displs() const { return rank_displs_; }  // in keys
 
  private:
+  void dedupe_local();
+
   Workspace& ws_;
   int64_t vocab_;
   size_t count_ = 0;

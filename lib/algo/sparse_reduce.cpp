@@ -6,7 +6,6 @@
 #include "algo/collectives.hpp"
 #include "algo/cost_model.hpp"
 #include "kernels/cast.hpp"
-#include "kernels/index_keys.hpp"
 
 namespace zfc {
 namespace {
@@ -14,7 +13,6 @@ namespace {
 bool is_row_type(zfcDataType_t t) {
   return t == zfcFloat32 || t == zfcFloat16 || t == zfcBFloat16;
 }
-bool is_index_type(zfcDataType_t t) { return t == zfcInt32 || t == zfcInt64; }
 
 // This rank's own checks, before anything is exchanged.
 Status check_call(const void* indices, size_t count, const void* rows, const SparseOutput* out,
@@ -47,21 +45,6 @@ CostInputs cost_inputs(const OpHeader* all, int size, const PlanSpec& spec, size
   in.key_bytes = key_bytes;
   in.row_bytes = kernels::float_type_bytes(kernels::wire_type(spec.compression.kind));
   return in;
-}
-
-// Checks on the agreed headers that only the sum over ranks can fail.
-Status check_totals(const OpHeader* all, int size, const PlanSpec& spec) {
-  uint64_t total = 0;
-  for (int r = 0; r < size; ++r) total += static_cast<uint64_t>(all[r].count);
-  if (total > static_cast<uint64_t>(INT32_MAX)) {
-    return error(zfcInvalidArgument, "the ranks' counts add up to %llu indices, more than %d",
-                 static_cast<unsigned long long>(total), INT32_MAX);
-  }
-  if (spec.algorithm == zfcAlgoDenseVocab && spec.vocab > INT32_MAX) {
-    return error(zfcUnsupported, "algorithm dense_vocab needs vocab_size <= %d, not %lld",
-                 INT32_MAX, static_cast<long long>(spec.vocab));
-  }
-  return Status::Ok();
 }
 
 // Runs the exchange, resolving zfcAlgoAuto; returns the algorithm that ran in *ran.
@@ -116,26 +99,19 @@ Status run_sparse(zfcSparsePlan& plan, const void* indices, size_t count, const 
     PhaseTimer timer(op, zfcPhaseLocal);
     Status local = check_call(indices, count, rows, out, stream);
     if (local.ok()) {
-      kernels::BadIndex bad =
-          set.load(indices, spec.index_type, count, comm->config.bounds_check);
-      if (bad.found) {
-        local = error(zfcInvalidArgument, "indices[%zu] = %lld is outside [0, %lld)",
-                      bad.position, static_cast<long long>(bad.value),
-                      static_cast<long long>(spec.vocab));
-      } else if (spec.algorithm != zfcAlgoAllGather) {
-        set.dedupe_local();
-      }
+      // The baseline exchanges every token, so it has no use for the local distinct set.
+      local = set.load(indices, spec.index_type, count, comm->config.bounds_check,
+                       spec.algorithm != zfcAlgoAllGather);
     }
     header_fail(&mine, local);
     mine.local_unique = static_cast<int64_t>(set.local_unique_count());
   }
   const OpHeader* all = nullptr;
-  {
-    PhaseTimer timer(op, zfcPhaseHeader);
-    ZFC_RETURN_IF_ERROR(exchange_headers(t, ws, mine, &all));
+  ZFC_RETURN_IF_ERROR(exchange_and_agree(t, ws, mine, op, &all));
+  if (spec.algorithm == zfcAlgoDenseVocab && spec.vocab > INT32_MAX) {
+    return error(zfcUnsupported, "algorithm dense_vocab needs vocab_size <= %d, not %lld",
+                 INT32_MAX, static_cast<long long>(spec.vocab));
   }
-  ZFC_RETURN_IF_ERROR(agree(all, t.size()));
-  ZFC_RETURN_IF_ERROR(check_totals(all, t.size(), spec));
 
   SparseCall<K> call{t, ws, spec, op, set, all, rows};
   zfcAlgorithm_t algorithm = spec.algorithm;
@@ -174,22 +150,11 @@ Status parse_plan_config(const zfcSparsePlanConfig_t* user, const Config& comm_c
                  user->version, ZFC_VERSION_CODE);
   }
   if (user->dim == 0) return error(zfcInvalidArgument, "plan dim must be > 0");
-  if (user->vocab_size <= 0) {
-    return error(zfcInvalidArgument, "plan vocab_size %lld must be > 0",
-                 static_cast<long long>(user->vocab_size));
-  }
   if (!is_row_type(user->row_type)) {
     return error(zfcInvalidArgument, "plan row_type %d must be zfcFloat32, zfcFloat16 or "
                  "zfcBFloat16", static_cast<int>(user->row_type));
   }
-  if (!is_index_type(user->index_type)) {
-    return error(zfcInvalidArgument, "plan index_type %d must be zfcInt32 or zfcInt64",
-                 static_cast<int>(user->index_type));
-  }
-  if (user->index_type == zfcInt32 && user->vocab_size > static_cast<int64_t>(INT32_MAX) + 1) {
-    return error(zfcInvalidArgument, "plan vocab_size %lld does not fit zfcInt32 indices",
-                 static_cast<long long>(user->vocab_size));
-  }
+  ZFC_RETURN_IF_ERROR(check_index_space(user->index_type, user->vocab_size));
   if (user->algorithm < zfcAlgoDefault || user->algorithm >= zfcNumAlgorithms) {
     return error(zfcInvalidArgument, "plan algorithm %d is not a zfcAlgorithm_t",
                  user->algorithm);

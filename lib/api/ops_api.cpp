@@ -66,14 +66,7 @@ zfcResult_t zfcApplyRows(float* table, int64_t vocab_size, size_t dim, const voi
                          float alpha, void* stream) {
   return zfc::guarded(nullptr, [&]() -> Status {
     ZFC_RETURN_IF_ERROR(zfc::check_host_stream(stream));
-    if (index_type != zfcInt32 && index_type != zfcInt64) {
-      return error(zfcInvalidArgument, "index_type %d must be zfcInt32 or zfcInt64",
-                   static_cast<int>(index_type));
-    }
-    if (vocab_size <= 0) {
-      return error(zfcInvalidArgument, "vocab_size %lld must be > 0",
-                   static_cast<long long>(vocab_size));
-    }
+    ZFC_RETURN_IF_ERROR(zfc::check_index_space(index_type, vocab_size));
     if (num_rows == 0 || dim == 0) return Status::Ok();
     if (table == nullptr) return zfc::null_handle("table");
     if (indices == nullptr) return zfc::null_handle("indices");
