@@ -176,12 +176,14 @@ ZFC_API zfcResult_t zfcCommInitMpi(zfcComm_t* comm, const void* mpi_comm,
  * ZFC_SPLIT_NOCOLOR on any rank fails on every rank with zfcInvalidArgument. */
 ZFC_API zfcResult_t zfcCommSplit(zfcComm_t comm, int color, int key, zfcComm_t* newcomm);
 
-/* Collective. Frees the communicator and its duplicated MPI communicator. NULL is a no-op. */
+/* Collective. Frees the communicator and its duplicated MPI communicator. NULL is a no-op.
+ * Fails with zfcInvalidUsage (freeing nothing) while plans created on it are alive. */
 ZFC_API zfcResult_t zfcCommDestroy(zfcComm_t comm);
 
 /* Local (not collective). Frees the communicator without communicating, for use after a
  * failure when peers may be gone. The duplicated MPI communicator is left to MPI_Finalize,
- * because freeing it would need the peers. NULL is a no-op. */
+ * because freeing it would need the peers. Plans still alive on it may then only be passed
+ * to zfcSparsePlanDestroy, which frees what remains. NULL is a no-op. */
 ZFC_API zfcResult_t zfcCommAbort(zfcComm_t comm);
 
 ZFC_API zfcResult_t zfcCommRank(zfcComm_t comm, int* rank);
@@ -228,9 +230,12 @@ typedef struct {
 #define ZFC_OP_STATS_ZERO {0, 0, 0, 0, 0, 0, 0, 0, -1, 0, {0, 0, 0, 0, 0, 0, 0}}
 #define ZFC_STATS_INITIALIZER {sizeof(zfcStats_t), ZFC_OP_STATS_ZERO, ZFC_OP_STATS_ZERO}
 
-/* Local. Copies the communicator's statistics (covering zfcUniqueMerge, zfcAllReduce and
- * every plan's zfcSparseReduce on it). Bytes are counted where data is handed to the
- * transport: a message of n bytes that reaches m peers counts n*m bytes sent. */
+/* Local. Copies the communicator's statistics: every successful zfcUniqueMerge,
+ * zfcAllReduce and zfcSparseReduce (of any plan) on it. Bytes are counted where data is
+ * handed to the transport: a block of n bytes that must reach m peers counts n*m bytes sent,
+ * each block received from a peer counts as received, and the per-call header of agreement
+ * (192 bytes per rank) is included. Fails with zfcInvalidUsage if stats->size is not
+ * sizeof(zfcStats_t). */
 ZFC_API zfcResult_t zfcCommGetStats(zfcComm_t comm, zfcStats_t* stats);
 /* Local. Zeroes the statistics. */
 ZFC_API zfcResult_t zfcCommResetStats(zfcComm_t comm);

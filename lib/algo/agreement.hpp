@@ -40,6 +40,8 @@ struct OpHeader {
   int32_t key;           // split
   char message[112];     // this rank's local error, if any
 };
+// The size is part of the documented traffic (docs/algorithms.md, zfcCommGetStats).
+static_assert(sizeof(OpHeader) == 192, "the operation header is 192 bytes on the wire");
 
 // A header for `op` with every field neutral (status success, capacity -1).
 OpHeader make_header(OpKind op);

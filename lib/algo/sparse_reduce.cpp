@@ -47,6 +47,20 @@ CostInputs cost_inputs(const OpHeader* all, int size, const PlanSpec& spec, size
   return in;
 }
 
+// This rank's view of everything the ranks must agree on.
+OpHeader plan_header(const PlanSpec& spec, size_t count) {
+  OpHeader h = make_header(OpKind::kSparseReduce);
+  h.count = static_cast<int64_t>(count);
+  h.dim = static_cast<int64_t>(spec.dim);
+  h.vocab = spec.vocab;
+  h.row_type = spec.row_type;
+  h.index_type = spec.index_type;
+  h.algorithm = spec.algorithm;
+  h.compression = spec.compression.kind;
+  h.scale = spec.compression.scale;
+  return h;
+}
+
 // Runs the exchange, resolving zfcAlgoAuto; returns the algorithm that ran in *ran.
 template <class K>
 Status run_exchange(SparseCall<K>& call, zfcAlgorithm_t* ran) {
@@ -85,15 +99,7 @@ Status run_sparse(zfcSparsePlan& plan, const void* indices, size_t count, const 
   zfcOpStats_t* op = recorder.op();
   op->tokens = count;
 
-  OpHeader mine = make_header(OpKind::kSparseReduce);
-  mine.count = static_cast<int64_t>(count);
-  mine.dim = static_cast<int64_t>(spec.dim);
-  mine.vocab = spec.vocab;
-  mine.row_type = spec.row_type;
-  mine.index_type = spec.index_type;
-  mine.algorithm = spec.algorithm;
-  mine.compression = spec.compression.kind;
-  mine.scale = spec.compression.scale;
+  OpHeader mine = plan_header(spec, count);
   IndexSet<K> set(ws, spec.vocab);
   {
     PhaseTimer timer(op, zfcPhaseLocal);
