@@ -148,7 +148,9 @@ typedef struct {
   int algorithm;         /* zfcAlgorithm_t used by plans created with zfcAlgoDefault */
   int compression;       /* zfcCompressionKind_t used by plans that do not set their own */
   float compress_scale;  /* the scale that goes with `compression` */
-  int bounds_check;      /* 1: check every index against the vocabulary (recommended) */
+  int bounds_check;      /* 1: check every index against the vocabulary (recommended);
+                            0: trust them (an index outside [0, V) is then undefined
+                            behaviour, on every rank) */
   const char* name;      /* for log lines; copied; may be NULL */
 } zfcConfig_t;
 

@@ -70,7 +70,8 @@ Status agree(const OpHeader* all, int size) {
   }
   for (int r = 0; r < size; ++r) {
     if (all[r].status != zfcSuccess) {
-      return error(static_cast<zfcResult_t>(all[r].status), "rank %d: %s", r, all[r].message);
+      return error(static_cast<zfcResult_t>(all[r].status), "rank %d: %.*s", r,
+                   static_cast<int>(sizeof all[r].message), all[r].message);
     }
   }
   const bool counts_match = h0.op == static_cast<uint32_t>(OpKind::kAllReduce);

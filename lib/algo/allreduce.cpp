@@ -47,10 +47,11 @@ Status allreduce_sum(Transport& t, Workspace& ws, const float* send, float* recv
   const size_t mine = ch.len(me);
 
   const void* wire_send = send;
+  char* wire_buf = nullptr;  // the compressed copy; it holds the gathered result later
   if (wire != zfcFloat32) {
-    void* buf = ws.get<char>(Slot::kWireSend, n * w);
-    kernels::encode(send, n, wire, scale, buf);
-    wire_send = buf;
+    wire_buf = ws.get<char>(Slot::kWireSend, n * w);
+    kernels::encode(send, n, wire, scale, wire_buf);
+    wire_send = wire_buf;
   }
   size_t* sizes = ws.get<size_t>(Slot::kReduceSizes, 4 * static_cast<size_t>(size));
   size_t *send_bytes = sizes, *send_displs = sizes + size;
@@ -79,7 +80,8 @@ Status allreduce_sum(Transport& t, Workspace& ws, const float* send, float* recv
   }
   float* acc = ws.get<float>(Slot::kPartial, mine);
   kernels::sum_blocks(wire_recv, size, mine, wire, acc);
-  char* gathered = ws.get<char>(Slot::kWireGather, n * w);
+  // The reduce-scatter has consumed the compressed copy: gather into it.
+  char* gathered = wire_buf;
   char* own = gathered + ch.off(me) * w;
   kernels::encode(acc, mine, wire, 1.0f, own);  // already in scaled units
   ZFC_RETURN_IF_ERROR(t.allgatherv(own, gathered, recv_bytes, recv_displs));

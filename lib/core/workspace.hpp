@@ -26,9 +26,8 @@ enum class Slot : int {
   kRankPositions,   // positions in the global set of one rank's keys
   kHeaders,         // per-rank operation headers
   kDense,           // the U_g x D (or V x D) matrix being reduced
-  kWireSend,        // compressed copy of what is sent
+  kWireSend,        // compressed copy of what is sent, then of the gathered result
   kWireRecv,        // what arrives from peers
-  kWireGather,      // the compressed result gathered from owners
   kGatheredRows,    // rows gathered from all ranks
   kPartial,         // one rank's locally summed rows
   kResultRows,      // the reduced rows handed back to the caller

@@ -318,3 +318,29 @@ TEST_F(WorldTest, PhaseTimesAddUpAndStatsAccumulate) {
 }  // namespace
 }  // namespace test
 }  // namespace zfc
+
+namespace zfc {
+namespace test {
+namespace {
+
+TEST_F(WorldTest, TrustedIndicesSkipTheRangeCheck) {
+  zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
+  cfg.bounds_check = 0;
+  cfg.name = "trusted";
+  MPI_Comm world = MPI_COMM_WORLD;
+  zfcComm_t trusted = nullptr;
+  ASSERT_EQ(zfcCommInitMpi(&trusted, &world, &cfg), zfcSuccess) << zfcGetLastError(nullptr);
+  const int64_t idx[3] = {rank_, 40, rank_ + 1};
+  int64_t unique[64];
+  size_t num_unique = 0;
+  ASSERT_EQ(zfcUniqueMerge(trusted, idx, zfcInt64, 3, 100, unique, 64, &num_unique, nullptr,
+                           nullptr),
+            zfcSuccess);
+  EXPECT_EQ(num_unique, static_cast<size_t>(size_ + 2));  // 0..size_ and 40
+  EXPECT_EQ(unique[num_unique - 1], 40);
+  EXPECT_EQ(zfcCommDestroy(trusted), zfcSuccess);
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace zfc
