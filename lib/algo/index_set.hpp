@@ -46,14 +46,11 @@ class IndexSet {
   size_t count() const { return count_; }
   const K* keys() const { return keys_; }
   size_t local_unique_count() const { return local_count_; }
-  const K* local_unique() const { return local_unique_; }
   const int32_t* inverse() const { return inverse_; }
   size_t global_count() const { return global_count_; }
   const K* global() const { return global_; }
   size_t gathered_count() const { return gathered_count_; }
-  const K* gathered() const { return gathered_; }
   const size_t* rank_counts() const { return rank_counts_; }  // in keys
-  const size_t* rank_displs() const { return rank_displs_; }  // in keys
 
  private:
   void dedupe_local();

@@ -31,10 +31,4 @@ size_t Workspace::call_bytes() const {
   return total;
 }
 
-size_t Workspace::held_bytes() const {
-  size_t total = 0;
-  for (const Buffer& b : buffers_) total += b.capacity;
-  return total;
-}
-
 }  // namespace zfc

@@ -54,8 +54,6 @@ class Workspace {
 
   // Bytes the current call has requested (see above).
   size_t call_bytes() const;
-  // Bytes held now, over all slots.
-  size_t held_bytes() const;
 
  private:
   void* raw(Slot s, size_t bytes);

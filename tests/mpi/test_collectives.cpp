@@ -249,14 +249,6 @@ TEST_F(WorldTest, SplitByParity) {
   EXPECT_EQ(zfcCommDestroy(sub), zfcSuccess);
 }
 
-}  // namespace
-}  // namespace test
-}  // namespace zfc
-
-namespace zfc {
-namespace test {
-namespace {
-
 TEST_F(WorldTest, AbortFreesLocallyEvenWithLivePlans) {
   MPI_Comm world = MPI_COMM_WORLD;
   zfcComm_t extra = nullptr;
@@ -314,14 +306,6 @@ TEST_F(WorldTest, PhaseTimesAddUpAndStatsAccumulate) {
   bad.size = 16;
   EXPECT_EQ(zfcCommGetStats(comm_, &bad), zfcInvalidUsage);
 }
-
-}  // namespace
-}  // namespace test
-}  // namespace zfc
-
-namespace zfc {
-namespace test {
-namespace {
 
 TEST_F(WorldTest, TrustedIndicesSkipTheRangeCheck) {
   zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;

@@ -220,6 +220,16 @@ class SparseErrorTest : public ErrorTest {
     const zfcSparseResult_t ref = sentinel();
     return std::memcmp(&s, &ref, sizeof s) == 0;
   }
+
+  // The spoiled reduce fails alike on every rank and leaves the caller's result untouched.
+  template <class SpoilConfig, class SpoilCall>
+  void expect_reduce_fails(SpoilConfig spoil_config, SpoilCall spoil_call, zfcResult_t code,
+                           const std::string& what) {
+    zfcSparseResult_t out = sentinel();
+    const zfcResult_t got = reduce_with(spoil_config, spoil_call, &out);
+    expect_agreed(got, code, kBad, what);
+    EXPECT_TRUE(unchanged(out));
+  }
 };
 
 using Cfg = zfcSparsePlanConfig_t;
@@ -227,61 +237,44 @@ auto no_config = [](Cfg&) {};
 auto no_call = [](Idx&, const void*&, const void*&, size_t&) {};
 
 TEST_F(SparseErrorTest, DimDiffers) {
-  zfcSparseResult_t out = sentinel();
-  const zfcResult_t got = reduce_with([](Cfg& c) { c.dim = 5; }, no_call, &out);
-  expect_agreed(got, zfcMismatch, kBad, "dim differs across ranks: rank 0 has 4, rank 1 has 5");
-  EXPECT_TRUE(unchanged(out));
+  expect_reduce_fails([](Cfg& c) { c.dim = 5; }, no_call, zfcMismatch,
+                      "dim differs across ranks: rank 0 has 4, rank 1 has 5");
 }
 
 TEST_F(SparseErrorTest, RowTypeDiffers) {
-  zfcSparseResult_t out = sentinel();
-  const zfcResult_t got = reduce_with([](Cfg& c) { c.row_type = zfcFloat16; }, no_call, &out);
-  expect_agreed(got, zfcMismatch, kBad, "row data type differs");
-  EXPECT_TRUE(unchanged(out));
+  expect_reduce_fails([](Cfg& c) { c.row_type = zfcFloat16; }, no_call, zfcMismatch,
+                      "row data type differs");
 }
 
 TEST_F(SparseErrorTest, VocabularyDiffers) {
-  zfcSparseResult_t out = sentinel();
-  const zfcResult_t got = reduce_with([](Cfg& c) { c.vocab_size = 999; }, no_call, &out);
-  expect_agreed(got, zfcMismatch, kBad, "vocab_size differs");
-  EXPECT_TRUE(unchanged(out));
+  expect_reduce_fails([](Cfg& c) { c.vocab_size = 999; }, no_call, zfcMismatch,
+                      "vocab_size differs");
 }
 
 TEST_F(SparseErrorTest, AlgorithmDiffers) {
-  zfcSparseResult_t out = sentinel();
-  const zfcResult_t got =
-      reduce_with([](Cfg& c) { c.algorithm = zfcAlgoAllGather; }, no_call, &out);
-  expect_agreed(got, zfcMismatch, kBad, "algorithm differs");
-  EXPECT_TRUE(unchanged(out));
+  expect_reduce_fails([](Cfg& c) { c.algorithm = zfcAlgoAllGather; }, no_call, zfcMismatch,
+                      "algorithm differs");
 }
 
 TEST_F(SparseErrorTest, CompressionDiffers) {
-  zfcSparseResult_t out = sentinel();
-  const zfcResult_t got = reduce_with(
+  expect_reduce_fails(
       [](Cfg& c) {
         c.compression = zfcCompressFp16;
         c.compress_scale = 4.0f;
       },
-      no_call, &out);
-  expect_agreed(got, zfcMismatch, kBad, "compression differs");
-  EXPECT_TRUE(unchanged(out));
+      no_call, zfcMismatch, "compression differs");
 }
 
 TEST_F(SparseErrorTest, IndexOutsideVocabulary) {
-  zfcSparseResult_t out = sentinel();
-  const zfcResult_t got =
-      reduce_with(no_config, [](Idx& i, const void*&, const void*&, size_t&) { i[1] = 1000; },
-                  &out);
-  expect_agreed(got, zfcInvalidArgument, kBad, "indices[1] = 1000 is outside [0, 1000)");
-  EXPECT_TRUE(unchanged(out));
+  expect_reduce_fails(
+      no_config, [](Idx& i, const void*&, const void*&, size_t&) { i[1] = 1000; },
+      zfcInvalidArgument, "indices[1] = 1000 is outside [0, 1000)");
 }
 
 TEST_F(SparseErrorTest, NullRows) {
-  zfcSparseResult_t out = sentinel();
-  const zfcResult_t got = reduce_with(
-      no_config, [](Idx&, const void*&, const void*& r, size_t&) { r = nullptr; }, &out);
-  expect_agreed(got, zfcInvalidArgument, kBad, "rows is NULL with count 4");
-  EXPECT_TRUE(unchanged(out));
+  expect_reduce_fails(
+      no_config, [](Idx&, const void*&, const void*& r, size_t&) { r = nullptr; },
+      zfcInvalidArgument, "rows is NULL with count 4");
 }
 
 TEST_F(SparseErrorTest, NullOutput) {

@@ -167,15 +167,24 @@ TEST(Config, PlanConfigDefaultsComeFromTheCommunicator) {
   EXPECT_EQ(parse_plan_config(nullptr, comm, &spec).code(), zfcInvalidArgument);
 }
 
-TEST(CostModel, Formulas) {
+CostInputs inputs(int ranks, uint64_t tokens, uint64_t local_unique, uint64_t max_local_unique,
+                  int64_t vocab) {
   CostInputs in;
-  in.ranks = 8;
-  in.tokens = 8 * 640;
-  in.local_unique = 8 * 350;
-  in.max_local_unique = 380;
-  in.global_unique = 1640;
-  in.vocab = 100000;
+  in.ranks = ranks;
+  in.tokens = tokens;
+  in.local_unique = local_unique;
+  in.max_local_unique = max_local_unique;
+  in.vocab = vocab;
   in.dim = 512;
+  return in;
+}
+
+// The paper's word model on 8 ranks: K = 640, D = 512, V = 100k.
+CostInputs word_model() { return inputs(8, 8 * 640, 8 * 350, 380, 100000); }
+
+TEST(CostModel, Formulas) {
+  CostInputs in = word_model();
+  in.global_unique = 1640;
   const double g = 2.0 * 7 / 8, r = 4.0 * 7 / 8;
   EXPECT_DOUBLE_EQ(estimated_bytes(zfcAlgoAllGather, in), g * 5120 * (4 + 512 * 4));
   EXPECT_DOUBLE_EQ(estimated_bytes(zfcAlgoUniqueAllReduce, in),
@@ -188,26 +197,15 @@ TEST(CostModel, Formulas) {
 }
 
 TEST(CostModel, Choices) {
-  CostInputs word;  // the paper's word model on 8 ranks
-  word.ranks = 8;
-  word.tokens = 8 * 640;
-  word.local_unique = 8 * 350;
-  word.max_local_unique = 380;
-  word.vocab = 100000;
-  word.dim = 512;
+  CostInputs word = word_model();
   EXPECT_EQ(choose_before_index_exchange(word), zfcAlgoAuto);
   word.global_unique = 1640;  // 2 * 1640 > 2800: gathering summed rows moves fewer bytes
   EXPECT_EQ(choose_after_index_exchange(word), zfcAlgoUniqueAllGather);
   word.global_unique = 1200;  // more overlap between ranks: the reduction wins
   EXPECT_EQ(choose_after_index_exchange(word), zfcAlgoUniqueAllReduce);
 
-  CostInputs chars;  // a character model: every rank sees nearly every character
-  chars.ranks = 8;
-  chars.tokens = 8 * 19200;
-  chars.local_unique = 8 * 98;
-  chars.max_local_unique = 98;
-  chars.vocab = 98;
-  chars.dim = 512;
+  // A character model: every rank sees nearly every character.
+  CostInputs chars = inputs(8, 8 * 19200, 8 * 98, 98, 98);
   EXPECT_EQ(choose_before_index_exchange(chars), zfcAlgoDenseVocab);
   chars.vocab = 5000;  // a larger alphabet that a step only partly covers
   EXPECT_EQ(choose_before_index_exchange(chars), zfcAlgoAuto);
