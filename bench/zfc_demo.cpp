@@ -15,9 +15,7 @@
 #include <vector>
 
 #include "demo_options.hpp"
-#include "workload/corpus.hpp"
-#include "workload/random.hpp"
-#include "workload/zipf.hpp"
+#include "workload/step_source.hpp"
 #include "zipfcoll/zipfcoll.h"
 
 namespace {
@@ -52,53 +50,16 @@ struct Totals {
   std::abort();
 }
 
-// The step's tokens for this rank: windows of real text, or a Zipf stream.
-class StepSource {
- public:
-  StepSource(const DemoOptions& o, int rank) : o_(o), rank_(rank) {
-    if (!o.corpus.empty()) {
-      corpus_ = std::make_unique<zfc::workload::Corpus>(
-          zfc::workload::Corpus::load(o.corpus, o.vocab));
-    } else {
-      zipf_ = std::make_unique<zfc::workload::ZipfDistribution>(o.zipf_s, o.vocab);
-    }
-  }
-  std::vector<int32_t> indices(int step) const {
-    const uint64_t seed = zfc::workload::mix_seed(o_.seed, static_cast<uint64_t>(step), rank_);
-    const size_t k = static_cast<size_t>(o_.windows) * static_cast<size_t>(o_.window_len);
-    return corpus_ ? corpus_->windows(static_cast<size_t>(o_.windows),
-                                      static_cast<size_t>(o_.window_len), seed)
-                   : zipf_->draw(k, seed);
-  }
-  std::vector<float> rows(int step, size_t count) const {
-    zfc::workload::SplitMix64 rng(zfc::workload::mix_seed(o_.seed + 1, step, rank_));
-    std::vector<float> r(count * o_.dim);
-    for (float& v : r) v = static_cast<float>(rng.uniform() * 2.0 - 1.0);
-    return r;
-  }
-  void describe(int ranks) const {
-    const size_t k = static_cast<size_t>(o_.windows) * static_cast<size_t>(o_.window_len);
-    if (corpus_) {
-      std::printf("workload: %s (%zu files, %zu words, V=%lld, %.1f%% <unk>), %d windows x %d "
-                  "words per rank\n",
-                  o_.corpus.c_str(), corpus_->files(), corpus_->tokens().size(),
-                  static_cast<long long>(o_.vocab), 100.0 * corpus_->unknown_fraction(),
-                  o_.windows, o_.window_len);
-    } else {
-      std::printf("workload: seeded Zipf(s=%.2f) stream over V=%lld\n", o_.zipf_s,
-                  static_cast<long long>(o_.vocab));
-    }
-    std::printf("G=%d ranks, K=%zu tokens per rank (G*K=%zu), D=%zu, %d steps after %d "
-                "warm-up\n",
-                ranks, k, k * static_cast<size_t>(ranks), o_.dim, o_.steps, o_.warmup);
-  }
-
- private:
-  const DemoOptions& o_;
-  int rank_;
-  std::unique_ptr<zfc::workload::Corpus> corpus_;
-  std::unique_ptr<zfc::workload::ZipfDistribution> zipf_;
-};
+zfc::workload::StepSpec step_spec(const DemoOptions& o) {
+  zfc::workload::StepSpec spec;
+  spec.corpus = o.corpus;
+  spec.vocab = o.vocab;
+  spec.zipf_s = o.zipf_s;
+  spec.tokens = static_cast<size_t>(o.windows) * static_cast<size_t>(o.window_len);
+  spec.window_len = static_cast<size_t>(o.window_len);
+  spec.seed = o.seed;
+  return spec;
+}
 
 uint64_t hash_result(const zfcSparseResult_t& r) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -112,7 +73,8 @@ uint64_t hash_result(const zfcSparseResult_t& r) {
 }
 
 Totals run_variant(zfcComm_t comm, const Variant& v, const DemoOptions& o,
-                   const StepSource& source, std::vector<uint64_t>* hashes) {
+                   const zfc::workload::StepSource& source, int rank,
+                   std::vector<uint64_t>* hashes) {
   zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
   cfg.dim = o.dim;
   cfg.vocab_size = o.vocab;
@@ -126,8 +88,8 @@ Totals run_variant(zfcComm_t comm, const Variant& v, const DemoOptions& o,
   if (r != zfcSuccess) fail("zfcSparsePlanCreate", r, comm);
   Totals t;
   for (int step = -o.warmup; step < o.steps; ++step) {
-    const std::vector<int32_t> idx = source.indices(step);
-    const std::vector<float> rows = source.rows(step, idx.size());
+    const std::vector<int32_t> idx = source.indices(step, rank);
+    const std::vector<float> rows = source.rows(step, rank, idx.size(), o.dim);
     zfcSparseResult_t out;
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
@@ -168,9 +130,9 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 2;
   }
-  std::unique_ptr<StepSource> source;
+  std::unique_ptr<zfc::workload::StepSource> source;
   try {
-    source = std::make_unique<StepSource>(o, rank);
+    source = std::make_unique<zfc::workload::StepSource>(step_spec(o));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "zfc_demo: %s\n", e.what());
     MPI_Abort(MPI_COMM_WORLD, 1);
@@ -184,7 +146,8 @@ int main(int argc, char** argv) {
   std::vector<uint64_t> hashes[kNumVariants];
   for (int v = 0; v < kNumVariants; ++v) {
     const bool exact = kVariants[v].compression == zfcCompressNone;
-    totals[v] = run_variant(comm, kVariants[v], o, *source, exact ? &hashes[v] : nullptr);
+    totals[v] = run_variant(comm, kVariants[v], o, *source, rank,
+                            exact ? &hashes[v] : nullptr);
   }
   // Every fp32 variant must agree with the baseline bit for bit, on every rank.
   int identical = 1;
@@ -207,7 +170,16 @@ int main(int argc, char** argv) {
                 MPI_COMM_WORLD);
   if (rank == 0) {
     std::printf("zipfcoll %s demo: sparse embedding-gradient exchange\n", ZFC_VERSION_STRING);
-    source->describe(ranks);
+    if (o.corpus.empty()) {
+      std::printf("workload: seeded %s stream\n", source->describe().c_str());
+    } else {
+      std::printf("workload: %s, %d windows x %d words per rank\n", source->describe().c_str(),
+                  o.windows, o.window_len);
+    }
+    const size_t k = static_cast<size_t>(o.windows) * static_cast<size_t>(o.window_len);
+    std::printf("G=%d ranks, K=%zu tokens per rank (G*K=%zu), D=%zu, %d steps after %d "
+                "warm-up\n",
+                ranks, k, k * static_cast<size_t>(ranks), o.dim, o.steps, o.warmup);
     const double gk = static_cast<double>(o.windows) * o.window_len * ranks;
     const double ug = static_cast<double>(totals[1].global_unique) / o.steps;
     const double ui = static_cast<double>(local_unique) / o.steps / ranks;

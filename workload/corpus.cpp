@@ -60,6 +60,12 @@ void split_words(const std::string& text, std::vector<std::string>* words) {
 
 Corpus Corpus::load(const std::string& dir, int64_t vocab_size) {
   if (vocab_size < 2) throw std::invalid_argument("corpus vocabulary needs at least 2 ids");
+  return build(dir, vocab_size);
+}
+
+Corpus Corpus::load_all(const std::string& dir) { return build(dir, 0); }
+
+Corpus Corpus::build(const std::string& dir, int64_t vocab_size) {
   Corpus c;
   std::vector<std::string> words;
   for (const std::string& name : txt_files(dir)) {
@@ -75,7 +81,8 @@ Corpus Corpus::load(const std::string& dir, int64_t vocab_size) {
   std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
   });
-  const size_t keep = std::min(ranked.size(), static_cast<size_t>(vocab_size - 1));
+  const size_t keep =
+      vocab_size == 0 ? ranked.size() : std::min(ranked.size(), static_cast<size_t>(vocab_size - 1));
   std::unordered_map<std::string, int32_t> id;
   c.vocab_.push_back("<unk>");
   for (size_t i = 0; i < keep; ++i) {

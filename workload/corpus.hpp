@@ -19,6 +19,9 @@ class Corpus {
  public:
   // Loads every .txt file in `dir`; throws std::runtime_error when there is none.
   static Corpus load(const std::string& dir, int64_t vocab_size);
+  // Loads every .txt file in `dir` with an id for every distinct word (id 0 stays <unk>,
+  // unused): for counting distinct words.
+  static Corpus load_all(const std::string& dir);
 
   const std::vector<int32_t>& tokens() const { return tokens_; }
   const std::vector<std::string>& vocabulary() const { return vocab_; }
@@ -30,6 +33,9 @@ class Corpus {
   std::vector<int32_t> windows(size_t windows, size_t length, uint64_t seed) const;
 
  private:
+  // vocab_size 0: every word gets an id.
+  static Corpus build(const std::string& dir, int64_t vocab_size);
+
   std::vector<int32_t> tokens_;
   std::vector<std::string> vocab_;
   size_t files_ = 0;

@@ -1,0 +1,40 @@
+#include "perf_common.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+void perf_fail(const char* what, zfcResult_t r, zfcComm_t comm) {
+  std::fprintf(stderr, "zfc_perf: %s: %s: %s\n", what, zfcGetErrorString(r),
+               comm != nullptr ? zfcGetLastError(comm) : "");
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::abort();
+}
+
+void max_over_ranks(std::vector<double>* samples) {
+  MPI_Allreduce(MPI_IN_PLACE, samples->data(), static_cast<int>(samples->size()), MPI_DOUBLE,
+                MPI_MAX, MPI_COMM_WORLD);
+}
+
+double max_over_ranks(double v) {
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return v;
+}
+
+double sum_over_ranks(double v) {
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  return v;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+zfcCompressionKind_t compression_kind(const std::string& name) {
+  if (name == "fp16") return zfcCompressFp16;
+  if (name == "bf16") return zfcCompressBf16;
+  return zfcCompressNone;
+}

@@ -1,0 +1,37 @@
+// What the zfc_perf modes share: timing across ranks, failure handling and names.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "perf_options.hpp"
+#include "perf_report.hpp"
+#include "zipfcoll/zipfcoll.h"
+
+struct PerfContext {
+  const PerfOptions& options;
+  zfcComm_t comm;
+  int rank;
+  int ranks;
+  Report& report;
+};
+
+// Prints the library's error and aborts every rank: a benchmark has no way to recover.
+[[noreturn]] void perf_fail(const char* what, zfcResult_t r, zfcComm_t comm);
+
+// Replaces every element by its maximum over ranks (one collective for all samples).
+void max_over_ranks(std::vector<double>* samples);
+
+double median(std::vector<double> v);
+
+// zfcCompressNone, zfcCompressFp16 or zfcCompressBf16 for "none", "fp16", "bf16".
+zfcCompressionKind_t compression_kind(const std::string& name);
+
+// The largest value of `v` over ranks.
+double max_over_ranks(double v);
+double sum_over_ranks(double v);
+
+int run_allreduce(PerfContext& ctx);
+int run_sparse(PerfContext& ctx);

@@ -1,0 +1,193 @@
+#include "perf_options.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+namespace {
+
+void usage() {
+  std::printf(
+      "usage: mpirun -np G zfc_perf MODE [options]\n"
+      "modes:\n"
+      "  allreduce   zfcAllReduce over a size sweep, per compression, against MPI_Allreduce\n"
+      "  sparse      the embedding-gradient exchange (zfcSparseReduce) per algorithm\n"
+      "common:\n"
+      "  -n ITERS          timed iterations (20)\n"
+      "  -w ITERS          warm-up iterations (5)\n"
+      "  -c 0|1            check every result against a reference (1)\n"
+      "  --compression L   comma list of none, fp16, bf16 (all)\n"
+      "  --scale F         fp16 compression scale (1)\n"
+      "  --json FILE       write every row, with machine and options, as JSON\n"
+      "allreduce:\n"
+      "  -b BYTES          smallest fp32 message (1K); K, M, G suffixes\n"
+      "  -e BYTES          largest fp32 message (64M)\n"
+      "  -f FACTOR         size multiplier (2)\n"
+      "  -i BYTES          size increment, instead of -f\n"
+      "sparse:\n"
+      "  --algo L          comma list of allgather, unique_allreduce, unique_allgather,\n"
+      "                    dense_vocab, auto; or all (allgather,unique_allreduce,\n"
+      "                    unique_allgather,auto; dense_vocab only when named)\n"
+      "  -K TOKENS         tokens per rank per step (640)\n"
+      "  -D DIM            row width (512)\n"
+      "  --zipf S,V        seeded Zipf(S) stream over V ids (default 1.1,100000)\n"
+      "  --corpus DIR      windows of real text from DIR's .txt files instead\n"
+      "  --vocab V         vocabulary of the V-1 most frequent words (100000)\n"
+      "  -L LEN            words per window of real text (20)\n"
+      "  --seed N          workload seed (1)\n");
+}
+
+std::vector<std::string> split_list(const char* text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+bool parse_size(const char* text, size_t* out) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || text[0] == '-') return false;
+  *out = static_cast<size_t>(v);
+  return true;
+}
+
+bool parse_int(const char* text, int* out) {
+  size_t v = 0;
+  if (!parse_size(text, &v) || v > 1000000000) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+bool parse_double(const char* text, double* out) {
+  char* end = nullptr;
+  *out = std::strtod(text, &end);
+  return end != text && *end == '\0';
+}
+
+bool parse_zipf(const char* text, PerfOptions* o) {
+  const char* comma = std::strchr(text, ',');
+  if (comma == nullptr) return parse_double(text, &o->zipf_s);
+  const std::string s(text, comma);
+  size_t v = 0;
+  if (!parse_double(s.c_str(), &o->zipf_s) || !parse_size(comma + 1, &v)) return false;
+  o->vocab = static_cast<int64_t>(v);
+  return true;
+}
+
+bool known(const std::vector<std::string>& items, const char* const* names) {
+  for (const std::string& it : items) {
+    bool ok = false;
+    for (const char* const* n = names; *n != nullptr; ++n) ok = ok || it == *n;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// One option with its value; false when unknown or malformed.
+bool apply(const char* a, const char* v, PerfOptions* o) {
+  auto is = [&](const char* name) { return std::strcmp(a, name) == 0; };
+  double d = 0;
+  if (is("-b")) return parse_bytes(v, &o->min_bytes);
+  if (is("-e")) return parse_bytes(v, &o->max_bytes);
+  if (is("-i")) return parse_bytes(v, &o->step_bytes);
+  if (is("-f")) return parse_double(v, &o->factor);
+  if (is("-n")) return parse_int(v, &o->iters);
+  if (is("-w")) return parse_int(v, &o->warmup);
+  if (is("-c")) return parse_int(v, &o->check);
+  if (is("-K")) return parse_size(v, &o->tokens);
+  if (is("-D")) return parse_size(v, &o->dim);
+  if (is("-L")) return parse_size(v, &o->window_len);
+  if (is("--zipf")) return parse_zipf(v, o);
+  if (is("--corpus")) return (o->corpus = v), true;
+  if (is("--json")) return (o->json = v), true;
+  if (is("--vocab")) {
+    size_t n = 0;
+    if (!parse_size(v, &n)) return false;
+    o->vocab = static_cast<int64_t>(n);
+    return true;
+  }
+  if (is("--seed")) {
+    size_t n = 0;
+    if (!parse_size(v, &n)) return false;
+    o->seed = n;
+    return true;
+  }
+  if (is("--scale")) {
+    if (!parse_double(v, &d)) return false;
+    o->scale = static_cast<float>(d);
+    return true;
+  }
+  if (is("--compression")) return (o->compressions = split_list(v)), true;
+  if (is("--algo")) return (o->algorithms = split_list(v)), true;
+  return false;
+}
+
+bool validate(PerfOptions* o) {
+  static const char* const kCompressions[] = {"none", "fp16", "bf16", nullptr};
+  static const char* const kAlgos[] = {"allgather", "unique_allreduce", "unique_allgather",
+                                       "dense_vocab", "auto", "all", nullptr};
+  if (o->compressions.empty()) o->compressions = {"none", "fp16", "bf16"};
+  if (o->algorithms.empty() || (o->algorithms.size() == 1 && o->algorithms[0] == "all")) {
+    o->algorithms = {"allgather", "unique_allreduce", "unique_allgather", "auto"};
+  }
+  if (!known(o->compressions, kCompressions)) return false;
+  if (!known(o->algorithms, kAlgos)) return false;
+  if (o->mode == "allreduce") {
+    return o->min_bytes >= 4 && o->max_bytes >= o->min_bytes &&
+           (o->step_bytes > 0 || o->factor > 1.0) && o->iters > 0;
+  }
+  return o->mode == "sparse" && o->tokens > 0 && o->dim > 0 && o->vocab >= 2 &&
+         o->vocab <= INT32_MAX && o->window_len > 0 && o->iters > 0 && o->scale > 0 &&
+         (o->corpus.empty() || o->tokens % o->window_len == 0);
+}
+
+}  // namespace
+
+bool parse_bytes(const char* text, size_t* out) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text, &end);
+  if (errno != 0 || end == text || v < 0) return false;
+  double mult = 1;
+  if (*end == 'K' || *end == 'k') mult = 1024.0, ++end;
+  else if (*end == 'M' || *end == 'm') mult = 1024.0 * 1024, ++end;
+  else if (*end == 'G' || *end == 'g') mult = 1024.0 * 1024 * 1024, ++end;
+  if (*end != '\0') return false;
+  *out = static_cast<size_t>(v * mult);
+  return true;
+}
+
+bool parse_perf_options(int argc, char** argv, bool print, PerfOptions* o) {
+  for (int i = 0; i < argc; ++i) o->command_line += (i ? " " : "") + std::string(argv[i]);
+  if (argc < 2 || argv[1][0] == '-') {
+    if (print) usage();
+    return false;
+  }
+  o->mode = argv[1];
+  for (int i = 2; i < argc; i += 2) {
+    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (v == nullptr || !apply(argv[i], v, o)) {
+      if (print) {
+        if (std::strcmp(argv[i], "--help") != 0 && std::strcmp(argv[i], "-h") != 0) {
+          std::fprintf(stderr, "zfc_perf: bad option %s%s%s\n", argv[i], v ? " " : "",
+                       v ? v : "");
+        }
+        usage();
+      }
+      return false;
+    }
+  }
+  if (!validate(o)) {
+    if (print) std::fprintf(stderr, "zfc_perf: mode %s: an option is out of range or unknown "
+                            "(see --help)\n", o->mode.c_str());
+    return false;
+  }
+  return true;
+}

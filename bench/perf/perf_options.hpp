@@ -1,0 +1,39 @@
+// Command line of zfc_perf. Sizes and counts follow nccl-tests: -b/-e/-f (or -i) sweep the
+// message size, -n/-w set timed and warm-up iterations, -c checks every result.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+struct PerfOptions {
+  std::string mode;              // "allreduce" or "sparse"
+  // Sweep (allreduce): bytes of fp32 data per rank.
+  size_t min_bytes = 1024;       // -b
+  size_t max_bytes = 64u << 20;  // -e
+  double factor = 2.0;           // -f
+  size_t step_bytes = 0;         // -i (an increment instead of a factor when > 0)
+  int iters = 20;                // -n
+  int warmup = 5;                // -w
+  int check = 1;                 // -c
+  std::vector<std::string> compressions;  // --compression none,fp16,bf16
+  float scale = 1.0f;            // --scale: F of fp16xF
+  // Workload (sparse).
+  std::vector<std::string> algorithms;    // --algo allgather,unique_allreduce,... or all
+  size_t tokens = 640;           // -K
+  size_t dim = 512;              // -D
+  std::string corpus;            // --corpus DIR
+  double zipf_s = 1.1;           // --zipf s,V
+  int64_t vocab = 100000;        // --zipf s,V or --vocab V
+  size_t window_len = 20;        // -L
+  uint64_t seed = 1;             // --seed
+  std::string json;              // --json FILE
+  std::string command_line;      // argv joined, for the record
+};
+
+// Parses argv; on --help or a bad option prints (when `print`) and returns false.
+bool parse_perf_options(int argc, char** argv, bool print, PerfOptions* out);
+
+// Byte counts with an optional K, M or G suffix (powers of 1024), as nccl-tests reads them.
+bool parse_bytes(const char* text, size_t* out);

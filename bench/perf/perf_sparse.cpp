@@ -1,0 +1,197 @@
+// zfc_perf sparse: the fused embedding-gradient exchange (zfcSparseReduce) of every requested
+// algorithm and compression on the same steps of a workload, interleaved step by step, with
+// the frameworks' baseline (allgather, fp32) always measured alongside for the speedup.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+
+#include "perf_common.hpp"
+#include "sparse_reference.hpp"
+
+namespace {
+
+struct Variant {
+  std::string algo;
+  std::string wire;
+  zfcSparsePlan_t plan = nullptr;
+  std::vector<double> seconds;  // per timed step, this rank (later: max over ranks)
+  double bytes = 0;             // this rank's sent + received, summed over timed steps
+  double peak = 0;              // this rank's largest workspace
+  double local_unique = 0;      // this rank's U_i, summed over timed steps
+  double global_unique = 0;     // U_g summed over timed steps
+  int ran = -1;                 // the algorithm of the last step
+  zfcSparseResult_t last{};     // valid until the plan's next call
+};
+
+int algorithm_id(const std::string& name) {
+  if (name == "allgather") return zfcAlgoAllGather;
+  if (name == "unique_allreduce") return zfcAlgoUniqueAllReduce;
+  if (name == "unique_allgather") return zfcAlgoUniqueAllGather;
+  if (name == "dense_vocab") return zfcAlgoDenseVocab;
+  return zfcAlgoAuto;
+}
+
+std::vector<Variant> make_variants(const PerfContext& ctx) {
+  const PerfOptions& o = ctx.options;
+  std::vector<Variant> vs;
+  auto variant = [](const std::string& algo, const std::string& wire) {
+    Variant v;
+    v.algo = algo;
+    v.wire = wire;
+    return v;
+  };
+  vs.push_back(variant("allgather", "none"));  // the baseline, first
+  for (const std::string& a : o.algorithms) {
+    for (const std::string& c : o.compressions) {
+      if (a == "allgather" && c == "none") continue;
+      vs.push_back(variant(a, c));
+    }
+  }
+  for (Variant& v : vs) {
+    zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
+    cfg.dim = o.dim;
+    cfg.vocab_size = o.vocab;
+    cfg.row_type = zfcFloat32;
+    cfg.index_type = zfcInt32;
+    cfg.algorithm = algorithm_id(v.algo);
+    cfg.compression = compression_kind(v.wire);
+    cfg.compress_scale = o.scale;
+    const zfcResult_t r = zfcSparsePlanCreate(ctx.comm, &cfg, &v.plan);
+    if (r != zfcSuccess) perf_fail("zfcSparsePlanCreate", r, ctx.comm);
+  }
+  return vs;
+}
+
+uint64_t hash_result(const zfcSparseResult_t& r) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&](const void* p, size_t n) {
+    const unsigned char* b = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
+  };
+  mix(r.indices, r.num_unique * sizeof(int32_t));
+  mix(r.rows, r.num_unique * r.dim * sizeof(float));
+  return h;
+}
+
+void run_steps(const PerfContext& ctx, const zfc::workload::StepSource& source,
+               std::vector<Variant>& vs) {
+  const PerfOptions& o = ctx.options;
+  for (int step = -o.warmup; step < o.iters; ++step) {
+    const std::vector<int32_t> idx = source.indices(step, ctx.rank);
+    const std::vector<float> rows = source.rows(step, ctx.rank, idx.size(), o.dim);
+    for (Variant& v : vs) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double t0 = MPI_Wtime();
+      const zfcResult_t r =
+          zfcSparseReduce(v.plan, idx.data(), idx.size(), rows.data(), &v.last, nullptr);
+      const double sec = MPI_Wtime() - t0;
+      if (r != zfcSuccess) perf_fail("zfcSparseReduce", r, ctx.comm);
+      if (step < 0) continue;
+      zfcStats_t stats = ZFC_STATS_INITIALIZER;
+      zfcCommGetStats(ctx.comm, &stats);
+      v.seconds.push_back(sec);
+      v.bytes += static_cast<double>(stats.last.bytes_sent + stats.last.bytes_received);
+      v.peak = std::max(v.peak, static_cast<double>(stats.last.peak_workspace_bytes));
+      v.local_unique += static_cast<double>(stats.last.local_unique);
+      v.global_unique += static_cast<double>(v.last.num_unique);
+      v.ran = v.last.algorithm;
+    }
+  }
+}
+
+// #wrong of every variant's last step, on the worst rank; every element counts as wrong
+// when the ranks' results differ.
+std::vector<double> check_last_step(const PerfContext& ctx,
+                                    const zfc::workload::StepSource& source,
+                                    const std::vector<Variant>& vs) {
+  const PerfOptions& o = ctx.options;
+  const SparseReference ref = build_reference(source, o.iters - 1, ctx.ranks, o.dim);
+  std::vector<double> wrong;
+  for (const Variant& v : vs) {
+    double w = count_sparse_wrong(ref, v.last, compression_kind(v.wire), o.scale, ctx.ranks);
+    uint64_t lo = hash_result(v.last), hi = lo;
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    if (lo != hi) w += static_cast<double>(v.last.num_unique * (o.dim + 1));
+    wrong.push_back(max_over_ranks(w));
+  }
+  return wrong;
+}
+
+void print_preamble(const PerfContext& ctx, const zfc::workload::StepSource& source) {
+  const PerfOptions& o = ctx.options;
+  std::printf("# zfcSparseReduce on %s, %d ranks, K=%zu tokens per rank, D=%zu, %d steps after "
+              "%d warm-up\n",
+              source.describe().c_str(), ctx.ranks, o.tokens, o.dim, o.iters, o.warmup);
+  std::printf("# time: median over steps of the slowest rank; MB: sent + received per rank and "
+              "step; x_formula: MB / docs/algorithms.md formula\n# peak_ws: largest workspace on "
+              "any rank; speedup and byte_ratio: against allgather/none in this run\n");
+}
+
+}  // namespace
+
+int run_sparse(PerfContext& ctx) {
+  const PerfOptions& o = ctx.options;
+  zfc::workload::StepSpec spec;
+  spec.corpus = o.corpus;
+  spec.vocab = o.vocab;
+  spec.zipf_s = o.zipf_s;
+  spec.tokens = o.tokens;
+  spec.window_len = o.window_len;
+  spec.seed = o.seed;
+  std::unique_ptr<zfc::workload::StepSource> source;
+  try {
+    source = std::make_unique<zfc::workload::StepSource>(spec);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "zfc_perf: %s\n", e.what());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  if (ctx.rank == 0) print_preamble(ctx, *source);
+  std::vector<Variant> vs = make_variants(ctx);
+  run_steps(ctx, *source, vs);
+  std::vector<double> wrong(vs.size(), NAN);
+  if (o.check) wrong = check_last_step(ctx, *source, vs);
+
+  const double steps = o.iters;
+  const double gk = static_cast<double>(o.tokens) * ctx.ranks;
+  double base_seconds = 0, base_bytes = 0, total_wrong = 0;
+  for (size_t k = 0; k < vs.size(); ++k) {
+    Variant& v = vs[k];
+    max_over_ranks(&v.seconds);
+    const double sec = median(v.seconds);
+    const double bytes = sum_over_ranks(v.bytes) / ctx.ranks / steps;
+    const double peak = max_over_ranks(v.peak);
+    const double sum_ui = sum_over_ranks(v.local_unique) / steps;
+    const double ug = v.global_unique / steps;
+    if (k == 0) base_seconds = sec, base_bytes = bytes;
+    const ByteInputs in{ctx.ranks, gk, sum_ui, ug, static_cast<double>(o.dim),
+                        static_cast<double>(o.vocab), compression_kind(v.wire)};
+    const double formula = formula_bytes(v.ran, in);
+    if (o.check) total_wrong += wrong[k];
+    Row row;
+    row.text("algo", v.algo, 16)
+        .text("wire", v.wire, 4)
+        .count("G", ctx.ranks, 3)
+        .count("K", static_cast<double>(o.tokens), 6)
+        .count("D", static_cast<double>(o.dim), 5)
+        .num("U_g", ug, 8, 1)
+        .num("U_g/GK", ug / gk, 6, 3)
+        .num("time_us", sec * 1e6, 10, 1)
+        .num("MB", bytes / 1e6, 9, 3)
+        .num("x_formula", formula > 0 ? bytes / formula : (bytes == 0 ? 1.0 : NAN), 9, 4)
+        .num("peak_ws_MB", peak / 1e6, 10, 3)
+        .count("wrong", wrong[k], 6)
+        .num("speedup", base_seconds / sec, 7, 2)
+        .num("byte_ratio", bytes > 0 ? base_bytes / bytes : NAN, 10, 2)
+        .text("ran", zfcGetAlgorithmName(v.ran), 16);
+    ctx.report.add(row, ctx.rank == 0);
+    zfcSparsePlanDestroy(v.plan);
+  }
+  if (ctx.rank == 0 && o.check) {
+    std::printf("# Out of bounds values : %.0f %s\n", total_wrong,
+                total_wrong == 0 ? "OK" : "FAILED");
+  }
+  return total_wrong == 0 ? 0 : 1;
+}

@@ -1,0 +1,39 @@
+// What zfc_perf sparse checks and compares against: the exact reduced rows of a step, built
+// from every rank's regenerated tokens and rows in the library's documented order, and each
+// algorithm's byte formula (docs/algorithms.md).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "workload/step_source.hpp"
+#include "zipfcoll/zipfcoll.h"
+
+struct SparseReference {
+  std::vector<int32_t> indices;   // U_g sorted distinct indices
+  std::vector<float> rows;        // U_g x D: ((+0 + p_0) + p_1) + ..., p_r in token order
+  std::vector<float> magnitude;   // U_g x D: sum of |value| over every contribution
+};
+
+SparseReference build_reference(const zfc::workload::StepSource& source, int64_t step,
+                                int ranks, size_t dim);
+
+// Elements of `result` (indices and rows) that differ from the reference: exactly for an
+// uncompressed wire, beyond the wire's rounding bound otherwise. All of them if the sizes
+// differ.
+double count_sparse_wrong(const SparseReference& ref, const zfcSparseResult_t& result,
+                          zfcCompressionKind_t wire, float scale, int ranks);
+
+struct ByteInputs {
+  int ranks;
+  double tokens;         // sum over ranks of K_i
+  double local_unique;   // sum over ranks of U_i
+  double global_unique;  // U_g
+  double dim;
+  double vocab;
+  zfcCompressionKind_t wire;
+};
+
+// Bytes sent + received per rank, averaged over ranks, of one call of `algorithm`.
+double formula_bytes(int algorithm, const ByteInputs& in);

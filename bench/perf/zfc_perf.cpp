@@ -1,0 +1,81 @@
+// zfc_perf: collective benchmarks in the manner of nccl-tests.
+//
+//   mpirun -np 8 zfc_perf allreduce -b 1K -e 64M -f 2
+//   mpirun -np 8 zfc_perf sparse --corpus DIR -K 640 -D 512 --algo all --json out.json
+//
+// Times are the slowest rank's, as the median over iterations; #wrong counts elements that
+// differ from a reference every rank computes on its own.
+#include <cstdio>
+
+#include "perf_common.hpp"
+
+namespace {
+
+std::vector<std::string> run_metadata(const PerfContext& ctx) {
+  const PerfOptions& o = ctx.options;
+  char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+  int len = 0;
+  MPI_Get_library_version(mpi_version, &len);
+  std::string mpi(mpi_version, static_cast<size_t>(len));
+  while (!mpi.empty() && (mpi.back() == '\n' || mpi.back() == ' ' || mpi.back() == '\0')) {
+    mpi.pop_back();
+  }
+  std::string opts = "\"options\": {\"mode\": " + json_string(o.mode) +
+                     ", \"iters\": " + std::to_string(o.iters) +
+                     ", \"warmup\": " + std::to_string(o.warmup) +
+                     ", \"check\": " + std::to_string(o.check) +
+                     ", \"scale\": " + std::to_string(o.scale);
+  if (o.mode == "sparse") {
+    opts += ", \"tokens_per_rank\": " + std::to_string(o.tokens) +
+            ", \"dim\": " + std::to_string(o.dim) + ", \"vocab\": " + std::to_string(o.vocab) +
+            ", \"workload\": " + json_string(o.corpus.empty() ? "zipf" : "corpus") +
+            ", \"corpus\": " + json_string(o.corpus) +
+            ", \"zipf_s\": " + std::to_string(o.zipf_s) +
+            ", \"window_len\": " + std::to_string(o.window_len) +
+            ", \"seed\": " + std::to_string(o.seed);
+  } else {
+    opts += ", \"min_bytes\": " + std::to_string(o.min_bytes) +
+            ", \"max_bytes\": " + std::to_string(o.max_bytes) +
+            ", \"factor\": " + std::to_string(o.factor) +
+            ", \"step_bytes\": " + std::to_string(o.step_bytes);
+  }
+  opts += "}";
+  return {"\"tool\": \"zfc_perf\"", "\"version\": " + json_string(ZFC_VERSION_STRING),
+          "\"mpi\": " + json_string(mpi), machine_json(),
+          "\"ranks\": " + std::to_string(ctx.ranks),
+          "\"command\": " + json_string(o.command_line), opts};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  PerfOptions o;
+  if (!parse_perf_options(argc, argv, rank == 0, &o)) {
+    MPI_Finalize();
+    return 2;
+  }
+  MPI_Comm world = MPI_COMM_WORLD;
+  zfcComm_t comm = nullptr;
+  const zfcResult_t r = zfcCommInitMpi(&comm, &world, nullptr);
+  if (r != zfcSuccess) perf_fail("zfcCommInitMpi", r, nullptr);
+  if (rank == 0) {
+    std::printf("# zfc_perf %s (zipfcoll %s), %d ranks\n", o.mode.c_str(), ZFC_VERSION_STRING,
+                ranks);
+  }
+  Report report;
+  PerfContext ctx{o, comm, rank, ranks, report};
+  int status = o.mode == "allreduce" ? run_allreduce(ctx) : run_sparse(ctx);
+  if (rank == 0 && !o.json.empty()) {
+    if (!report.write_json(o.json, run_metadata(ctx))) {
+      std::fprintf(stderr, "zfc_perf: cannot write %s\n", o.json.c_str());
+      status = 1;
+    }
+  }
+  zfcCommDestroy(comm);
+  MPI_Finalize();
+  return status;
+}
