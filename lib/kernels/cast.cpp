@@ -34,6 +34,7 @@ void encode(const float* src, size_t n, zfcDataType_t wire, float scale, void* d
     if (x86::has_f16c()) return x86::encode_f16(src, n, scale, out);
     for (size_t i = 0; i < n; ++i) out[i] = f32_to_f16(src[i] * scale);
   } else {
+    if (x86::has_avx2()) return x86::encode_bf16(src, n, scale, out);
     for (size_t i = 0; i < n; ++i) out[i] = f32_to_bf16(src[i] * scale);
   }
 }
@@ -53,6 +54,7 @@ bool decode(const void* src, size_t n, zfcDataType_t wire, float scale, float* d
       dst[i] = f16_to_f32(in[i]) / scale;
     }
   } else {
+    if (x86::has_avx2()) return x86::decode_bf16(in, n, scale, dst);
     for (size_t i = 0; i < n; ++i) {
       finite &= (in[i] & 0x7f80u) != 0x7f80u;
       dst[i] = bf16_to_f32(in[i]) / scale;
@@ -74,6 +76,8 @@ void sum_blocks(const void* blocks, int nblocks, size_t n, zfcDataType_t wire, f
       }
     } else if (wire == zfcFloat16 && x86::has_f16c()) {
       x86::accumulate_f16(static_cast<const uint16_t*>(blocks) + off, n, b == 0, acc);
+    } else if (wire == zfcBFloat16 && x86::has_avx2()) {
+      x86::accumulate_bf16(static_cast<const uint16_t*>(blocks) + off, n, b == 0, acc);
     } else {
       const uint16_t* in = static_cast<const uint16_t*>(blocks) + off;
       const bool half = wire == zfcFloat16;
@@ -138,7 +142,12 @@ void convert(const void* src, zfcDataType_t src_type, size_t n, float scale, voi
 }
 
 void divide(float* v, size_t n, float divisor) {
-  for (size_t i = 0; i < n; ++i) v[i] /= divisor;
+  const float inv = exact_reciprocal(divisor);
+  if (inv != 0.0f) {
+    for (size_t i = 0; i < n; ++i) v[i] *= inv;
+  } else {
+    for (size_t i = 0; i < n; ++i) v[i] /= divisor;
+  }
 }
 
 }  // namespace kernels

@@ -70,6 +70,16 @@ inline uint16_t f32_to_bf16(float f) {
 
 inline float bf16_to_f32(uint16_t h) { return f32_from_bits(static_cast<uint32_t>(h) << 16); }
 
+// For a power of two `scale`, x * (1/scale) rounds the same exact value as x / scale, so the
+// division that undoes compression scaling may become a multiplication without changing a
+// bit. Returns the factor to multiply by, or 0 when scale is not a power of two.
+inline float exact_reciprocal(float scale) {
+  const uint32_t u = f32_bits(scale);
+  const uint32_t exp = (u >> 23) & 0xffu;
+  if ((u & 0x807fffffu) != 0 || exp == 0 || exp == 0xffu) return 0.0f;
+  return 1.0f / scale;  // 2^-k is representable (as a subnormal at worst) for every normal 2^k
+}
+
 // Bytes of one element of zfcFloat32, zfcFloat16 or zfcBFloat16; 0 for other types.
 size_t float_type_bytes(zfcDataType_t type);
 

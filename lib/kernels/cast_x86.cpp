@@ -33,13 +33,17 @@ __attribute__((target("avx,f16c"))) void encode_f16(const float* src, size_t n, 
 __attribute__((target("avx,f16c"))) bool decode_f16(const uint16_t* src, size_t n, float scale,
                                                      float* dst) {
   const __m256 s = _mm256_set1_ps(scale);
+  const float inv = exact_reciprocal(scale);
+  const bool use_mul = inv != 0.0f;
+  const __m256 r = _mm256_set1_ps(inv);
   const __m128i exp_mask = _mm_set1_epi16(0x7c00);
   __m128i special = _mm_setzero_si128();
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
     special = _mm_or_si128(special, _mm_cmpeq_epi16(_mm_and_si128(h, exp_mask), exp_mask));
-    _mm256_storeu_ps(dst + i, _mm256_div_ps(_mm256_cvtph_ps(h), s));
+    const __m256 v = _mm256_cvtph_ps(h);
+    _mm256_storeu_ps(dst + i, use_mul ? _mm256_mul_ps(v, r) : _mm256_div_ps(v, s));
   }
   bool finite = _mm_movemask_epi8(special) == 0;
   for (; i < n; ++i) {
@@ -61,9 +65,93 @@ __attribute__((target("avx,f16c"))) void accumulate_f16(const uint16_t* src, siz
   for (; i < n; ++i) acc[i] = (first ? 0.0f : acc[i]) + f16_to_f32(src[i]);
 }
 
+bool has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+
+namespace {
+
+// Eight fp32 values to bf16 in 32-bit lanes (the scalar f32_to_bf16, lane by lane).
+__attribute__((target("avx2"))) inline __m256i bf16_lanes(__m256 v) {
+  const __m256i u = _mm256_castps_si256(v);
+  const __m256i magnitude = _mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff));
+  const __m256i nan = _mm256_cmpgt_epi32(magnitude, _mm256_set1_epi32(0x7f800000));
+  const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  const __m256i rounded =
+      _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), odd), 16);
+  const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
+  return _mm256_blendv_epi8(rounded, quiet, nan);
+}
+
+__attribute__((target("avx2"))) inline __m256 bf16_to_ps(__m128i h) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+}  // namespace
+
+__attribute__((target("avx2"))) void encode_bf16(const float* src, size_t n, float scale,
+                                                 uint16_t* dst) {
+  const __m256 s = _mm256_set1_ps(scale);
+  const bool unscaled = scale == 1.0f;  // bf16's usual case: skip the multiplication
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256 v[4];
+    for (int k = 0; k < 4; ++k) {
+      v[k] = _mm256_loadu_ps(src + i + 8 * k);
+      if (!unscaled) v[k] = _mm256_mul_ps(v[k], s);
+    }
+    // packus works within 128-bit lanes; the permute puts the four quarters back in order.
+    const __m256i a = _mm256_packus_epi32(bf16_lanes(v[0]), bf16_lanes(v[1]));
+    const __m256i b = _mm256_packus_epi32(bf16_lanes(v[2]), bf16_lanes(v[3]));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_permute4x64_epi64(a, 0xd8));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i + 16),
+                        _mm256_permute4x64_epi64(b, 0xd8));
+  }
+  for (; i < n; ++i) dst[i] = f32_to_bf16(src[i] * scale);
+}
+
+__attribute__((target("avx2"))) bool decode_bf16(const uint16_t* src, size_t n, float scale,
+                                                 float* dst) {
+  const __m256 s = _mm256_set1_ps(scale);
+  const float inv = exact_reciprocal(scale);
+  const bool use_mul = inv != 0.0f;
+  const __m256 r = _mm256_set1_ps(inv);
+  const __m128i exp_mask = _mm_set1_epi16(0x7f80);
+  __m128i special = _mm_setzero_si128();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    special = _mm_or_si128(special, _mm_cmpeq_epi16(_mm_and_si128(h, exp_mask), exp_mask));
+    const __m256 v = bf16_to_ps(h);
+    _mm256_storeu_ps(dst + i, use_mul ? _mm256_mul_ps(v, r) : _mm256_div_ps(v, s));
+  }
+  bool finite = _mm_movemask_epi8(special) == 0;
+  for (; i < n; ++i) {
+    finite &= (src[i] & 0x7f80u) != 0x7f80u;
+    dst[i] = bf16_to_f32(src[i]) / scale;
+  }
+  return finite;
+}
+
+__attribute__((target("avx2"))) void accumulate_bf16(const uint16_t* src, size_t n,
+                                                     bool first, float* acc) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = bf16_to_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+    const __m256 a = first ? _mm256_setzero_ps() : _mm256_loadu_ps(acc + i);
+    _mm256_storeu_ps(acc + i, _mm256_add_ps(a, v));
+  }
+  for (; i < n; ++i) acc[i] = (first ? 0.0f : acc[i]) + bf16_to_f32(src[i]);
+}
+
 #else
 
 bool has_f16c() { return false; }
+bool has_avx2() { return false; }
+void encode_bf16(const float*, size_t, float, uint16_t*) {}
+bool decode_bf16(const uint16_t*, size_t, float, float*) { return false; }
+void accumulate_bf16(const uint16_t*, size_t, bool, float*) {}
 void encode_f16(const float*, size_t, float, uint16_t*) {}
 bool decode_f16(const uint16_t*, size_t, float, float*) { return false; }
 void accumulate_f16(const uint16_t*, size_t, bool, float*) {}

@@ -1,4 +1,4 @@
-// fp16 conversion loops on the x86 F16C instructions, chosen at run time when the CPU has
+// fp16 and bf16 conversion loops on the x86 F16C and AVX2 instructions, chosen at run time when the CPU has
 // them. They round exactly like the portable code in cast.hpp (IEEE round to nearest even),
 // so a mixed cluster still agrees bit for bit.
 #pragma once
@@ -12,12 +12,19 @@ namespace x86 {
 
 // True when the F16C loops below may be called.
 bool has_f16c();
+// True when the AVX2 bf16 loops below may be called.
+bool has_avx2();
 
 void encode_f16(const float* src, size_t n, float scale, uint16_t* dst);
 // Returns true when no input is inf or NaN.
 bool decode_f16(const uint16_t* src, size_t n, float scale, float* dst);
 // acc = (first ? +0 : acc) + fp32(src)
 void accumulate_f16(const uint16_t* src, size_t n, bool first, float* acc);
+
+// The same contracts for bf16 (round to nearest even; NaN stays a quiet NaN).
+void encode_bf16(const float* src, size_t n, float scale, uint16_t* dst);
+bool decode_bf16(const uint16_t* src, size_t n, float scale, float* dst);
+void accumulate_bf16(const uint16_t* src, size_t n, bool first, float* acc);
 
 }  // namespace x86
 }  // namespace kernels

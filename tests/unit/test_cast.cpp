@@ -103,6 +103,69 @@ TEST(Cast, F16cLoopsMatchThePortableCode) {
   for (float a : acc) EXPECT_EQ(f32_bits(a), 0u);
 }
 
+TEST(Cast, PowerOfTwoScalesDivideByMultiplying) {
+  EXPECT_EQ(exact_reciprocal(3.0f), 0.0f);
+  EXPECT_EQ(exact_reciprocal(-2.0f), 0.0f);
+  EXPECT_EQ(exact_reciprocal(std::numeric_limits<float>::infinity()), 0.0f);
+  EXPECT_EQ(exact_reciprocal(std::numeric_limits<float>::denorm_min()), 0.0f);
+  workload::SplitMix64 rng(9);
+  for (float scale : {1.0f, 2.0f, 1024.0f, 0x1p-10f, 0x1p127f, 0x1p-126f}) {
+    const float inv = exact_reciprocal(scale);
+    ASSERT_NE(inv, 0.0f) << scale;
+    std::vector<float> v(4096), d(4096);
+    for (float& f : v) f = f32_from_bits(static_cast<uint32_t>(rng.next()));
+    d = v;
+    divide(d.data(), d.size(), scale);
+    for (size_t i = 0; i < v.size(); ++i) {
+      const float want = v[i] / scale;
+      if (std::isnan(want)) continue;
+      ASSERT_EQ(f32_bits(v[i] * inv), f32_bits(want)) << scale << " " << v[i];
+      ASSERT_EQ(f32_bits(d[i]), f32_bits(want));
+    }
+  }
+}
+
+TEST(Cast, Avx2Bf16LoopsMatchThePortableCode) {
+  if (!x86::has_avx2()) GTEST_SKIP() << "this CPU has no AVX2; the portable loops are in use";
+  std::vector<uint16_t> all(65536);
+  for (uint32_t u = 0; u < 65536; ++u) all[u] = static_cast<uint16_t>(u);
+  std::vector<float> hw(all.size());
+  EXPECT_FALSE(x86::decode_bf16(all.data(), all.size(), 4.0f, hw.data()));
+  for (size_t i = 0; i < all.size(); ++i) {
+    const float sw = bf16_to_f32(all[i]) / 4.0f;
+    if (std::isnan(sw)) {
+      ASSERT_TRUE(std::isnan(hw[i]));
+    } else {
+      ASSERT_EQ(f32_bits(hw[i]), f32_bits(sw)) << i;
+    }
+  }
+  const std::vector<uint16_t> finite = {0x3f80, 0x7f7f, 0x0001, 0x8000, 0xff7f, 0x1234, 0x4000};
+  std::vector<float> out(finite.size());
+  EXPECT_TRUE(x86::decode_bf16(finite.data(), finite.size(), 1.0f, out.data()));
+  // Every bit pattern class, NaNs and ties included, over a length that leaves a tail.
+  workload::SplitMix64 rng(5);
+  std::vector<float> in(100003);
+  for (float& f : in) f = f32_from_bits(static_cast<uint32_t>(rng.next()));
+  in[0] = f32_from_bits(0x3f808000u);
+  in[1] = f32_from_bits(0x3f818000u);
+  in[2] = f32_from_bits(0x7f800001u);
+  in[3] = f32_from_bits(0xffc00000u);
+  std::vector<uint16_t> h(in.size());
+  for (float scale : {1.0f, 3.0f}) {
+    x86::encode_bf16(in.data(), in.size(), scale, h.data());
+    for (size_t i = 0; i < in.size(); ++i) {
+      ASSERT_EQ(h[i], f32_to_bf16(in[i] * scale)) << std::hex << f32_bits(in[i]);
+    }
+  }
+  std::vector<float> acc(17, 5.0f);
+  std::vector<uint16_t> blk(17, 0x8000);  // -0: the first block must still give +0
+  x86::accumulate_bf16(blk.data(), blk.size(), true, acc.data());
+  for (float a : acc) EXPECT_EQ(f32_bits(a), 0u);
+  std::vector<uint16_t> one(17, 0x3f80);
+  x86::accumulate_bf16(one.data(), one.size(), false, acc.data());
+  for (float a : acc) EXPECT_EQ(a, 1.0f);
+}
+
 TEST(Cast, EncodeDecodeWithScaleAndOverflow) {
   const std::vector<float> v = {0.5f, -3.25f, 1e-3f, 100.0f};
   std::vector<uint16_t> wire(v.size());

@@ -1,5 +1,5 @@
-// Local unique, merge and locate kernels against std::set, on both methods (bitmap and
-// radix) and both key widths.
+// Local unique, merge and locate kernels against std::set, on every method (bitmap, hash,
+// sort) and both key widths.
 #include <algorithm>
 #include <set>
 #include <vector>
@@ -27,32 +27,51 @@ std::vector<K> random_keys(size_t n, uint64_t bound, uint64_t seed, bool skewed)
 }
 
 template <class K>
-void check_unique(size_t n, uint64_t bound, uint64_t seed, bool skewed) {
-  const std::vector<K> keys = random_keys<K>(n, bound, seed, skewed);
+void check_unique_with(UniqueMethod m, const std::vector<K>& keys, uint64_t bound) {
+  const size_t n = keys.size();
   const std::set<K> ref(keys.begin(), keys.end());
   std::vector<K> uniq(n + 1);
   std::vector<int32_t> inverse(n);
-  std::vector<char> scratch(unique_scratch_bytes<K>(n, bound, true));
-  const size_t u = unique_with_inverse(keys.data(), n, bound, uniq.data(), inverse.data(),
-                                       scratch.data());
-  ASSERT_EQ(u, ref.size());
-  ASSERT_TRUE(std::equal(ref.begin(), ref.end(), uniq.begin()));
+  std::vector<char> scratch(unique_scratch_bytes_for<K>(m, n, bound, true));
+  const size_t u = unique_with_inverse_using(m, keys.data(), n, bound, uniq.data(),
+                                             inverse.data(), scratch.data());
+  ASSERT_EQ(u, ref.size()) << unique_method_name(m);
+  ASSERT_TRUE(std::equal(ref.begin(), ref.end(), uniq.begin())) << unique_method_name(m);
   for (size_t i = 0; i < n; ++i) ASSERT_EQ(uniq[static_cast<size_t>(inverse[i])], keys[i]);
 
   std::vector<K> uniq2(n + 1);
-  std::vector<char> scratch2(unique_scratch_bytes<K>(n, bound, false));
-  ASSERT_EQ(sorted_unique(keys.data(), n, bound, uniq2.data(), scratch2.data()), u);
+  std::vector<char> scratch2(unique_scratch_bytes_for<K>(m, n, bound, false));
+  ASSERT_EQ(sorted_unique_using(m, keys.data(), n, bound, uniq2.data(), scratch2.data()), u);
   ASSERT_TRUE(std::equal(uniq.begin(), uniq.begin() + static_cast<std::ptrdiff_t>(u),
                          uniq2.begin()));
+}
+
+// Every method that can run for this bound (a bitmap of a huge range cannot), and the
+// automatic choice through the plain entry points.
+template <class K>
+void check_unique(size_t n, uint64_t bound, uint64_t seed, bool skewed) {
+  const std::vector<K> keys = random_keys<K>(n, bound, seed, skewed);
+  if (bound <= (uint64_t{1} << 26)) check_unique_with(UniqueMethod::kBitmap, keys, bound);
+  check_unique_with(UniqueMethod::kHash, keys, bound);
+  check_unique_with(UniqueMethod::kSort, keys, bound);
+  check_unique_with(unique_method(n, bound), keys, bound);
+  std::vector<K> uniq(n + 1);
+  std::vector<int32_t> inverse(n);
+  std::vector<char> scratch(unique_scratch_bytes<K>(n, bound, true));
+  ASSERT_EQ(unique_with_inverse(keys.data(), n, bound, uniq.data(), inverse.data(),
+                                scratch.data()),
+            std::set<K>(keys.begin(), keys.end()).size());
 }
 
 TEST(Unique, MethodChoice) {
   EXPECT_TRUE(unique_uses_bitmap(640, 100000));
   EXPECT_FALSE(unique_uses_bitmap(640, uint64_t{1} << 30));
+  EXPECT_EQ(unique_method(640, uint64_t{1} << 30), UniqueMethod::kHash);
   EXPECT_TRUE(unique_uses_bitmap(0, 1000));
+  EXPECT_STREQ(unique_method_name(UniqueMethod::kSort), "sort");
 }
 
-TEST(Unique, BitmapPathMatchesSet) {
+TEST(Unique, SmallRangesMatchSet) {
   for (size_t n : {0, 1, 2, 63, 640, 5000, 100000}) {
     check_unique<uint32_t>(n, 100000, n + 1, false);
     check_unique<uint32_t>(n, 100000, n + 2, true);
@@ -60,13 +79,24 @@ TEST(Unique, BitmapPathMatchesSet) {
   }
 }
 
-TEST(Unique, RadixPathMatchesSet) {
+TEST(Unique, LargeRangesMatchSet) {
   for (size_t n : {1, 2, 17, 640, 5000, 200000}) {
     check_unique<uint32_t>(n, uint64_t{1} << 31, n + 4, false);
     check_unique<uint32_t>(n, uint64_t{1} << 32, n + 5, true);
     check_unique<uint64_t>(n, uint64_t{1} << 50, n + 6, false);
     check_unique<uint64_t>(n, ~uint64_t{0}, n + 7, true);
   }
+}
+
+TEST(Unique, HashTableGrowsThroughEverySize) {
+  // All distinct, then all equal: the table doubles from its first size to its last, and a
+  // single key never grows it.
+  std::vector<uint32_t> distinct(70000), same(70000, 12345);
+  for (size_t i = 0; i < distinct.size(); ++i) {
+    distinct[i] = static_cast<uint32_t>((i * 2654435761u) % 1000000007u);
+  }
+  check_unique_with(UniqueMethod::kHash, distinct, uint64_t{1} << 32);
+  check_unique_with(UniqueMethod::kHash, same, uint64_t{1} << 32);
 }
 
 TEST(RadixSort, MatchesStableSort) {
