@@ -25,27 +25,34 @@ std::vector<size_t> heaps_sizes(size_t n_min, size_t n_max, int per_decade) {
 std::vector<HeapsPoint> measure_heaps(const std::vector<int32_t>& tokens, int64_t id_bound,
                                       const std::vector<size_t>& sizes, size_t window_len,
                                       int trials, uint64_t seed) {
-  if (window_len == 0 || tokens.size() < window_len || trials <= 0 || id_bound <= 0) {
-    throw std::invalid_argument("heaps: need trials > 0 and a corpus of at least one window");
+  if (window_len == 0 || tokens.empty() || trials <= 0 || id_bound <= 0) {
+    throw std::invalid_argument("heaps: need trials > 0, a window length and a corpus");
   }
   // seen[id] == stamp marks an id already counted in the current sample: no clearing.
   std::vector<uint32_t> seen(static_cast<size_t>(id_bound), 0);
   uint32_t stamp = 0;
-  const uint64_t starts = tokens.size() - window_len + 1;
+  // The corpus cut into consecutive windows (the last one may be short); a sample takes
+  // windows without replacement, so at N = the corpus size it is the whole corpus.
+  const size_t windows = (tokens.size() + window_len - 1) / window_len;
+  std::vector<uint32_t> order(windows);
   std::vector<HeapsPoint> out;
   for (size_t si = 0; si < sizes.size(); ++si) {
     HeapsPoint p;
-    p.tokens = sizes[si];
+    p.tokens = std::min(sizes[si], tokens.size());
     p.trials = trials;
     p.min_unique = INFINITY;
     double sum = 0;
     for (int t = 0; t < trials; ++t) {
       SplitMix64 rng(mix_seed(seed, si, static_cast<uint64_t>(t)));
+      for (size_t w = 0; w < windows; ++w) order[w] = static_cast<uint32_t>(w);
       ++stamp;
       size_t unique = 0, taken = 0;
-      while (taken < p.tokens) {
-        const size_t at = static_cast<size_t>(rng.below(starts));
-        const size_t len = std::min(window_len, p.tokens - taken);
+      for (size_t drawn = 0; taken < p.tokens; ++drawn) {
+        // One step of a Fisher-Yates shuffle: a window not drawn yet, uniformly.
+        const size_t pick = drawn + static_cast<size_t>(rng.below(windows - drawn));
+        std::swap(order[drawn], order[pick]);
+        const size_t at = static_cast<size_t>(order[drawn]) * window_len;
+        const size_t len = std::min({window_len, tokens.size() - at, p.tokens - taken});
         for (size_t i = at; i < at + len; ++i) {
           const int32_t id = tokens[i];
           if (id < 0 || id >= id_bound) throw std::out_of_range("heaps: id out of range");

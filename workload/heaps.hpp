@@ -1,6 +1,6 @@
 // Heaps' law measurement: how many distinct words U(N) a sample of N tokens holds, for
-// samples drawn the way a training step draws them (windows of consecutive words at random
-// offsets), and the power law U = k * N^beta fitted to those counts.
+// samples drawn the way a training step draws them (windows of consecutive words from random
+// places), and the power law U = k * N^beta fitted to those counts.
 #pragma once
 
 #include <cstddef>
@@ -21,9 +21,10 @@ struct HeapsPoint {
 // N values from n_min to n_max (inclusive), `per_decade` per factor of 10, rounded.
 std::vector<size_t> heaps_sizes(size_t n_min, size_t n_max, int per_decade);
 
-// For each N in `sizes`, `trials` samples of N tokens made of windows of `window_len`
-// consecutive ids of `tokens` (the last window cut short to make N) at offsets drawn from
-// `seed`. Ids must lie in [0, id_bound).
+// For each N in `sizes` (capped at the corpus size), `trials` samples of N tokens: the
+// corpus is cut into consecutive windows of `window_len` ids, and a sample takes windows in
+// an order drawn from `seed`, without replacement (the last one cut short to make N), so
+// that N = the corpus size counts the whole corpus. Ids must lie in [0, id_bound).
 std::vector<HeapsPoint> measure_heaps(const std::vector<int32_t>& tokens, int64_t id_bound,
                                       const std::vector<size_t>& sizes, size_t window_len,
                                       int trials, uint64_t seed);
