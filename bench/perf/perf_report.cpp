@@ -21,6 +21,12 @@ Row& Row::num(const char* key, double value, int width, int precision) {
   return *this;
 }
 
+Row& Row::quiet(const char* key, double value) {
+  num(key, value, 0, 0);
+  fields_.back().shown_in_table = false;
+  return *this;
+}
+
 Row& Row::text(const char* key, const std::string& value, int width) {
   fields_.push_back({key, value, json_string(value), width});
   return *this;
@@ -29,6 +35,7 @@ Row& Row::text(const char* key, const std::string& value, int width) {
 std::string Row::header() const {
   std::string out = "#";
   for (const Field& f : fields_) {
+    if (!f.shown_in_table) continue;
     char buf[128];
     std::snprintf(buf, sizeof buf, " %*s", f.width, f.key.c_str());
     out += buf;
@@ -39,6 +46,7 @@ std::string Row::header() const {
 std::string Row::line() const {
   std::string out = " ";
   for (const Field& f : fields_) {
+    if (!f.shown_in_table) continue;
     char buf[160];
     std::snprintf(buf, sizeof buf, " %*s", f.width, f.shown.c_str());
     out += buf;

@@ -14,6 +14,8 @@ class Row {
   // A whole number.
   Row& count(const char* key, double value, int width) { return num(key, value, width, 0); }
   Row& text(const char* key, const std::string& value, int width);
+  // A number written to JSON only.
+  Row& quiet(const char* key, double value);
 
   std::string header() const;
   std::string line() const;
@@ -25,6 +27,7 @@ class Row {
     std::string shown;  // as printed in the table
     std::string json;   // as written to JSON
     int width;
+    bool shown_in_table = true;
   };
   std::vector<Field> fields_;
 };

@@ -21,7 +21,9 @@ struct Variant {
   double peak = 0;              // this rank's largest workspace
   double local_unique = 0;      // this rank's U_i, summed over timed steps
   double global_unique = 0;     // U_g summed over timed steps
-  int ran = -1;                 // the algorithm of the last step
+  double formula = 0;           // the byte formula of the algorithm each step ran, summed
+  std::vector<int> ran;         // the algorithm each timed step ran
+  double phase[zfcNumPhases] = {};  // this rank's seconds per phase, summed over timed steps
   zfcSparseResult_t last{};     // valid until the plan's next call
 };
 
@@ -75,6 +77,34 @@ uint64_t hash_result(const zfcSparseResult_t& r) {
   return h;
 }
 
+// What a step's algorithm should have moved, from every rank's U_i and the step's U_g.
+double step_formula(const PerfContext& ctx, const Variant& v, double local_unique) {
+  const PerfOptions& o = ctx.options;
+  const ByteInputs in{ctx.ranks,
+                      static_cast<double>(o.tokens) * ctx.ranks,
+                      sum_over_ranks(local_unique),
+                      static_cast<double>(v.last.num_unique),
+                      static_cast<double>(o.dim),
+                      static_cast<double>(o.vocab),
+                      compression_kind(v.wire)};
+  return formula_bytes(v.last.algorithm, in);
+}
+
+// "unique_allgather", or "unique_allgather 7/10" when `auto` chose differently across steps.
+std::string describe_ran(const std::vector<int>& ran) {
+  if (ran.empty()) return "-";
+  int best = ran[0], best_count = 0;
+  for (int a : ran) {
+    const int c = static_cast<int>(std::count(ran.begin(), ran.end(), a));
+    if (c > best_count) best = a, best_count = c;
+  }
+  std::string s = zfcGetAlgorithmName(best);
+  if (best_count != static_cast<int>(ran.size())) {
+    s += " " + std::to_string(best_count) + "/" + std::to_string(ran.size());
+  }
+  return s;
+}
+
 void run_steps(const PerfContext& ctx, const zfc::workload::StepSource& source,
                std::vector<Variant>& vs) {
   const PerfOptions& o = ctx.options;
@@ -96,7 +126,9 @@ void run_steps(const PerfContext& ctx, const zfc::workload::StepSource& source,
       v.peak = std::max(v.peak, static_cast<double>(stats.last.peak_workspace_bytes));
       v.local_unique += static_cast<double>(stats.last.local_unique);
       v.global_unique += static_cast<double>(v.last.num_unique);
-      v.ran = v.last.algorithm;
+      v.formula += step_formula(ctx, v, static_cast<double>(stats.last.local_unique));
+      v.ran.push_back(v.last.algorithm);
+      for (int p = 0; p < zfcNumPhases; ++p) v.phase[p] += stats.last.seconds[p];
     }
   }
 }
@@ -163,12 +195,9 @@ int run_sparse(PerfContext& ctx) {
     const double sec = median(v.seconds);
     const double bytes = sum_over_ranks(v.bytes) / ctx.ranks / steps;
     const double peak = max_over_ranks(v.peak);
-    const double sum_ui = sum_over_ranks(v.local_unique) / steps;
     const double ug = v.global_unique / steps;
+    const double formula = v.formula / steps;
     if (k == 0) base_seconds = sec, base_bytes = bytes;
-    const ByteInputs in{ctx.ranks, gk, sum_ui, ug, static_cast<double>(o.dim),
-                        static_cast<double>(o.vocab), compression_kind(v.wire)};
-    const double formula = formula_bytes(v.ran, in);
     if (o.check) total_wrong += wrong[k];
     Row row;
     row.text("algo", v.algo, 16)
@@ -185,7 +214,12 @@ int run_sparse(PerfContext& ctx) {
         .count("wrong", wrong[k], 6)
         .num("speedup", base_seconds / sec, 7, 2)
         .num("byte_ratio", bytes > 0 ? base_bytes / bytes : NAN, 10, 2)
-        .text("ran", zfcGetAlgorithmName(v.ran), 16);
+        .text("ran", describe_ran(v.ran), 16);
+    // Where the time goes: each phase's mean per step on the slowest rank, JSON only.
+    for (int p = 0; p < zfcNumPhases; ++p) {
+      const std::string key = std::string("phase_us_") + zfcGetPhaseName(p);
+      row.quiet(key.c_str(), max_over_ranks(v.phase[p]) / steps * 1e6);
+    }
     ctx.report.add(row, ctx.rank == 0);
     zfcSparsePlanDestroy(v.plan);
   }

@@ -34,6 +34,7 @@ void encode(const float* src, size_t n, zfcDataType_t wire, float scale, void* d
     if (x86::has_f16c()) return x86::encode_f16(src, n, scale, out);
     for (size_t i = 0; i < n; ++i) out[i] = f32_to_f16(src[i] * scale);
   } else {
+    if (x86::has_avx512bw()) return x86::encode_bf16_avx512(src, n, scale, out);
     if (x86::has_avx2()) return x86::encode_bf16(src, n, scale, out);
     for (size_t i = 0; i < n; ++i) out[i] = f32_to_bf16(src[i] * scale);
   }
@@ -54,6 +55,7 @@ bool decode(const void* src, size_t n, zfcDataType_t wire, float scale, float* d
       dst[i] = f16_to_f32(in[i]) / scale;
     }
   } else {
+    if (x86::has_avx512bw()) return x86::decode_bf16_avx512(in, n, scale, dst);
     if (x86::has_avx2()) return x86::decode_bf16(in, n, scale, dst);
     for (size_t i = 0; i < n; ++i) {
       finite &= (in[i] & 0x7f80u) != 0x7f80u;
@@ -89,6 +91,22 @@ void sum_blocks(const void* blocks, int nblocks, size_t n, zfcDataType_t wire, f
   }
   if (nblocks == 0) {
     for (size_t i = 0; i < n; ++i) acc[i] = 0.0f;
+  }
+}
+
+void add_to(const void* src, zfcDataType_t type, size_t n, float* acc) {
+  if (type == zfcFloat32) {
+    const float* in = static_cast<const float*>(src);
+    for (size_t i = 0; i < n; ++i) acc[i] += in[i];
+    return;
+  }
+  const uint16_t* in = static_cast<const uint16_t*>(src);
+  if (type == zfcFloat16) {
+    if (x86::has_f16c()) return x86::accumulate_f16(in, n, false, acc);
+    for (size_t i = 0; i < n; ++i) acc[i] += f16_to_f32(in[i]);
+  } else {
+    if (x86::has_avx2()) return x86::accumulate_bf16(in, n, false, acc);
+    for (size_t i = 0; i < n; ++i) acc[i] += bf16_to_f32(in[i]);
   }
 }
 

@@ -97,6 +97,9 @@ bool decode(const void* src, size_t n, zfcDataType_t wire, float scale, float* d
 // blocks of `n` wire elements: the fixed rank-order sum every rank reproduces exactly.
 void sum_blocks(const void* blocks, int nblocks, size_t n, zfcDataType_t wire, float* acc);
 
+// acc[i] += fp32(src[i]) for src of type zfcFloat32, zfcFloat16 or zfcBFloat16 (no scaling).
+void add_to(const void* src, zfcDataType_t type, size_t n, float* acc);
+
 // True when every value is finite.
 bool all_finite(const float* v, size_t n);
 

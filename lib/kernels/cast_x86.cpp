@@ -3,6 +3,11 @@
 #include "kernels/cast.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
+// GCC 12 warns inside its own AVX-512 headers that _mm512_undefined_* values "may be used
+// uninitialized" (GCC bug 105593); the intrinsics below never read them.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 #define ZFC_X86 1
 #endif
@@ -145,9 +150,63 @@ __attribute__((target("avx2"))) void accumulate_bf16(const uint16_t* src, size_t
   for (; i < n; ++i) acc[i] = (first ? 0.0f : acc[i]) + bf16_to_f32(src[i]);
 }
 
+bool has_avx512bw() {
+  static const bool yes = __builtin_cpu_supports("avx512f") &&
+                          __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  return yes;
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void encode_bf16_avx512(const float* src, size_t n,
+                                                                   float scale, uint16_t* dst) {
+  const __m512 s = _mm512_set1_ps(scale);
+  const __m512i one = _mm512_set1_epi32(1);
+  const __m512i half_ulp = _mm512_set1_epi32(0x7fff);
+  const __m512i magnitude_mask = _mm512_set1_epi32(0x7fffffff);
+  const __m512i inf = _mm512_set1_epi32(0x7f800000);
+  const __m512i quiet = _mm512_set1_epi32(0x40);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512i u = _mm512_castps_si512(_mm512_mul_ps(_mm512_loadu_ps(src + i), s));
+    const __m512i hi = _mm512_srli_epi32(u, 16);
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, magnitude_mask), inf);
+    const __m512i rounded = _mm512_srli_epi32(
+        _mm512_add_epi32(u, _mm512_add_epi32(half_ulp, _mm512_and_si512(hi, one))), 16);
+    const __m512i out = _mm512_mask_or_epi32(rounded, nan, hi, quiet);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm512_cvtepi32_epi16(out));
+  }
+  for (; i < n; ++i) dst[i] = f32_to_bf16(src[i] * scale);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl"))) bool decode_bf16_avx512(const uint16_t* src,
+                                                                   size_t n, float scale,
+                                                                   float* dst) {
+  const __m512 s = _mm512_set1_ps(scale);
+  const float inv = exact_reciprocal(scale);
+  const bool use_mul = inv != 0.0f;
+  const __m512 r = _mm512_set1_ps(inv);
+  const __m256i exp_mask = _mm256_set1_epi16(0x7f80);
+  __mmask16 special = 0;
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
+    special |= _mm256_cmpeq_epi16_mask(_mm256_and_si256(h, exp_mask), exp_mask);
+    const __m512 v = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    _mm512_storeu_ps(dst + i, use_mul ? _mm512_mul_ps(v, r) : _mm512_div_ps(v, s));
+  }
+  bool finite = special == 0;
+  for (; i < n; ++i) {
+    finite &= (src[i] & 0x7f80u) != 0x7f80u;
+    dst[i] = bf16_to_f32(src[i]) / scale;
+  }
+  return finite;
+}
+
 #else
 
 bool has_f16c() { return false; }
+bool has_avx512bw() { return false; }
+void encode_bf16_avx512(const float*, size_t, float, uint16_t*) {}
+bool decode_bf16_avx512(const uint16_t*, size_t, float, float*) { return false; }
 bool has_avx2() { return false; }
 void encode_bf16(const float*, size_t, float, uint16_t*) {}
 bool decode_bf16(const uint16_t*, size_t, float, float*) { return false; }

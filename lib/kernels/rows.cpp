@@ -22,16 +22,10 @@ void scatter_add_rows(const void* rows, zfcDataType_t row_type, const int32_t* p
     }
     return;
   }
+  // 16-bit rows: the vector conversion loops, one row at a time.
   const uint16_t* in = static_cast<const uint16_t*>(rows);
-  const bool half = row_type == zfcFloat16;
   for (size_t i = 0; i < n; ++i) {
-    float* d = dst + static_cast<size_t>(pos[i]) * dim;
-    const uint16_t* s = in + i * dim;
-    if (half) {
-      for (size_t k = 0; k < dim; ++k) d[k] += f16_to_f32(s[k]);
-    } else {
-      for (size_t k = 0; k < dim; ++k) d[k] += bf16_to_f32(s[k]);
-    }
+    add_to(in + i * dim, row_type, dim, dst + static_cast<size_t>(pos[i]) * dim);
   }
 }
 

@@ -125,23 +125,32 @@ TEST(Cast, PowerOfTwoScalesDivideByMultiplying) {
   }
 }
 
-TEST(Cast, Avx2Bf16LoopsMatchThePortableCode) {
-  if (!x86::has_avx2()) GTEST_SKIP() << "this CPU has no AVX2; the portable loops are in use";
+using EncodeBf16 = void (*)(const float*, size_t, float, uint16_t*);
+using DecodeBf16 = bool (*)(const uint16_t*, size_t, float, float*);
+
+// A vector bf16 encoder and decoder against the portable code, bit for bit.
+void check_bf16_loops(EncodeBf16 encode_fn, DecodeBf16 decode_fn) {
   std::vector<uint16_t> all(65536);
   for (uint32_t u = 0; u < 65536; ++u) all[u] = static_cast<uint16_t>(u);
-  std::vector<float> hw(all.size());
-  EXPECT_FALSE(x86::decode_bf16(all.data(), all.size(), 4.0f, hw.data()));
-  for (size_t i = 0; i < all.size(); ++i) {
-    const float sw = bf16_to_f32(all[i]) / 4.0f;
-    if (std::isnan(sw)) {
-      ASSERT_TRUE(std::isnan(hw[i]));
-    } else {
-      ASSERT_EQ(f32_bits(hw[i]), f32_bits(sw)) << i;
+  for (float scale : {4.0f, 3.0f}) {  // a multiplication and a division
+    std::vector<float> hw(all.size());
+    EXPECT_FALSE(decode_fn(all.data(), all.size(), scale, hw.data()));
+    for (size_t i = 0; i < all.size(); ++i) {
+      const float sw = bf16_to_f32(all[i]) / scale;
+      if (std::isnan(sw)) {
+        ASSERT_TRUE(std::isnan(hw[i]));
+      } else {
+        ASSERT_EQ(f32_bits(hw[i]), f32_bits(sw)) << i;
+      }
     }
   }
-  const std::vector<uint16_t> finite = {0x3f80, 0x7f7f, 0x0001, 0x8000, 0xff7f, 0x1234, 0x4000};
+  std::vector<uint16_t> finite(37, 0x3f80);
+  finite[3] = 0x7f7f;
+  finite[36] = 0x8001;
   std::vector<float> out(finite.size());
-  EXPECT_TRUE(x86::decode_bf16(finite.data(), finite.size(), 1.0f, out.data()));
+  EXPECT_TRUE(decode_fn(finite.data(), finite.size(), 1.0f, out.data()));
+  finite[36] = 0x7f80;  // an infinity in the scalar tail
+  EXPECT_FALSE(decode_fn(finite.data(), finite.size(), 1.0f, out.data()));
   // Every bit pattern class, NaNs and ties included, over a length that leaves a tail.
   workload::SplitMix64 rng(5);
   std::vector<float> in(100003);
@@ -150,13 +159,19 @@ TEST(Cast, Avx2Bf16LoopsMatchThePortableCode) {
   in[1] = f32_from_bits(0x3f818000u);
   in[2] = f32_from_bits(0x7f800001u);
   in[3] = f32_from_bits(0xffc00000u);
+  in[4] = f32_from_bits(0x7f7fffffu);  // rounds up to infinity
   std::vector<uint16_t> h(in.size());
   for (float scale : {1.0f, 3.0f}) {
-    x86::encode_bf16(in.data(), in.size(), scale, h.data());
+    encode_fn(in.data(), in.size(), scale, h.data());
     for (size_t i = 0; i < in.size(); ++i) {
       ASSERT_EQ(h[i], f32_to_bf16(in[i] * scale)) << std::hex << f32_bits(in[i]);
     }
   }
+}
+
+TEST(Cast, Avx2Bf16LoopsMatchThePortableCode) {
+  if (!x86::has_avx2()) GTEST_SKIP() << "this CPU has no AVX2; the portable loops are in use";
+  check_bf16_loops(x86::encode_bf16, x86::decode_bf16);
   std::vector<float> acc(17, 5.0f);
   std::vector<uint16_t> blk(17, 0x8000);  // -0: the first block must still give +0
   x86::accumulate_bf16(blk.data(), blk.size(), true, acc.data());
@@ -164,6 +179,13 @@ TEST(Cast, Avx2Bf16LoopsMatchThePortableCode) {
   std::vector<uint16_t> one(17, 0x3f80);
   x86::accumulate_bf16(one.data(), one.size(), false, acc.data());
   for (float a : acc) EXPECT_EQ(a, 1.0f);
+}
+
+TEST(Cast, Avx512Bf16LoopsMatchThePortableCode) {
+  if (!x86::has_avx512bw()) {
+    GTEST_SKIP() << "this CPU has no AVX-512 BW/VL; the AVX2 or portable loops are in use";
+  }
+  check_bf16_loops(x86::encode_bf16_avx512, x86::decode_bf16_avx512);
 }
 
 TEST(Cast, EncodeDecodeWithScaleAndOverflow) {
