@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every benchmark sweep of zipfcoll and writes the results as CSV and PNG plots, with a
-# README that shows them, into docs/benchmarks/ (about 10 minutes on 2 cores):
+# README that shows them, into docs/benchmarks/ (about 6 minutes on 2 cores):
 #   - zfc_perf sparse: G in {1,2,4,8} ranks x K in {640,2560} x D in {512,1024}, on real text
 #     windows and on a seeded Zipf stream, every algorithm and wire format;
 #   - zfc_perf allreduce: 1 KiB to 64 MiB on 2, 4 and 8 ranks against MPI_Allreduce;
@@ -16,10 +16,11 @@
 # Exits 77 when no python3 with matplotlib is found.
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="$here/build"
-out="$here/docs/benchmarks"
-data="$here/../shared/data"
+# Everything runs from the source root, so the records name paths relative to it.
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+build="build"
+out="docs/benchmarks"
+data="../shared/data"
 quick=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -107,6 +108,6 @@ log "kernels"
 
 log "plots"
 elapsed=$(( $(date +%s) - started ))
-"$python" "$here/bench/plot_results.py" --raw "$raw" --out "$out" --seconds "$elapsed" \
+"$python" bench/plot_results.py --raw "$raw" --out "$out" --seconds "$elapsed" \
   --command "bench/run_all.sh$([ "$quick" = 1 ] && echo ' --quick')"
 log "done: $out/README.md"

@@ -82,7 +82,8 @@ Corpus Corpus::build(const std::string& dir, int64_t vocab_size) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
   });
   const size_t keep =
-      vocab_size == 0 ? ranked.size() : std::min(ranked.size(), static_cast<size_t>(vocab_size - 1));
+      vocab_size == 0 ? ranked.size()
+                      : std::min(ranked.size(), static_cast<size_t>(vocab_size - 1));
   std::unordered_map<std::string, int32_t> id;
   c.vocab_.push_back("<unk>");
   for (size_t i = 0; i < keep; ++i) {

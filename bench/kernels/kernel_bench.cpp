@@ -81,6 +81,26 @@ void BM_LocalUnique(benchmark::State& state) {
                  zfc::kernels::unique_method_name(m));
 }
 
+// The same result from std::sort of (key, position) pairs, for comparison.
+void BM_StdSortUnique(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  const std::vector<uint32_t> keys = zipf_keys(n, 100000, 1);
+  std::vector<std::pair<uint32_t, uint32_t>> pairs(n);
+  std::vector<uint32_t> uniq(n);
+  std::vector<int32_t> inverse(n);
+  for (auto _ : state) {
+    for (size_t i = 0; i < n; ++i) pairs[i] = {keys[i], static_cast<uint32_t>(i)};
+    std::sort(pairs.begin(), pairs.end());
+    size_t u = 0;
+    for (size_t j = 0; j < n; ++j) {
+      if (j == 0 || pairs[j].first != pairs[j - 1].first) uniq[u++] = pairs[j].first;
+      inverse[pairs[j].second] = static_cast<int32_t>(u - 1);
+    }
+    benchmark::DoNotOptimize(u);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
+}
+
 // Positions: where each of a rank's tokens sits in the global set (8 ranks' tokens), from
 // its local inverse and the local set located inside the global one.
 void BM_Positions(benchmark::State& state) {
@@ -213,6 +233,7 @@ void row_sizes(benchmark::internal::Benchmark* b) {
 }  // namespace
 
 BENCHMARK(BM_LocalUnique)->Apply(token_sizes)->ArgNames({"N", "V", "method"});
+BENCHMARK(BM_StdSortUnique)->RangeMultiplier(10)->Range(1000, 1000000)->ArgName("N");
 BENCHMARK(BM_Positions)->RangeMultiplier(10)->Range(1000, 1000000)->Arg(4000000)->ArgName("N");
 BENCHMARK(BM_SegmentSum)->Apply(row_sizes)->ArgName("rows");
 BENCHMARK(BM_Scatter)->Apply(row_sizes)->ArgName("rows");

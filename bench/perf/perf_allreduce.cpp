@@ -96,6 +96,49 @@ std::vector<size_t> sweep(const PerfOptions& o) {
   return sizes;
 }
 
+// Every operation's per-iteration times, slowest rank, operation-major.
+std::vector<double> time_ops(const PerfContext& ctx, const std::vector<Op>& ops, Buffers& b,
+                             size_t count) {
+  const PerfOptions& o = ctx.options;
+  int overflowed = 0;
+  for (int it = 0; it < o.warmup; ++it) {
+    for (const Op& op : ops) run_once(ctx, op, b, count, &overflowed);
+  }
+  // Operations alternate inside each iteration so that a noisy moment hits all of them.
+  std::vector<double> t(ops.size() * static_cast<size_t>(o.iters));
+  for (int it = 0; it < o.iters; ++it) {
+    for (size_t k = 0; k < ops.size(); ++k) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double t0 = MPI_Wtime();
+      run_once(ctx, ops[k], b, count, &overflowed);
+      t[k * o.iters + it] = MPI_Wtime() - t0;
+    }
+  }
+  max_over_ranks(&t);
+  return t;
+}
+
+Row result_row(const PerfContext& ctx, const Op& op, size_t count, double sec,
+               double mpi_seconds, double wrong) {
+  zfcStats_t stats = ZFC_STATS_INITIALIZER;
+  zfcCommGetStats(ctx.comm, &stats);
+  const double algbw = static_cast<double>(count * sizeof(float)) / sec / 1e9;
+  const double factor = ctx.ranks > 1 ? 2.0 * (ctx.ranks - 1) / ctx.ranks : 0.0;
+  const double peak = op.mpi ? 0.0 : static_cast<double>(stats.last.peak_workspace_bytes);
+  Row row;
+  row.count("size", static_cast<double>(count * sizeof(float)), 12)
+      .count("count", static_cast<double>(count), 10)
+      .text("type", "float", 6)
+      .text("wire", op.mpi ? "MPI_Allreduce" : op.name, 13)
+      .num("time_us", sec * 1e6, 10, 1)
+      .num("algbw", algbw, 7, 2)
+      .num("busbw", algbw * factor, 7, 2)
+      .count("wrong", wrong, 6)
+      .num("x_mpi", sec / mpi_seconds, 6, 2)
+      .count("peak_ws", peak, 10);
+  return row;
+}
+
 }  // namespace
 
 int run_allreduce(PerfContext& ctx) {
@@ -118,21 +161,7 @@ int run_allreduce(PerfContext& ctx) {
     b.send.resize(count);
     b.recv.assign(count, 0.0f);
     for (size_t i = 0; i < count; ++i) b.send[i] = element(ctx.rank, i);
-    int overflowed = 0;
-    for (int it = 0; it < o.warmup; ++it) {
-      for (const Op& op : ops) run_once(ctx, op, b, count, &overflowed);
-    }
-    // Operations alternate inside each iteration so that a noisy moment hits all of them.
-    std::vector<double> t(ops.size() * static_cast<size_t>(o.iters));
-    for (int it = 0; it < o.iters; ++it) {
-      for (size_t k = 0; k < ops.size(); ++k) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        const double t0 = MPI_Wtime();
-        run_once(ctx, ops[k], b, count, &overflowed);
-        t[k * o.iters + it] = MPI_Wtime() - t0;
-      }
-    }
-    max_over_ranks(&t);
+    const std::vector<double> t = time_ops(ctx, ops, b, count);
     double mpi_seconds = 0;
     for (size_t k = 0; k < ops.size(); ++k) {
       const double sec = median(std::vector<double>(t.begin() + k * o.iters,
@@ -140,26 +169,12 @@ int run_allreduce(PerfContext& ctx) {
       if (ops[k].mpi) mpi_seconds = sec;
       double wrong = NAN;
       if (o.check) {
+        int overflowed = 0;
         run_once(ctx, ops[k], b, count, &overflowed);
         wrong = count_wrong(ctx, ops[k], b, count, overflowed);
         total_wrong += wrong;
       }
-      zfcStats_t stats = ZFC_STATS_INITIALIZER;
-      zfcCommGetStats(ctx.comm, &stats);
-      const double algbw = static_cast<double>(count * sizeof(float)) / sec / 1e9;
-      const double factor = ctx.ranks > 1 ? 2.0 * (ctx.ranks - 1) / ctx.ranks : 0.0;
-      Row row;
-      row.count("size", static_cast<double>(count * sizeof(float)), 12)
-          .count("count", static_cast<double>(count), 10)
-          .text("type", "float", 6)
-          .text("wire", ops[k].mpi ? "MPI_Allreduce" : ops[k].name, 13)
-          .num("time_us", sec * 1e6, 10, 1)
-          .num("algbw", algbw, 7, 2)
-          .num("busbw", algbw * factor, 7, 2)
-          .count("wrong", wrong, 6)
-          .num("x_mpi", sec / mpi_seconds, 6, 2)
-          .count("peak_ws", ops[k].mpi ? 0.0 : static_cast<double>(stats.last.peak_workspace_bytes), 10);
-      ctx.report.add(row, ctx.rank == 0);
+      ctx.report.add(result_row(ctx, ops[k], count, sec, mpi_seconds, wrong), ctx.rank == 0);
     }
   }
   if (ctx.rank == 0 && o.check) {

@@ -162,6 +162,44 @@ void print_preamble(const PerfContext& ctx, const zfc::workload::StepSource& sou
               "any rank; speedup and byte_ratio: against allgather/none in this run\n");
 }
 
+// One variant's row, its figures gathered over ranks (collective). The baseline (first)
+// sets the time and bytes the others are compared with.
+Row result_row(const PerfContext& ctx, Variant& v, double wrong, bool baseline,
+               double* base_seconds, double* base_bytes) {
+  const PerfOptions& o = ctx.options;
+  const double steps = o.iters;
+  const double gk = static_cast<double>(o.tokens) * ctx.ranks;
+  max_over_ranks(&v.seconds);
+  const double sec = median(v.seconds);
+  const double bytes = sum_over_ranks(v.bytes) / ctx.ranks / steps;
+  const double peak = max_over_ranks(v.peak);
+  const double ug = v.global_unique / steps;
+  const double formula = v.formula / steps;
+  if (baseline) *base_seconds = sec, *base_bytes = bytes;
+  Row row;
+  row.text("algo", v.algo, 16)
+      .text("wire", v.wire, 4)
+      .count("G", ctx.ranks, 3)
+      .count("K", static_cast<double>(o.tokens), 6)
+      .count("D", static_cast<double>(o.dim), 5)
+      .num("U_g", ug, 8, 1)
+      .num("U_g/GK", ug / gk, 6, 3)
+      .num("time_us", sec * 1e6, 10, 1)
+      .num("MB", bytes / 1e6, 9, 3)
+      .num("x_formula", formula > 0 ? bytes / formula : (bytes == 0 ? 1.0 : NAN), 9, 4)
+      .num("peak_ws_MB", peak / 1e6, 10, 3)
+      .count("wrong", wrong, 6)
+      .num("speedup", *base_seconds / sec, 7, 2)
+      .num("byte_ratio", bytes > 0 ? *base_bytes / bytes : NAN, 10, 2)
+      .text("ran", describe_ran(v.ran), 16);
+  // Where the time goes: each phase's mean per step on the slowest rank, JSON only.
+  for (int p = 0; p < zfcNumPhases; ++p) {
+    const std::string key = std::string("phase_us_") + zfcGetPhaseName(p);
+    row.quiet(key.c_str(), max_over_ranks(v.phase[p]) / steps * 1e6);
+  }
+  return row;
+}
+
 }  // namespace
 
 int run_sparse(PerfContext& ctx) {
@@ -186,42 +224,12 @@ int run_sparse(PerfContext& ctx) {
   std::vector<double> wrong(vs.size(), NAN);
   if (o.check) wrong = check_last_step(ctx, *source, vs);
 
-  const double steps = o.iters;
-  const double gk = static_cast<double>(o.tokens) * ctx.ranks;
   double base_seconds = 0, base_bytes = 0, total_wrong = 0;
   for (size_t k = 0; k < vs.size(); ++k) {
-    Variant& v = vs[k];
-    max_over_ranks(&v.seconds);
-    const double sec = median(v.seconds);
-    const double bytes = sum_over_ranks(v.bytes) / ctx.ranks / steps;
-    const double peak = max_over_ranks(v.peak);
-    const double ug = v.global_unique / steps;
-    const double formula = v.formula / steps;
-    if (k == 0) base_seconds = sec, base_bytes = bytes;
     if (o.check) total_wrong += wrong[k];
-    Row row;
-    row.text("algo", v.algo, 16)
-        .text("wire", v.wire, 4)
-        .count("G", ctx.ranks, 3)
-        .count("K", static_cast<double>(o.tokens), 6)
-        .count("D", static_cast<double>(o.dim), 5)
-        .num("U_g", ug, 8, 1)
-        .num("U_g/GK", ug / gk, 6, 3)
-        .num("time_us", sec * 1e6, 10, 1)
-        .num("MB", bytes / 1e6, 9, 3)
-        .num("x_formula", formula > 0 ? bytes / formula : (bytes == 0 ? 1.0 : NAN), 9, 4)
-        .num("peak_ws_MB", peak / 1e6, 10, 3)
-        .count("wrong", wrong[k], 6)
-        .num("speedup", base_seconds / sec, 7, 2)
-        .num("byte_ratio", bytes > 0 ? base_bytes / bytes : NAN, 10, 2)
-        .text("ran", describe_ran(v.ran), 16);
-    // Where the time goes: each phase's mean per step on the slowest rank, JSON only.
-    for (int p = 0; p < zfcNumPhases; ++p) {
-      const std::string key = std::string("phase_us_") + zfcGetPhaseName(p);
-      row.quiet(key.c_str(), max_over_ranks(v.phase[p]) / steps * 1e6);
-    }
-    ctx.report.add(row, ctx.rank == 0);
-    zfcSparsePlanDestroy(v.plan);
+    ctx.report.add(result_row(ctx, vs[k], wrong[k], k == 0, &base_seconds, &base_bytes),
+                   ctx.rank == 0);
+    zfcSparsePlanDestroy(vs[k].plan);
   }
   if (ctx.rank == 0 && o.check) {
     std::printf("# Out of bounds values : %.0f %s\n", total_wrong,

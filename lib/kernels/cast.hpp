@@ -63,7 +63,9 @@ inline float f16_to_f32(uint16_t h) {
 
 inline uint16_t f32_to_bf16(float f) {
   uint32_t u = f32_bits(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);  // quiet NaN
+  if ((u & 0x7fffffffu) > 0x7f800000u) {
+    return static_cast<uint16_t>((u >> 16) | 0x40u);  // a quiet NaN
+  }
   u += 0x7fffu + ((u >> 16) & 1u);
   return static_cast<uint16_t>(u >> 16);
 }

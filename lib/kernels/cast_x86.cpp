@@ -156,8 +156,10 @@ bool has_avx512bw() {
   return yes;
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void encode_bf16_avx512(const float* src, size_t n,
-                                                                   float scale, uint16_t* dst) {
+#define ZFC_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
+
+ZFC_TARGET_AVX512 void encode_bf16_avx512(const float* src, size_t n, float scale,
+                                          uint16_t* dst) {
   const __m512 s = _mm512_set1_ps(scale);
   const __m512i one = _mm512_set1_epi32(1);
   const __m512i half_ulp = _mm512_set1_epi32(0x7fff);
@@ -177,9 +179,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void encode_bf16_avx512(con
   for (; i < n; ++i) dst[i] = f32_to_bf16(src[i] * scale);
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vl"))) bool decode_bf16_avx512(const uint16_t* src,
-                                                                   size_t n, float scale,
-                                                                   float* dst) {
+ZFC_TARGET_AVX512 bool decode_bf16_avx512(const uint16_t* src, size_t n, float scale,
+                                          float* dst) {
   const __m512 s = _mm512_set1_ps(scale);
   const float inv = exact_reciprocal(scale);
   const bool use_mul = inv != 0.0f;

@@ -1,6 +1,6 @@
-// fp16 and bf16 conversion loops on the x86 F16C and AVX2 instructions, chosen at run time when the CPU has
-// them. They round exactly like the portable code in cast.hpp (IEEE round to nearest even),
-// so a mixed cluster still agrees bit for bit.
+// fp16 and bf16 conversion loops on the x86 F16C, AVX2 and AVX-512 instructions, chosen at
+// run time when the CPU has them. They round exactly like the portable code in cast.hpp (IEEE
+// round to nearest even), so a mixed cluster still agrees bit for bit.
 #pragma once
 
 #include <cstddef>

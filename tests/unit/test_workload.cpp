@@ -45,7 +45,9 @@ TEST(Corpus, VocabularyByFrequencyAndWindows) {
   ASSERT_EQ(win.size(), 20u);
   EXPECT_EQ(win, c.windows(5, 4, 42));  // seeded
   EXPECT_THROW(Corpus::load("/nonexistent/dir", 10), std::runtime_error);
-  for (const char* f : {"/a.txt", "/b.txt", "/skip.md"}) std::remove((std::string(dir) + f).c_str());
+  for (const char* f : {"/a.txt", "/b.txt", "/skip.md"}) {
+    std::remove((std::string(dir) + f).c_str());
+  }
   rmdir(dir);
 }
 
