@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "demo_options.hpp"
+#include "sparse_result_hash.hpp"
 #include "workload/step_source.hpp"
 #include "zipfcoll/zipfcoll.h"
 
@@ -61,17 +62,6 @@ zfc::workload::StepSpec step_spec(const DemoOptions& o) {
   return spec;
 }
 
-uint64_t hash_result(const zfcSparseResult_t& r) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  auto mix = [&](const void* p, size_t n) {
-    const unsigned char* b = static_cast<const unsigned char*>(p);
-    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
-  };
-  mix(r.indices, r.num_unique * sizeof(int32_t));
-  mix(r.rows, r.num_unique * r.dim * sizeof(float));
-  return h;
-}
-
 Totals run_variant(zfcComm_t comm, const Variant& v, const DemoOptions& o,
                    const zfc::workload::StepSource& source, int rank,
                    std::vector<uint64_t>* hashes) {
@@ -106,7 +96,7 @@ Totals run_variant(zfcComm_t comm, const Variant& v, const DemoOptions& o,
     t.global_unique += stats.last.global_unique;
     t.local_unique += stats.last.local_unique;
     t.last_algorithm = out.algorithm;
-    if (hashes != nullptr) hashes->push_back(hash_result(out));
+    if (hashes != nullptr) hashes->push_back(hash_sparse_result(out));
   }
   zfcSparsePlanDestroy(plan);
   return t;

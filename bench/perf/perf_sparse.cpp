@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "perf_common.hpp"
+#include "sparse_result_hash.hpp"
 #include "sparse_reference.hpp"
 
 namespace {
@@ -64,17 +65,6 @@ std::vector<Variant> make_variants(const PerfContext& ctx) {
     if (r != zfcSuccess) perf_fail("zfcSparsePlanCreate", r, ctx.comm);
   }
   return vs;
-}
-
-uint64_t hash_result(const zfcSparseResult_t& r) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  auto mix = [&](const void* p, size_t n) {
-    const unsigned char* b = static_cast<const unsigned char*>(p);
-    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
-  };
-  mix(r.indices, r.num_unique * sizeof(int32_t));
-  mix(r.rows, r.num_unique * r.dim * sizeof(float));
-  return h;
 }
 
 // What a step's algorithm should have moved, from every rank's U_i and the step's U_g.
@@ -143,7 +133,7 @@ std::vector<double> check_last_step(const PerfContext& ctx,
   std::vector<double> wrong;
   for (const Variant& v : vs) {
     double w = count_sparse_wrong(ref, v.last, compression_kind(v.wire), o.scale, ctx.ranks);
-    uint64_t lo = hash_result(v.last), hi = lo;
+    uint64_t lo = hash_sparse_result(v.last), hi = lo;
     MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
     if (lo != hi) w += static_cast<double>(v.last.num_unique * (o.dim + 1));
