@@ -18,7 +18,13 @@
  *  - Results of collectives are bit-identical on all ranks and from run to run for the same
  *    inputs and rank count: partial sums are formed in fp32 in a fixed (token, then rank)
  *    order.
- *  - Buffers are host memory in this version; every `stream` argument must be NULL.
+ *  - Memory: the collectives take host buffers in this version, and their `stream` must be
+ *    NULL. The local operations (zfcScatterToDense, zfcApplyRows) also take CUDA device
+ *    buffers when the library is built with CUDA: all of a call's buffers must then be device
+ *    memory of the current device, `stream` is a cudaStream_t (NULL: the default stream), the
+ *    work is queued on it, and the call returns once its arguments are checked (one wait for
+ *    the stream). A stream with host buffers, or buffers that mix host and device memory, is
+ *    zfcInvalidArgument; any stream in a build without CUDA is zfcUnsupported.
  *  - The caller owns all buffers it passes; buffers returned inside zfcSparseResult_t are
  *    owned by the plan and stay valid until the next zfcSparseReduce on the same plan or
  *    zfcSparsePlanDestroy.
@@ -242,7 +248,7 @@ ZFC_API zfcResult_t zfcCommGetStats(zfcComm_t comm, zfcStats_t* stats);
 /* Local. Zeroes the statistics. */
 ZFC_API zfcResult_t zfcCommResetStats(zfcComm_t comm);
 
-/* ---- operations on host buffers ------------------------------------------------------ */
+/* ---- operations ---------------------------------------------------------------------- */
 
 /* Collective. From each rank's `count` indices (zfcInt32 or zfcInt64, each in
  * [0, vocab_size)), computes the global sorted set of distinct indices over all ranks,
@@ -259,7 +265,8 @@ ZFC_API zfcResult_t zfcUniqueMerge(zfcComm_t comm, const void* indices, zfcDataT
 /* Local. Zero-fills the fp32 matrix `dense` (num_unique x dim, row-major) and adds row i of
  * `rows` (count x dim, of `row_type` zfcFloat32, zfcFloat16 or zfcBFloat16) into row
  * positions[i], in order of i, summing in fp32. Every position must be in [0, num_unique);
- * this is checked before anything is written. */
+ * this is checked before anything is written. Host or device buffers (see the top of this
+ * file); on the device the result has the same bits as on the host. */
 ZFC_API zfcResult_t zfcScatterToDense(const void* rows, zfcDataType_t row_type,
                                       const int32_t* positions, size_t count, size_t dim,
                                       float* dense, size_t num_unique, void* stream);
@@ -275,7 +282,9 @@ ZFC_API zfcResult_t zfcAllReduce(zfcComm_t comm, const void* send, void* recv, s
 
 /* Local. table[indices[p]] += alpha * rows[p] for p in [0, num_rows), where `table` is an
  * fp32 vocab_size x dim matrix. Indices are checked before anything is written; with the
- * unique indices of a sparse reduce each table row is touched once. */
+ * unique indices of a sparse reduce each table row is touched once. Host or device buffers
+ * (see the top of this file); on the device the result has the same bits as on the host,
+ * repeated indices included. */
 ZFC_API zfcResult_t zfcApplyRows(float* table, int64_t vocab_size, size_t dim,
                                  const void* indices, zfcDataType_t index_type,
                                  const float* rows, size_t num_rows, float alpha,

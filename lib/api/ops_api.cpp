@@ -1,8 +1,12 @@
-// The operations on host buffers.
+// The operations: collectives on host buffers; the local ones on host or device buffers.
 #include "algo/collectives.hpp"
 #include "api/api_guard.hpp"
+#include "core/memory_space.hpp"
 #include "kernels/index_keys.hpp"
 #include "kernels/rows.hpp"
+#if ZIPFCOLL_HAVE_CUDA
+#include "algo/device_local_ops.hpp"
+#endif
 
 using zfc::error;
 using zfc::Status;
@@ -33,7 +37,9 @@ zfcResult_t zfcScatterToDense(const void* rows, zfcDataType_t row_type,
                               const int32_t* positions, size_t count, size_t dim, float* dense,
                               size_t num_unique, void* stream) {
   return zfc::guarded(nullptr, [&]() -> Status {
-    ZFC_RETURN_IF_ERROR(zfc::check_host_stream(stream));
+    zfc::MemorySpace space = zfc::MemorySpace::kHost;
+    ZFC_RETURN_IF_ERROR(zfc::resolve_memory_space(
+        {{"rows", rows}, {"positions", positions}, {"dense", dense}}, stream, &space));
     if (row_type != zfcFloat32 && row_type != zfcFloat16 && row_type != zfcBFloat16) {
       return error(zfcInvalidArgument,
                    "row_type %d must be zfcFloat32, zfcFloat16 or zfcBFloat16",
@@ -50,6 +56,12 @@ zfcResult_t zfcScatterToDense(const void* rows, zfcDataType_t row_type,
       return error(zfcInvalidArgument, "dense is NULL with num_unique %zu and dim %zu",
                    num_unique, dim);
     }
+#if ZIPFCOLL_HAVE_CUDA
+    if (space == zfc::MemorySpace::kDevice) {
+      return zfc::scatter_to_dense_on_device(rows, row_type, positions, count, dim, dense,
+                                             num_unique, stream);
+    }
+#endif
     const size_t bad = zfc::kernels::find_bad_position(positions, count, num_unique);
     if (bad < count) {
       return error(zfcInvalidArgument, "positions[%zu] = %d is outside [0, %zu)", bad,
@@ -65,12 +77,20 @@ zfcResult_t zfcApplyRows(float* table, int64_t vocab_size, size_t dim, const voi
                          zfcDataType_t index_type, const float* rows, size_t num_rows,
                          float alpha, void* stream) {
   return zfc::guarded(nullptr, [&]() -> Status {
-    ZFC_RETURN_IF_ERROR(zfc::check_host_stream(stream));
+    zfc::MemorySpace space = zfc::MemorySpace::kHost;
+    ZFC_RETURN_IF_ERROR(zfc::resolve_memory_space(
+        {{"table", table}, {"indices", indices}, {"rows", rows}}, stream, &space));
     ZFC_RETURN_IF_ERROR(zfc::check_index_space(index_type, vocab_size));
     if (num_rows == 0 || dim == 0) return Status::Ok();
     if (table == nullptr) return zfc::null_handle("table");
     if (indices == nullptr) return zfc::null_handle("indices");
     if (rows == nullptr) return zfc::null_handle("rows");
+#if ZIPFCOLL_HAVE_CUDA
+    if (space == zfc::MemorySpace::kDevice) {
+      return zfc::apply_rows_on_device(table, vocab_size, dim, indices, index_type, rows,
+                                       num_rows, alpha, stream);
+    }
+#endif
     const zfc::kernels::BadIndex bad =
         zfc::kernels::find_bad_index(indices, index_type, num_rows, vocab_size);
     if (bad.found) {

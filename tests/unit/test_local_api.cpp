@@ -9,6 +9,7 @@
 #include "algo/cost_model.hpp"
 #include "algo/sparse_reduce.hpp"
 #include "core/config.hpp"
+#include "core/memory_space.hpp"
 #include "transport/mpi/mpi_transport.hpp"
 #include "common/reference.hpp"
 #include "zipfcoll/zipfcoll.h"
@@ -73,9 +74,18 @@ TEST(ApplyRows, UpdatesEachListedRowOnce) {
             zfcInvalidArgument);
   EXPECT_NE(std::string(zfcGetLastError(nullptr)).find("indices[1] = 4"), std::string::npos);
   EXPECT_EQ(table, (std::vector<float>{1, 1, -13, -18, 3, 3, -1, -6}));
+  // A stream belongs with device buffers: with host buffers it is refused, and a build
+  // without CUDA refuses any stream.
   int stream;
   EXPECT_EQ(zfcApplyRows(table.data(), 4, dim, idx, zfcInt64, rows, 2, 1.0f, &stream),
-            zfcUnsupported);
+            device_support_built() ? zfcInvalidArgument : zfcUnsupported);
+  EXPECT_NE(std::string(zfcGetLastError(nullptr)).find("stream"), std::string::npos);
+  const float dense_rows[2] = {1, 2};
+  const int32_t pos[1] = {0};
+  float dense[2];
+  EXPECT_EQ(zfcScatterToDense(dense_rows, zfcFloat32, pos, 1, 2, dense, 1, &stream),
+            device_support_built() ? zfcInvalidArgument : zfcUnsupported);
+  EXPECT_EQ(table, (std::vector<float>{1, 1, -13, -18, 3, 3, -1, -6}));
 }
 
 TEST(Info, VersionNamesAndErrors) {

@@ -1,0 +1,98 @@
+// CUDA kernels for every local step of the exchange, in the manner of CUB: device pointers
+// (d_), the caller's stream (a cudaStream_t passed as void*; nullptr is the default stream),
+// nothing synchronised, and scratch memory supplied by the caller: call once with
+// d_temp == nullptr to learn *temp_bytes, then again with that much device memory.
+//
+// Every result is the same bits the host kernels (lib/kernels) give for the same input:
+// sums run from +0 in the host's order (token order within a row, rank order across
+// blocks), the 16-bit conversions are the host's own code (kernels/half_bits.hpp), and the
+// kernels are compiled without fused multiply-add contraction. Counts are below 2^31.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "base/status.hpp"
+#include "zipfcoll/zipfcoll.h"
+
+namespace zfc {
+namespace cuda {
+
+// ---- indices -----------------------------------------------------------------------------
+
+// The sorted distinct keys of d_keys[0..n) into d_uniq (room for n), their number into
+// *d_num_unique (device memory), and for every i the position of d_keys[i] among them into
+// d_inverse[i]. Keys are K = uint32_t or uint64_t below 2^key_bits: the radix sort looks at
+// those bits only.
+template <class K>
+Status unique_with_inverse(void* d_temp, size_t* temp_bytes, const K* d_keys, uint32_t n,
+                           int key_bits, K* d_uniq, int32_t* d_inverse,
+                           uint32_t* d_num_unique, void* stream);
+
+// The sorted distinct keys of d_keys[0..n) into d_uniq (room for n), their number into
+// *d_num_unique.
+template <class K>
+Status sorted_unique(void* d_temp, size_t* temp_bytes, const K* d_keys, uint32_t n,
+                     int key_bits, K* d_uniq, uint32_t* d_num_unique, void* stream);
+
+// For sorted distinct d_sub, every element of which is in sorted distinct d_full, the index
+// in d_full of each d_sub[i] into d_pos[i]. n_full is read from the device (*d_n_full), so
+// that a set computed on the device needs no copy to the host first.
+template <class K>
+Status locate_sorted(const K* d_sub, uint32_t n_sub, const K* d_full, const uint32_t* d_n_full,
+                     int32_t* d_pos, void* stream);
+
+// d_out[i] = d_table[d_index[i]] for i in [0, n) (composes a token -> local position map with
+// a local -> global one).
+Status compose_positions(const int32_t* d_index, uint32_t n, const int32_t* d_table,
+                         int32_t* d_out, void* stream);
+
+// The smallest i with d_pos[i] outside [0, bound) into *d_first_bad, or n when there is none.
+Status find_bad_position(const int32_t* d_pos, uint32_t n, uint32_t bound,
+                         uint32_t* d_first_bad, void* stream);
+
+// The smallest i with an index outside [0, vocab) into *d_first_bad (n when none); indices
+// are zfcInt32 or zfcInt64.
+Status find_bad_index(const void* d_indices, zfcDataType_t type, uint32_t n, int64_t vocab,
+                      uint32_t* d_first_bad, void* stream);
+
+// ---- rows (row-major, width dim) ---------------------------------------------------------
+
+// d_dense (m x dim) = zero, then row i of d_rows (n x dim, zfcFloat32/Float16/BFloat16) added
+// into row d_pos[i] in order of i, in fp32: the host's scatter_add_rows into zeroed rows.
+// Rows are sorted by target (a stable radix sort) and each target row is summed by one block
+// in token order, so no floating-point atomics are used. Every d_pos[i] must be in [0, m).
+Status scatter_to_dense(void* d_temp, size_t* temp_bytes, const void* d_rows,
+                        zfcDataType_t row_type, const int32_t* d_pos, uint32_t n, size_t dim,
+                        float* d_dense, uint32_t m, void* stream);
+
+// d_table[d_idx[p]] += alpha * d_rows[p] for p in [0, n) in order of p (indices zfcInt32 or
+// zfcInt64, each in [0, vocab); repeated indices are applied in order, as on the host).
+Status apply_rows(void* d_temp, size_t* temp_bytes, float* d_table, int64_t vocab, size_t dim,
+                  const void* d_idx, zfcDataType_t index_type, const float* d_rows, uint32_t n,
+                  float alpha, void* stream);
+
+// ---- wire formats ------------------------------------------------------------------------
+
+// d_dst[i] = wire(d_src[i] * scale); a plain copy for a zfcFloat32 wire.
+Status encode(const float* d_src, size_t n, zfcDataType_t wire, float scale, void* d_dst,
+              void* stream);
+
+// d_dst[i] = fp32(d_src[i]) / scale (no division for zfcFloat32). ORs 1 into *d_nonfinite
+// when some input is inf or NaN.
+Status decode(const void* d_src, size_t n, zfcDataType_t wire, float scale, float* d_dst,
+              int* d_nonfinite, void* stream);
+
+// d_acc[i] = ((+0 + block_0[i]) + block_1[i]) + ... over `nblocks` consecutive blocks of n
+// wire elements (d_acc may be block 0 when the wire is zfcFloat32).
+Status sum_blocks(const void* d_blocks, int nblocks, size_t n, zfcDataType_t wire,
+                  float* d_acc, void* stream);
+
+// ORs 1 into *d_nonfinite when some d_v[i] is inf or NaN.
+Status flag_nonfinite(const float* d_v, size_t n, int* d_nonfinite, void* stream);
+
+// d_v[i] /= divisor.
+Status divide(float* d_v, size_t n, float divisor, void* stream);
+
+}  // namespace cuda
+}  // namespace zfc

@@ -1,0 +1,95 @@
+#include "device_runtime.hpp"
+
+#include "cuda_check.hpp"
+
+namespace zfc {
+namespace cuda {
+
+Status cuda_check(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return Status::Ok();
+  const zfcResult_t code = e == cudaErrorMemoryAllocation ? zfcOutOfMemory : zfcSystemError;
+  return error(code, "%s failed: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+namespace {
+
+struct Discovery {
+  int count = 0;
+  const char* reason = "";
+};
+
+const Discovery& discover() {
+  static const Discovery d = [] {
+    Discovery r;
+    const cudaError_t e = cudaGetDeviceCount(&r.count);
+    if (e != cudaSuccess) {
+      r.count = 0;
+      r.reason = e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice
+                     ? "no CUDA device or driver on this machine"
+                     : cudaGetErrorString(e);
+      cudaGetLastError();  // clear the sticky error of the failed query
+    } else if (r.count == 0) {
+      r.reason = "no CUDA device on this machine";
+    }
+    return r;
+  }();
+  return d;
+}
+
+}  // namespace
+
+int device_count() { return discover().count; }
+
+const char* no_device_reason() { return discover().reason; }
+
+bool is_device_pointer(const void* ptr) {
+  if (ptr == nullptr || device_count() == 0) return false;
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged;
+}
+
+Status synchronize(void* stream) {
+  return cuda_check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize");
+}
+
+Status copy_to_host(void* dst, const void* d_src, size_t bytes, void* stream) {
+  if (bytes == 0) return Status::Ok();
+  ZFC_RETURN_IF_ERROR(cuda_check(
+      cudaMemcpyAsync(dst, d_src, bytes, cudaMemcpyDeviceToHost, as_stream(stream)),
+      "cudaMemcpyAsync (device to host)"));
+  return synchronize(stream);
+}
+
+Status copy_to_device(void* d_dst, const void* src, size_t bytes, void* stream) {
+  if (bytes == 0) return Status::Ok();
+  return cuda_check(cudaMemcpyAsync(d_dst, src, bytes, cudaMemcpyHostToDevice, as_stream(stream)),
+               "cudaMemcpyAsync (host to device)");
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (data_ != nullptr) cudaFree(data_);
+}
+
+Status DeviceBuffer::reserve(size_t bytes) {
+  int device = -1;
+  ZFC_RETURN_IF_ERROR(cuda_check(cudaGetDevice(&device), "cudaGetDevice"));
+  if (bytes <= capacity_ && device == device_) return Status::Ok();
+  if (data_ != nullptr) {
+    cudaFree(data_);
+    data_ = nullptr;
+    capacity_ = 0;
+  }
+  void* p = nullptr;
+  ZFC_RETURN_IF_ERROR(cuda_check(cudaMalloc(&p, bytes), "cudaMalloc"));
+  data_ = p;
+  capacity_ = bytes;
+  device_ = device;
+  return Status::Ok();
+}
+
+}  // namespace cuda
+}  // namespace zfc

@@ -1,0 +1,49 @@
+// The CUDA runtime as the rest of the library sees it: errors as Status, device discovery,
+// and device memory that frees itself. No CUDA header is needed to include this file.
+#pragma once
+
+#include <cstddef>
+
+#include "base/status.hpp"
+
+namespace zfc {
+namespace cuda {
+
+// Number of usable CUDA devices; 0 when there is no driver or no device (never an error).
+int device_count();
+
+// Why device_count() is 0, for a skipped test or a refused configuration ("no CUDA driver",
+// "no CUDA device", ...); empty when there is a device.
+const char* no_device_reason();
+
+// True when `ptr` is device (or managed) memory the current device can use.
+bool is_device_pointer(const void* ptr);
+
+// Waits for `stream` (a cudaStream_t; nullptr is the legacy default stream).
+Status synchronize(void* stream);
+
+Status copy_to_host(void* dst, const void* d_src, size_t bytes, void* stream);
+Status copy_to_device(void* d_dst, const void* src, size_t bytes, void* stream);
+
+// Device memory owned by the object; grows, never shrinks. It belongs to the device that was
+// current when it was reserved: reserving while another device is current moves it there.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  // At least `bytes` bytes (contents not kept when it grows).
+  Status reserve(size_t bytes);
+  void* data() const { return data_; }
+  size_t capacity() const { return capacity_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t capacity_ = 0;
+  int device_ = -1;
+};
+
+}  // namespace cuda
+}  // namespace zfc

@@ -1,0 +1,216 @@
+// Row kernels on the device: the deterministic scatter-to-dense and table update. Inputs are
+// grouped by target row (a stable radix sort), and each target row is summed by one block in
+// input order, so no floating-point atomics are used and the host's bits come out.
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_select.cuh>
+
+#include <algorithm>
+
+#include "cuda_check.hpp"
+#include "device_kernels.hpp"
+#include "kernels/half_bits.hpp"
+
+namespace zfc {
+namespace cuda {
+namespace {
+
+constexpr uint32_t kNotHead = 0xffffffffu;
+
+__device__ inline float load_as_f32(const void* rows, zfcDataType_t type, size_t i) {
+  if (type == zfcFloat32) return static_cast<const float*>(rows)[i];
+  const uint16_t h = static_cast<const uint16_t*>(rows)[i];
+  return type == zfcFloat16 ? kernels::f16_to_f32(h) : kernels::bf16_to_f32(h);
+}
+
+__global__ void iota_kernel(uint32_t* out, uint32_t n) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    out[i] = i;
+  }
+}
+
+// heads[i] = i where sorted target i starts a run of equal targets, else kNotHead.
+template <class K>
+__global__ void mark_heads_kernel(const K* target, uint32_t n, uint32_t* heads) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    heads[i] = (i == 0 || target[i] != target[i - 1]) ? i : kNotHead;
+  }
+}
+
+struct IsHead {
+  __device__ bool operator()(uint32_t v) const { return v != kNotHead; }
+};
+
+// Block b handles runs b, b + gridDim.x, ...; every thread owns columns threadIdx.x,
+// threadIdx.x + blockDim.x, ... and adds the run's rows into a +0 accumulator in sorted
+// (= input) order, which is the host's order of additions.
+__global__ void sum_runs_kernel(const void* rows, zfcDataType_t type, const uint32_t* target,
+                                const uint32_t* order, const uint32_t* run_start,
+                                const uint32_t* num_runs, uint32_t n, size_t dim, float* dense) {
+  const uint32_t runs = *num_runs;
+  for (uint32_t r = blockIdx.x; r < runs; r += gridDim.x) {
+    const uint32_t begin = run_start[r];
+    const uint32_t end = r + 1 < runs ? run_start[r + 1] : n;
+    float* out = dense + static_cast<size_t>(target[begin]) * dim;
+    for (size_t c = threadIdx.x; c < dim; c += blockDim.x) {
+      float acc = 0.0f;
+      for (uint32_t j = begin; j < end; ++j) {
+        acc += load_as_f32(rows, type, static_cast<size_t>(order[j]) * dim + c);
+      }
+      out[c] = acc;
+    }
+  }
+}
+
+// The same grouping for the table update: each table row gets alpha * row added for its
+// updates in input order, so repeated indices give the host's result too. No contraction:
+// the product is rounded before the sum, as on the host.
+template <class K>
+__global__ void apply_runs_kernel(float* table, size_t dim, const K* target,
+                                  const uint32_t* order, const uint32_t* run_start,
+                                  const uint32_t* num_runs, uint32_t n, const float* rows,
+                                  float alpha) {
+  const uint32_t runs = *num_runs;
+  for (uint32_t r = blockIdx.x; r < runs; r += gridDim.x) {
+    const uint32_t begin = run_start[r];
+    const uint32_t end = r + 1 < runs ? run_start[r + 1] : n;
+    float* t = table + static_cast<size_t>(target[begin]) * dim;
+    for (size_t c = threadIdx.x; c < dim; c += blockDim.x) {
+      float v = t[c];
+      for (uint32_t j = begin; j < end; ++j) {
+        v = __fadd_rn(v, __fmul_rn(alpha, rows[static_cast<size_t>(order[j]) * dim + c]));
+      }
+      t[c] = v;
+    }
+  }
+}
+
+int bits_for(uint64_t bound) {
+  int bits = 1;
+  while (bits < 64 && ((bound - 1) >> bits) != 0) ++bits;
+  return bits;
+}
+
+unsigned row_blocks(uint32_t rows) { return std::max(1u, std::min(rows, 65535u * 4)); }
+
+unsigned row_threads(size_t dim) {
+  return dim >= 256 ? 256u : std::max(32u, static_cast<unsigned>((dim + 31) / 32 * 32));
+}
+
+// Groups n inputs by target: a stable radix sort of (target, input number) over the bits of
+// bound, then the start of every run of equal targets. Scratch is laid out by `l`; with
+// l's base NULL only *cub_bytes is set.
+template <class K>
+struct Grouping {
+  K* target = nullptr;        // sorted targets
+  uint32_t* order = nullptr;  // input number of each sorted target
+  uint32_t* run_start = nullptr;
+  uint32_t* num_runs = nullptr;
+  uint32_t* order_in = nullptr;
+  uint32_t* heads = nullptr;
+  int bits = 1;
+
+  Grouping(ScratchLayout& l, uint32_t n, uint64_t bound) {
+    target = l.take<K>(n);
+    order = l.take<uint32_t>(n);
+    order_in = l.take<uint32_t>(n);
+    heads = l.take<uint32_t>(n);
+    run_start = l.take<uint32_t>(n);
+    num_runs = l.take<uint32_t>(1);
+    bits = bits_for(std::max<uint64_t>(bound, 1));
+  }
+
+  Status cub_bytes(const K* keys, uint32_t n, cudaStream_t s, size_t* bytes) const {
+    size_t sort_bytes = 0, select_bytes = 0;
+    ZFC_RETURN_IF_ERROR(cuda_check(
+        cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys, target, order_in, order, n, 0,
+                                        bits, s),
+        "cub::DeviceRadixSort::SortPairs (size)"));
+    ZFC_RETURN_IF_ERROR(cuda_check(cub::DeviceSelect::If(nullptr, select_bytes, heads, run_start,
+                                                         num_runs, n, IsHead{}, s),
+                                   "cub::DeviceSelect::If (size)"));
+    *bytes = std::max(sort_bytes, select_bytes);
+    return Status::Ok();
+  }
+
+  Status run(const K* keys, uint32_t n, void* cub_temp, size_t cub_bytes, cudaStream_t s) const {
+    iota_kernel<<<grid_for(n), kBlock, 0, s>>>(order_in, n);
+    ZFC_RETURN_IF_ERROR(launch_check("iota_kernel"));
+    // Stable: equal targets keep their input order.
+    ZFC_RETURN_IF_ERROR(cuda_check(cub::DeviceRadixSort::SortPairs(cub_temp, cub_bytes, keys,
+                                                                   target, order_in, order, n, 0,
+                                                                   bits, s),
+                                   "cub::DeviceRadixSort::SortPairs"));
+    mark_heads_kernel<<<grid_for(n), kBlock, 0, s>>>(target, n, heads);
+    ZFC_RETURN_IF_ERROR(launch_check("mark_heads_kernel"));
+    return cuda_check(cub::DeviceSelect::If(cub_temp, cub_bytes, heads, run_start, num_runs, n,
+                                            IsHead{}, s),
+                      "cub::DeviceSelect::If");
+  }
+};
+
+template <class K>
+Status apply_grouped(void* d_temp, size_t* temp_bytes, float* d_table, size_t dim,
+                     const K* keys, uint64_t vocab, const float* d_rows, uint32_t n,
+                     float alpha, cudaStream_t s) {
+  ScratchLayout l(d_temp);
+  Grouping<K> g(l, n, vocab);
+  size_t cub_bytes = 0;
+  ZFC_RETURN_IF_ERROR(g.cub_bytes(keys, n, s, &cub_bytes));
+  if (d_temp == nullptr) {
+    *temp_bytes = l.bytes() + cub_bytes;
+    return Status::Ok();
+  }
+  if (n == 0 || dim == 0) return Status::Ok();
+  ZFC_RETURN_IF_ERROR(g.run(keys, n, l.rest(), cub_bytes, s));
+  apply_runs_kernel<<<row_blocks(n), row_threads(dim), 0, s>>>(
+      d_table, dim, g.target, g.order, g.run_start, g.num_runs, n, d_rows, alpha);
+  return launch_check("apply_runs_kernel");
+}
+
+}  // namespace
+
+Status scatter_to_dense(void* d_temp, size_t* temp_bytes, const void* d_rows,
+                        zfcDataType_t row_type, const int32_t* d_pos, uint32_t n, size_t dim,
+                        float* d_dense, uint32_t m, void* stream) {
+  cudaStream_t s = as_stream(stream);
+  ScratchLayout l(d_temp);
+  // Positions are checked to lie in [0, m) by the caller, so as unsigned keys they are below
+  // m and the sort needs only the bits of m - 1.
+  const uint32_t* keys = reinterpret_cast<const uint32_t*>(d_pos);
+  Grouping<uint32_t> g(l, n, m);
+  size_t cub_bytes = 0;
+  ZFC_RETURN_IF_ERROR(g.cub_bytes(keys, n, s, &cub_bytes));
+  if (d_temp == nullptr) {
+    *temp_bytes = l.bytes() + cub_bytes;
+    return Status::Ok();
+  }
+  if (static_cast<size_t>(m) * dim != 0) {
+    ZFC_RETURN_IF_ERROR(cuda_check(
+        cudaMemsetAsync(d_dense, 0, static_cast<size_t>(m) * dim * sizeof(float), s),
+        "cudaMemsetAsync"));
+  }
+  if (n == 0 || dim == 0) return Status::Ok();
+  ZFC_RETURN_IF_ERROR(g.run(keys, n, l.rest(), cub_bytes, s));
+  sum_runs_kernel<<<row_blocks(n), row_threads(dim), 0, s>>>(d_rows, row_type, g.target, g.order,
+                                                             g.run_start, g.num_runs, n, dim,
+                                                             d_dense);
+  return launch_check("sum_runs_kernel");
+}
+
+Status apply_rows(void* d_temp, size_t* temp_bytes, float* d_table, int64_t vocab, size_t dim,
+                  const void* d_idx, zfcDataType_t index_type, const float* d_rows, uint32_t n,
+                  float alpha, void* stream) {
+  // Indices are checked to lie in [0, vocab) by the caller: as unsigned keys they are below
+  // vocab.
+  const uint64_t bound = static_cast<uint64_t>(vocab);
+  if (index_type == zfcInt32) {
+    return apply_grouped(d_temp, temp_bytes, d_table, dim,
+                         static_cast<const uint32_t*>(d_idx), bound, d_rows, n, alpha,
+                         as_stream(stream));
+  }
+  return apply_grouped(d_temp, temp_bytes, d_table, dim, static_cast<const uint64_t*>(d_idx),
+                       bound, d_rows, n, alpha, as_stream(stream));
+}
+
+}  // namespace cuda
+}  // namespace zfc

@@ -1,0 +1,90 @@
+#include "algo/device_local_ops.hpp"
+
+#include "device_kernels.hpp"
+#include "device_runtime.hpp"
+
+namespace zfc {
+namespace {
+
+constexpr size_t kFlagBytes = 256;  // the device word a check writes, then CUB's scratch
+
+// Standalone calls have no plan to own their scratch: each thread keeps one block, which
+// grows to the largest call it has made.
+cuda::DeviceBuffer& thread_scratch() {
+  thread_local cuda::DeviceBuffer scratch;
+  return scratch;
+}
+
+Status check_count(const char* what, size_t n) {
+  if (n > static_cast<size_t>(INT32_MAX)) {
+    return error(zfcInvalidArgument, "%s %zu exceeds %d for device buffers", what, n,
+                 INT32_MAX);
+  }
+  return Status::Ok();
+}
+
+// Reads the device word a find_bad_* kernel wrote (waits for the stream).
+Status read_first_bad(const cuda::DeviceBuffer& scratch, void* stream, uint32_t* first_bad) {
+  return cuda::copy_to_host(first_bad, scratch.data(), sizeof(uint32_t), stream);
+}
+
+}  // namespace
+
+Status scatter_to_dense_on_device(const void* d_rows, zfcDataType_t row_type,
+                                  const int32_t* d_positions, size_t count, size_t dim,
+                                  float* d_dense, size_t num_unique, void* stream) {
+  ZFC_RETURN_IF_ERROR(check_count("count", count));
+  ZFC_RETURN_IF_ERROR(check_count("num_unique", num_unique));
+  const uint32_t n = static_cast<uint32_t>(count), m = static_cast<uint32_t>(num_unique);
+  size_t bytes = 0;
+  ZFC_RETURN_IF_ERROR(cuda::scatter_to_dense(nullptr, &bytes, d_rows, row_type, d_positions, n,
+                                             dim, d_dense, m, stream));
+  cuda::DeviceBuffer& scratch = thread_scratch();
+  ZFC_RETURN_IF_ERROR(scratch.reserve(kFlagBytes + bytes));
+  uint32_t* d_bad = static_cast<uint32_t*>(scratch.data());
+  ZFC_RETURN_IF_ERROR(cuda::find_bad_position(d_positions, n, m, d_bad, stream));
+  uint32_t bad = n;
+  ZFC_RETURN_IF_ERROR(read_first_bad(scratch, stream, &bad));
+  if (bad < n) {
+    int32_t value = 0;
+    ZFC_RETURN_IF_ERROR(cuda::copy_to_host(&value, d_positions + bad, sizeof value, stream));
+    return error(zfcInvalidArgument, "positions[%u] = %d is outside [0, %zu)", bad, value,
+                 num_unique);
+  }
+  return cuda::scatter_to_dense(static_cast<char*>(scratch.data()) + kFlagBytes, &bytes, d_rows,
+                                row_type, d_positions, n, dim, d_dense, m, stream);
+}
+
+Status apply_rows_on_device(float* d_table, int64_t vocab_size, size_t dim,
+                            const void* d_indices, zfcDataType_t index_type,
+                            const float* d_rows, size_t num_rows, float alpha, void* stream) {
+  ZFC_RETURN_IF_ERROR(check_count("num_rows", num_rows));
+  const uint32_t n = static_cast<uint32_t>(num_rows);
+  size_t bytes = 0;
+  ZFC_RETURN_IF_ERROR(cuda::apply_rows(nullptr, &bytes, d_table, vocab_size, dim, d_indices,
+                                       index_type, d_rows, n, alpha, stream));
+  cuda::DeviceBuffer& scratch = thread_scratch();
+  ZFC_RETURN_IF_ERROR(scratch.reserve(kFlagBytes + bytes));
+  uint32_t* d_bad = static_cast<uint32_t*>(scratch.data());
+  ZFC_RETURN_IF_ERROR(cuda::find_bad_index(d_indices, index_type, n, vocab_size, d_bad, stream));
+  uint32_t bad = n;
+  ZFC_RETURN_IF_ERROR(read_first_bad(scratch, stream, &bad));
+  if (bad < n) {
+    int64_t value = 0;
+    if (index_type == zfcInt32) {
+      int32_t v32 = 0;
+      ZFC_RETURN_IF_ERROR(cuda::copy_to_host(
+          &v32, static_cast<const int32_t*>(d_indices) + bad, sizeof v32, stream));
+      value = v32;
+    } else {
+      ZFC_RETURN_IF_ERROR(cuda::copy_to_host(
+          &value, static_cast<const int64_t*>(d_indices) + bad, sizeof value, stream));
+    }
+    return error(zfcInvalidArgument, "indices[%u] = %lld is outside [0, %lld)", bad,
+                 static_cast<long long>(value), static_cast<long long>(vocab_size));
+  }
+  return cuda::apply_rows(static_cast<char*>(scratch.data()) + kFlagBytes, &bytes, d_table,
+                          vocab_size, dim, d_indices, index_type, d_rows, n, alpha, stream);
+}
+
+}  // namespace zfc

@@ -1,0 +1,264 @@
+// Every CUDA kernel against the host kernel it mirrors, bit for bit. Skips, saying why, on a
+// machine without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "device_kernels.hpp"
+#include "device_test_util.hpp"
+#include "kernels/cast.hpp"
+#include "kernels/radix_sort.hpp"
+#include "kernels/rows.hpp"
+#include "kernels/unique.hpp"
+#include "workload/random.hpp"
+#include "workload/zipf.hpp"
+
+namespace zfc {
+namespace {
+
+using test::DeviceVector;
+using test::with_scratch;
+
+template <class K>
+std::vector<K> zipf_keys(size_t n, uint64_t bound, uint64_t seed) {
+  workload::SplitMix64 rng(seed);
+  std::vector<K> keys(n);
+  for (K& k : keys) {
+    // A Zipf-like skew at any bound: small keys repeat, large ones are rare.
+    const double u = rng.uniform();
+    k = static_cast<K>(static_cast<double>(bound - 1) * u * u * u * u);
+  }
+  return keys;
+}
+
+template <class K>
+void check_unique(size_t n, uint64_t bound, uint64_t seed) {
+  const std::vector<K> keys = zipf_keys<K>(n, bound, seed);
+  std::vector<K> uniq(n + 1);
+  std::vector<int32_t> inverse(n + 1);
+  std::vector<char> scratch(kernels::unique_scratch_bytes<K>(n, bound, true));
+  const size_t u = kernels::unique_with_inverse(keys.data(), n, bound, uniq.data(),
+                                                inverse.data(), scratch.data());
+  DeviceVector<K> d_keys(keys), d_uniq(n + 1);
+  DeviceVector<int32_t> d_inverse(n + 1);
+  DeviceVector<uint32_t> d_num(1);
+  const int bits = kernels::key_bits_for_bound(bound);
+  ASSERT_TRUE(with_scratch([&](void* t, size_t* b) {
+                return cuda::unique_with_inverse(t, b, d_keys.get(), static_cast<uint32_t>(n),
+                                                 bits, d_uniq.get(), d_inverse.get(),
+                                                 d_num.get(), nullptr);
+              }).ok());
+  ASSERT_EQ(d_num.value(), u);
+  const std::vector<K> got = d_uniq.to_host(u);
+  ASSERT_TRUE(std::equal(got.begin(), got.end(), uniq.begin()));
+  const std::vector<int32_t> inv = d_inverse.to_host(n);
+  ASSERT_TRUE(std::equal(inv.begin(), inv.end(), inverse.begin()));
+
+  ASSERT_TRUE(with_scratch([&](void* t, size_t* b) {
+                return cuda::sorted_unique(t, b, d_keys.get(), static_cast<uint32_t>(n), bits,
+                                           d_uniq.get(), d_num.get(), nullptr);
+              }).ok());
+  ASSERT_EQ(d_num.value(), u);
+  const std::vector<K> got2 = d_uniq.to_host(u);
+  ASSERT_TRUE(std::equal(got2.begin(), got2.end(), uniq.begin()));
+}
+
+TEST(DeviceUnique, MatchesTheHostOnEverySize) {
+  ZFC_REQUIRE_GPU();
+  for (size_t n : {0, 1, 2, 640, 5000, 100003}) {
+    check_unique<uint32_t>(n, 100000, n + 1);
+    check_unique<uint32_t>(n, uint64_t{1} << 31, n + 2);
+    check_unique<uint64_t>(n, uint64_t{1} << 40, n + 3);
+  }
+}
+
+TEST(DeviceUnique, LocateAndComposeMatchTheHost) {
+  ZFC_REQUIRE_GPU();
+  std::vector<uint32_t> full, sub;
+  for (uint32_t k = 0; k < 20000; ++k) full.push_back(3 * k + 1);
+  for (size_t i = 0; i < full.size(); i += 7) sub.push_back(full[i]);
+  std::vector<int32_t> pos(sub.size());
+  kernels::locate_sorted(sub.data(), sub.size(), full.data(), full.size(), pos.data());
+  DeviceVector<uint32_t> d_sub(sub), d_full(full);
+  DeviceVector<uint32_t> d_n_full(std::vector<uint32_t>{static_cast<uint32_t>(full.size())});
+  DeviceVector<int32_t> d_pos(sub.size());
+  ASSERT_TRUE(cuda::locate_sorted(d_sub.get(), static_cast<uint32_t>(sub.size()), d_full.get(),
+                                  d_n_full.get(), d_pos.get(), nullptr)
+                  .ok());
+  EXPECT_EQ(d_pos.to_host(), pos);
+  // Compose token -> local -> global.
+  std::vector<int32_t> index = {2, 0, 1, 1, 5};
+  DeviceVector<int32_t> d_index(index), d_out(index.size());
+  ASSERT_TRUE(cuda::compose_positions(d_index.get(), 5, d_pos.get(), d_out.get(), nullptr).ok());
+  const std::vector<int32_t> out = d_out.to_host();
+  for (size_t i = 0; i < index.size(); ++i) EXPECT_EQ(out[i], pos[index[i]]);
+}
+
+TEST(DeviceChecks, FindTheFirstBadPositionAndIndex) {
+  ZFC_REQUIRE_GPU();
+  std::vector<int32_t> pos = {0, 3, 9, 2, -1, 10, 4};
+  DeviceVector<int32_t> d_pos(pos);
+  DeviceVector<uint32_t> d_bad(1);
+  ASSERT_TRUE(cuda::find_bad_position(d_pos.get(), 7, 10, d_bad.get(), nullptr).ok());
+  EXPECT_EQ(d_bad.value(), 4u);
+  ASSERT_TRUE(cuda::find_bad_position(d_pos.get(), 4, 10, d_bad.get(), nullptr).ok());
+  EXPECT_EQ(d_bad.value(), 4u);  // none among the first 4: n
+  std::vector<int64_t> idx = {5, 99, 100, 7};
+  DeviceVector<int64_t> d_idx(idx);
+  ASSERT_TRUE(cuda::find_bad_index(d_idx.get(), zfcInt64, 4, 100, d_bad.get(), nullptr).ok());
+  EXPECT_EQ(d_bad.value(), 2u);
+}
+
+// Rows of `type` with values that exercise rounding: random fp32, converted to the type.
+std::vector<uint16_t> half_rows(const std::vector<float>& v, zfcDataType_t type) {
+  std::vector<uint16_t> h(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    h[i] = type == zfcFloat16 ? kernels::f32_to_f16(v[i]) : kernels::f32_to_bf16(v[i]);
+  }
+  return h;
+}
+
+TEST(DeviceRows, ScatterToDenseHasTheHostBits) {
+  ZFC_REQUIRE_GPU();
+  workload::SplitMix64 rng(11);
+  for (zfcDataType_t type : {zfcFloat32, zfcFloat16, zfcBFloat16}) {
+    for (size_t dim : {1, 33, 512}) {
+      const size_t n = 3000, m = 700;
+      std::vector<float> rows(n * dim);
+      for (float& f : rows) f = static_cast<float>((rng.uniform() * 2 - 1) * 1e3);
+      std::vector<int32_t> pos(n);
+      for (int32_t& p : pos) p = static_cast<int32_t>(zipf_keys<uint32_t>(1, m, rng.next())[0]);
+      const std::vector<uint16_t> half = half_rows(rows, type);
+      const void* host_rows = type == zfcFloat32 ? static_cast<const void*>(rows.data())
+                                                 : static_cast<const void*>(half.data());
+      std::vector<float> want(m * dim, 0.0f);
+      kernels::scatter_add_rows(host_rows, type, pos.data(), n, dim, want.data());
+
+      DeviceVector<float> d_rows32(rows), d_dense(m * dim);
+      DeviceVector<uint16_t> d_rows16(half);
+      DeviceVector<int32_t> d_pos(pos);
+      const void* d_rows = type == zfcFloat32 ? static_cast<const void*>(d_rows32.get())
+                                              : static_cast<const void*>(d_rows16.get());
+      ASSERT_TRUE(with_scratch([&](void* t, size_t* b) {
+                    return cuda::scatter_to_dense(t, b, d_rows, type, d_pos.get(),
+                                                  static_cast<uint32_t>(n), dim, d_dense.get(),
+                                                  static_cast<uint32_t>(m), nullptr);
+                  }).ok());
+      const std::vector<float> got = d_dense.to_host();
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(want[i])) << type << " " << i;
+      }
+    }
+  }
+}
+
+TEST(DeviceRows, ApplyRowsHasTheHostBits) {
+  ZFC_REQUIRE_GPU();
+  const size_t vocab = 5000, dim = 96, n = 700;
+  workload::SplitMix64 rng(12);
+  std::vector<float> table(vocab * dim), rows(n * dim);
+  for (float& f : table) f = static_cast<float>(rng.uniform());
+  for (float& f : rows) f = static_cast<float>(rng.uniform() * 3 - 1);
+  // Distinct indices (a sparse reduce's), then repeats, which are applied in order.
+  for (bool repeats : {false, true}) {
+    std::vector<int64_t> idx(n);
+    for (size_t p = 0; p < n; ++p) idx[p] = static_cast<int64_t>(repeats ? (p * p) % 37 : p * 7);
+    DeviceVector<float> d_table(table), d_rows(rows);
+    DeviceVector<int64_t> d_idx(idx);
+    std::vector<float> want = table;
+    kernels::apply_rows(want.data(), dim, idx.data(), zfcInt64, rows.data(), n, -0.37f);
+    ASSERT_TRUE(with_scratch([&](void* t, size_t* b) {
+                  return cuda::apply_rows(t, b, d_table.get(), static_cast<int64_t>(vocab), dim,
+                                          d_idx.get(), zfcInt64, d_rows.get(),
+                                          static_cast<uint32_t>(n), -0.37f, nullptr);
+                }).ok());
+    const std::vector<float> got = d_table.to_host();
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(want[i])) << repeats << " " << i;
+    }
+  }
+}
+
+TEST(DeviceCasts, EncodeDecodeAndSumsHaveTheHostBits) {
+  ZFC_REQUIRE_GPU();
+  workload::SplitMix64 rng(13);
+  const size_t n = 100003;
+  std::vector<float> v(n);
+  for (float& f : v) {
+    // Finite values of every magnitude, fp16 subnormals and overflow included.
+    const int exponent = static_cast<int>(rng.below(60)) - 30;
+    f = std::ldexp(static_cast<float>(rng.uniform() * 2 - 1), exponent);
+  }
+  DeviceVector<float> d_v(v), d_back(n);
+  DeviceVector<uint16_t> d_wire(n);
+  DeviceVector<int> d_flag(std::vector<int>{0});
+  for (zfcDataType_t wire : {zfcFloat16, zfcBFloat16}) {
+    for (float scale : {1.0f, 3.0f, 1024.0f}) {
+      ASSERT_TRUE(cuda::encode(d_v.get(), n, wire, scale, d_wire.get(), nullptr).ok());
+      const std::vector<uint16_t> h = d_wire.to_host();
+      bool any_inf = false;
+      for (size_t i = 0; i < n; ++i) {
+        const float x = v[i] * scale;
+        const uint16_t want =
+            wire == zfcFloat16 ? kernels::f32_to_f16(x) : kernels::f32_to_bf16(x);
+        ASSERT_EQ(h[i], want) << i;
+        any_inf |= wire == zfcFloat16 ? (want & 0x7c00) == 0x7c00 : (want & 0x7f80) == 0x7f80;
+      }
+      std::vector<float> back(n);
+      const bool finite = kernels::decode(h.data(), n, wire, scale, back.data());
+      ASSERT_TRUE(cuda::copy_to_device(d_flag.get(), std::vector<int>{0}.data(), sizeof(int),
+                                       nullptr).ok());
+      ASSERT_TRUE(
+          cuda::decode(d_wire.get(), n, wire, scale, d_back.get(), d_flag.get(), nullptr).ok());
+      EXPECT_EQ(d_flag.value() != 0, !finite);
+      EXPECT_EQ(finite, !any_inf);
+      const std::vector<float> got = d_back.to_host();
+      for (size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(back[i]));
+      }
+    }
+  }
+  // Rank-ordered sums of 5 blocks, from +0.
+  const int blocks = 5;
+  const size_t len = n / blocks;
+  std::vector<float> acc(len);
+  kernels::sum_blocks(v.data(), blocks, len, zfcFloat32, acc.data());
+  DeviceVector<float> d_acc(len);
+  ASSERT_TRUE(cuda::sum_blocks(d_v.get(), blocks, len, zfcFloat32, d_acc.get(), nullptr).ok());
+  const std::vector<float> got = d_acc.to_host();
+  for (size_t i = 0; i < len; ++i) {
+    ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(acc[i]));
+  }
+  // Non-finite flag and division.
+  std::vector<float> w = {1.0f, -2.0f, 3.0f};
+  DeviceVector<float> d_w(w);
+  const int zero = 0;
+  ASSERT_TRUE(cuda::copy_to_device(d_flag.get(), &zero, sizeof(int), nullptr).ok());
+  ASSERT_TRUE(cuda::flag_nonfinite(d_w.get(), 3, d_flag.get(), nullptr).ok());
+  EXPECT_EQ(d_flag.value(), 0);
+  ASSERT_TRUE(cuda::divide(d_w.get(), 3, 3.0f, nullptr).ok());
+  EXPECT_EQ(d_w.to_host()[2], 1.0f);
+  w[1] = INFINITY;
+  DeviceVector<float> d_inf(w);
+  ASSERT_TRUE(cuda::flag_nonfinite(d_inf.get(), 3, d_flag.get(), nullptr).ok());
+  EXPECT_EQ(d_flag.value(), 1);
+}
+
+TEST(DeviceRuntime, ReportsWhyThereIsNoDevice) {
+  if (cuda::device_count() > 0) {
+    EXPECT_STREQ(cuda::no_device_reason(), "");
+    int x = 0;
+    EXPECT_FALSE(cuda::is_device_pointer(&x));
+  } else {
+    EXPECT_STRNE(cuda::no_device_reason(), "");
+    int x = 0;
+    EXPECT_FALSE(cuda::is_device_pointer(&x));
+    cuda::DeviceBuffer b;
+    EXPECT_FALSE(b.reserve(16).ok());  // no device: a clear error, not a crash
+  }
+}
+
+}  // namespace
+}  // namespace zfc
