@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# On a machine with a GPU: the CUDA tests, then zfc_gpu_bench and the PyTorch pipeline in one
+# run, and docs/benchmarks/gpu.md from both.
+#
+# usage: bench/gpu/run_gpu.sh BUILD_DIR [OUT_DIR]
+#   BUILD_DIR  a build with CUDA (cmake -DZIPFCOLL_WITH_CUDA=ON; MPI may be OFF)
+#   OUT_DIR    where the JSON and logs go (default: BUILD_DIR/gpu-results)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+build="${1:?usage: bench/gpu/run_gpu.sh BUILD_DIR [OUT_DIR]}"
+out="${2:-$build/gpu-results}"
+mkdir -p "$out"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/gpu.txt"
+"$build/tests/zfc_cuda_tests" 2>&1 | tee "$out/cuda_tests.log"
+"$build/bench/zfc_gpu_bench" --json "$out/zfc_gpu.json" | tee "$out/zfc_gpu.txt"
+python3 bench/gpu/torch_pipeline.py --json "$out/torch.json" | tee "$out/torch.txt"
+python3 bench/gpu/compare.py --zfc "$out/zfc_gpu.json" --torch "$out/torch.json" \
+  --out docs/benchmarks/gpu.md --command "bench/gpu/run_gpu.sh $build"
+echo "done: docs/benchmarks/gpu.md"

@@ -1,0 +1,246 @@
+// zfc_gpu_bench: the CUDA kernels of one rank's local pipeline, timed with CUDA events on
+// the sizes a step has, against a device-to-device copy measured in the same run.
+//
+//   zfc_gpu_bench [--sizes 1e4,1e5,1e6,4e6] [--dims 512,1024] [--vocab 100000] [--iters 20]
+//                 [--json FILE]
+//
+// Per size: local unique with positions (keys/s, and µs), scatter-to-dense of the N x D
+// rows into the U x D matrix, fp32 -> fp16 encode with scale and back, and the whole local
+// pipeline (unique + positions + scatter + encode), each as bandwidth (bytes read + written)
+// and as a fraction of the copy's. bench/gpu/torch_pipeline.py times the same pipeline in
+// PyTorch on the same sizes for comparison.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "device_kernels.hpp"
+#include "device_runtime.hpp"
+#include "kernels/radix_sort.hpp"
+#include "workload/random.hpp"
+#include "workload/zipf.hpp"
+
+namespace {
+
+struct Options {
+  std::vector<size_t> sizes = {10000, 100000, 1000000, 4000000};
+  std::vector<size_t> dims = {512, 1024};
+  int64_t vocab = 100000;
+  int iters = 20;
+  std::string json;
+};
+
+std::vector<size_t> parse_list(const char* text) {
+  std::vector<size_t> out;
+  std::string s(text);
+  size_t at = 0;
+  while (at <= s.size()) {
+    const size_t comma = s.find(',', at);
+    const std::string item = s.substr(at, comma == std::string::npos ? std::string::npos
+                                                                     : comma - at);
+    if (!item.empty()) out.push_back(static_cast<size_t>(std::atof(item.c_str())));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return out;
+}
+
+bool parse(int argc, char** argv, Options* o) {
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--sizes")) o->sizes = parse_list(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--dims")) o->dims = parse_list(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--vocab")) o->vocab = std::atoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--iters")) o->iters = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--json")) o->json = argv[i + 1];
+    else return false;
+  }
+  return argc % 2 == 1 && o->iters > 0 && o->vocab > 1 && !o->sizes.empty() &&
+         !o->dims.empty();
+}
+
+[[noreturn]] void die(const std::string& what) {
+  std::fprintf(stderr, "zfc_gpu_bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+void check(const zfc::Status& s) {
+  if (!s.ok()) die(s.message());
+}
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) die(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+// Median milliseconds of `iters` runs of `body` after two warm-ups, timed with events.
+double time_ms(int iters, const std::function<void()>& body) {
+  cudaEvent_t a, b;
+  check(cudaEventCreate(&a), "cudaEventCreate");
+  check(cudaEventCreate(&b), "cudaEventCreate");
+  for (int w = 0; w < 2; ++w) body();
+  std::vector<float> ms(static_cast<size_t>(iters));
+  for (int i = 0; i < iters; ++i) {
+    check(cudaEventRecord(a, nullptr), "cudaEventRecord");
+    body();
+    check(cudaEventRecord(b, nullptr), "cudaEventRecord");
+    check(cudaEventSynchronize(b), "cudaEventSynchronize");
+    check(cudaEventElapsedTime(&ms[static_cast<size_t>(i)], a, b), "cudaEventElapsedTime");
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+template <class T>
+T* device_copy(const std::vector<T>& host, zfc::cuda::DeviceBuffer* buf) {
+  check(buf->reserve(host.size() * sizeof(T) + 1));
+  check(zfc::cuda::copy_to_device(buf->data(), host.data(), host.size() * sizeof(T), nullptr));
+  return static_cast<T*>(buf->data());
+}
+
+struct Row {
+  std::string kernel;
+  size_t n, dim, unique;
+  double ms, bytes, copy_gbps;
+};
+
+// One size: every kernel and the whole pipeline.
+void run_size(const Options& o, const zfc::workload::ZipfDistribution& zipf, size_t n,
+              size_t dim, std::vector<Row>* rows) {
+  using namespace zfc;
+  const std::vector<int32_t> ids = zipf.draw(n, 1);
+  const std::vector<uint32_t> keys(ids.begin(), ids.end());
+  std::vector<float> grad(n * dim);
+  workload::SplitMix64 rng(2);
+  for (float& f : grad) f = static_cast<float>(rng.uniform() * 2 - 1);
+  cuda::DeviceBuffer b_keys, b_grad, b_uniq, b_inv, b_num, b_pos, b_dense, b_wire, b_temp;
+  cuda::DeviceBuffer b_copy;
+  uint32_t* d_keys = device_copy(keys, &b_keys);
+  float* d_grad = device_copy(grad, &b_grad);
+  check(b_uniq.reserve(n * 4 + 4));
+  check(b_inv.reserve(n * 4 + 4));
+  check(b_num.reserve(8));
+  check(b_pos.reserve(n * 4 + 4));
+  const uint32_t nn = static_cast<uint32_t>(n);
+  const int bits = kernels::key_bits_for_bound(static_cast<uint64_t>(o.vocab));
+  auto* d_uniq = static_cast<uint32_t*>(b_uniq.data());
+  auto* d_inv = static_cast<int32_t*>(b_inv.data());
+  auto* d_num = static_cast<uint32_t*>(b_num.data());
+  auto* d_pos = static_cast<int32_t*>(b_pos.data());
+  size_t unique_bytes = 0, scatter_bytes = 0;
+  check(cuda::unique_with_inverse<uint32_t>(nullptr, &unique_bytes, d_keys, nn, bits, d_uniq,
+                                            d_inv, d_num, nullptr));
+  check(b_temp.reserve(unique_bytes + 1));
+  auto unique = [&] {
+    check(cuda::unique_with_inverse(b_temp.data(), &unique_bytes, d_keys, nn, bits, d_uniq, d_inv,
+                                    d_num, nullptr));
+  };
+  // U is read back once, as the fused call must do to size the dense matrix.
+  uint32_t u = 0;
+  auto read_u = [&] { check(cuda::copy_to_host(&u, d_num, sizeof u, nullptr)); };
+  unique();
+  read_u();
+  check(cuda::scatter_to_dense(nullptr, &scatter_bytes, d_grad, zfcFloat32, d_inv, nn, dim,
+                               nullptr, u, nullptr));
+  check(b_temp.reserve(std::max(unique_bytes, scatter_bytes) + 1));
+  check(b_dense.reserve(static_cast<size_t>(u) * dim * 4 + 4));
+  check(b_wire.reserve(static_cast<size_t>(u) * dim * 2 + 4));
+  auto* d_dense = static_cast<float*>(b_dense.data());
+  // Positions: the local set located in itself stands in for the global set, then composed
+  // (an identity here, so repeating it changes nothing).
+  auto positions = [&] {
+    check(cuda::locate_sorted(d_uniq, u, d_uniq, d_num, d_pos, nullptr));
+    check(cuda::compose_positions(d_inv, nn, d_pos, d_inv, nullptr));
+  };
+  auto scatter = [&] {
+    check(cuda::scatter_to_dense(b_temp.data(), &scatter_bytes, d_grad, zfcFloat32, d_inv, nn,
+                                 dim, d_dense, u, nullptr));
+  };
+  const size_t ud = static_cast<size_t>(u) * dim;
+  auto encode = [&] {
+    check(cuda::encode(d_dense, ud, zfcFloat16, 1024.0f, b_wire.data(), nullptr));
+  };
+  int* d_flag = reinterpret_cast<int*>(d_num) + 1;
+  auto decode = [&] {
+    check(cuda::decode(b_wire.data(), ud, zfcFloat16, 1024.0f, d_dense, d_flag, nullptr));
+  };
+  // The copy every bandwidth is compared with: as many bytes as the rows.
+  check(b_copy.reserve(n * dim * 4 + 4));
+  const double copy_ms = time_ms(o.iters, [&] {
+    check(cudaMemcpyAsync(b_copy.data(), d_grad, n * dim * 4, cudaMemcpyDeviceToDevice,
+                          nullptr),
+          "cudaMemcpyAsync");
+  });
+  const double copy_gbps = 2.0 * static_cast<double>(n * dim * 4) / (copy_ms * 1e6);
+  auto add = [&](const char* name, double ms, double bytes) {
+    rows->push_back({name, n, dim, u, ms, bytes, copy_gbps});
+  };
+  add("copy", copy_ms, 2.0 * static_cast<double>(n * dim * 4));
+  add("unique", time_ms(o.iters, unique), static_cast<double>(n) * 12 + u * 4.0);
+  add("positions", time_ms(o.iters, positions), static_cast<double>(n) * 12 + u * 8.0);
+  add("scatter", time_ms(o.iters, scatter), static_cast<double>(n * dim + ud) * 4);
+  add("encode_fp16", time_ms(o.iters, encode), static_cast<double>(ud) * 6);
+  add("decode_fp16", time_ms(o.iters, decode), static_cast<double>(ud) * 6);
+  add("pipeline", time_ms(o.iters, [&] {
+        unique();
+        read_u();
+        positions();
+        scatter();
+        encode();
+      }),
+      static_cast<double>(n * dim) * 4 + static_cast<double>(ud) * 10);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  if (!parse(argc, argv, &o)) {
+    std::fprintf(stderr, "usage: zfc_gpu_bench [--sizes N,...] [--dims D,...] [--vocab V] "
+                         "[--iters I] [--json FILE]\n");
+    return 2;
+  }
+  if (zfc::cuda::device_count() == 0) die(zfc::cuda::no_device_reason());
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  const zfc::workload::ZipfDistribution zipf(1.1, o.vocab);
+  std::vector<Row> rows;
+  std::printf("# zfc_gpu_bench on %s: Zipf(1.1) ids over V=%lld, median of %d runs\n",
+              prop.name, static_cast<long long>(o.vocab), o.iters);
+  std::printf("# %-12s %9s %5s %8s %10s %9s %7s\n", "kernel", "N", "D", "U", "time_us", "GB/s",
+              "x_copy");
+  for (size_t dim : o.dims) {
+    for (size_t n : o.sizes) {
+      const size_t first = rows.size();
+      run_size(o, zipf, n, dim, &rows);
+      for (size_t i = first; i < rows.size(); ++i) {
+        const Row& r = rows[i];
+        const double gbps = r.bytes / (r.ms * 1e6);
+        std::printf("  %-12s %9zu %5zu %8zu %10.1f %9.1f %7.2f\n", r.kernel.c_str(), r.n, r.dim,
+                    r.unique, r.ms * 1e3, gbps, gbps / r.copy_gbps);
+      }
+    }
+  }
+  if (!o.json.empty()) {
+    FILE* f = std::fopen(o.json.c_str(), "w");
+    if (f == nullptr) die("cannot write " + o.json);
+    std::fprintf(f, "{\"gpu\": \"%s\", \"vocab\": %lld, \"rows\": [\n", prop.name,
+                 static_cast<long long>(o.vocab));
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Row& r = rows[i];
+      std::fprintf(f,
+                 "  {\"kernel\": \"%s\", \"N\": %zu, \"D\": %zu, \"U\": %zu, "
+                 "\"ms\": %.6f, \"bytes\": %.0f, \"copy_gbps\": %.3f}%s\n",
+                 r.kernel.c_str(), r.n, r.dim, r.unique, r.ms, r.bytes, r.copy_gbps,
+                 i + 1 < rows.size() ? "," : "");
+    }
+    std::fprintf(f, "]}\n");
+    std::fclose(f);
+  }
+  return 0;
+}
