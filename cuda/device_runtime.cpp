@@ -91,5 +91,24 @@ Status DeviceBuffer::reserve(size_t bytes) {
   return Status::Ok();
 }
 
+PinnedBuffer::~PinnedBuffer() {
+  if (data_ != nullptr) cudaFreeHost(data_);
+}
+
+Status PinnedBuffer::reserve(size_t bytes) {
+  if (bytes <= capacity_) return Status::Ok();
+  if (data_ != nullptr) {
+    cudaFreeHost(data_);
+    data_ = nullptr;
+    capacity_ = 0;
+  }
+  void* p = nullptr;
+  ZFC_RETURN_IF_ERROR(
+      cuda_check(cudaHostAlloc(&p, bytes, cudaHostAllocDefault), "cudaHostAlloc"));
+  data_ = p;
+  capacity_ = bytes;
+  return Status::Ok();
+}
+
 }  // namespace cuda
 }  // namespace zfc

@@ -45,5 +45,22 @@ class DeviceBuffer {
   int device_ = -1;
 };
 
+// Page-locked host memory (cudaHostAlloc), so copies to and from the device run at full speed
+// and asynchronously; grows, never shrinks.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  ~PinnedBuffer();
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+
+  Status reserve(size_t bytes);
+  void* data() const { return data_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t capacity_ = 0;
+};
+
 }  // namespace cuda
 }  // namespace zfc

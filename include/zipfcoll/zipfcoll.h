@@ -18,12 +18,15 @@
  *  - Results of collectives are bit-identical on all ranks and from run to run for the same
  *    inputs and rank count: partial sums are formed in fp32 in a fixed (token, then rank)
  *    order.
- *  - Memory: the collectives take host buffers in this version, and their `stream` must be
- *    NULL. The local operations (zfcScatterToDense, zfcApplyRows) also take CUDA device
- *    buffers when the library is built with CUDA: all of a call's buffers must then be device
- *    memory of the current device, `stream` is a cudaStream_t (NULL: the default stream), the
- *    work is queued on it, and the call returns once its arguments are checked (one wait for
- *    the stream). A stream with host buffers, or buffers that mix host and device memory, is
+ *  - Memory: buffers are host memory, or, when the library is built with CUDA, device
+ *    memory of the current device. All of one call's array buffers must be of one kind
+ *    (scalar outputs such as *num_unique and *overflowed are always host memory). For device
+ *    buffers `stream` is a cudaStream_t (NULL: the default stream): the local operations
+ *    (zfcScatterToDense, zfcApplyRows) run CUDA kernels on it and return once their arguments
+ *    are checked (one wait for the stream); the collectives, in this version, copy their
+ *    device inputs to pinned host memory, run on the host and copy the results back, and
+ *    return when the results are in place. Either way results have the same bits as with
+ *    host buffers. A stream with host buffers, or buffers that mix host and device memory, is
  *    zfcInvalidArgument; any stream in a build without CUDA is zfcUnsupported.
  *  - The caller owns all buffers it passes; buffers returned inside zfcSparseResult_t are
  *    owned by the plan and stay valid until the next zfcSparseReduce on the same plan or
@@ -330,7 +333,8 @@ ZFC_API zfcResult_t zfcSparsePlanCreate(zfcComm_t comm, const zfcSparsePlanConfi
 /* Collective over the plan's communicator. Takes this rank's `count` indices and their
  * count x dim gradient rows (row_type), and returns in *out the global sorted distinct
  * indices and, for each, the sum over all ranks of the rows carrying it. All algorithms give
- * the same indices and, in fp32 without compression, bit-identical rows. */
+ * the same indices and, in fp32 without compression, bit-identical rows. With device inputs
+ * the result's indices and rows are device memory owned by the plan. */
 ZFC_API zfcResult_t zfcSparseReduce(zfcSparsePlan_t plan, const void* indices, size_t count,
                                     const void* rows, zfcSparseResult_t* out, void* stream);
 

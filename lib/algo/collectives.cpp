@@ -5,16 +5,9 @@
 #include "algo/agreement.hpp"
 #include "algo/allreduce.hpp"
 #include "algo/index_set.hpp"
+#include "core/host_staging.hpp"
 
 namespace zfc {
-
-Status check_host_stream(const void* stream) {
-  if (stream != nullptr) {
-    return error(zfcUnsupported, "stream %p given, but this build handles host buffers only "
-                 "(pass NULL)", stream);
-  }
-  return Status::Ok();
-}
 
 Status check_index_space(zfcDataType_t index_type, int64_t vocab) {
   if (index_type != zfcInt32 && index_type != zfcInt64) {
@@ -63,8 +56,7 @@ namespace {
 
 Status check_merge_args(const void* indices, zfcDataType_t index_type, size_t count,
                         int64_t vocab, const void* unique_out, size_t capacity,
-                        const size_t* num_unique, const void* stream) {
-  ZFC_RETURN_IF_ERROR(check_host_stream(stream));
+                        const size_t* num_unique) {
   ZFC_RETURN_IF_ERROR(check_index_space(index_type, vocab));
   if (count > 0 && indices == nullptr) {
     return error(zfcInvalidArgument, "indices is NULL with count %zu", count);
@@ -77,6 +69,23 @@ Status check_merge_args(const void* indices, zfcDataType_t index_type, size_t co
     return error(zfcInvalidArgument, "count %zu exceeds %d", count, INT32_MAX);
   }
   return Status::Ok();
+}
+
+// The local phase of a merge: checks, the indices copied to the host if they are device
+// memory, and the local distinct set.
+template <class K>
+Status load_merge(zfcComm& comm, HostStaging& staging, const void* indices,
+                  zfcDataType_t index_type, size_t count, int64_t vocab, void* unique_out,
+                  size_t capacity, size_t* num_unique, int32_t* positions, const void* stream,
+                  IndexSet<K>& set) {
+  ZFC_RETURN_IF_ERROR(staging.begin(
+      {{"indices", indices}, {"unique_out", unique_out}, {"positions", positions}}, stream));
+  ZFC_RETURN_IF_ERROR(
+      check_merge_args(indices, index_type, count, vocab, unique_out, capacity, num_unique));
+  const void* host_indices = nullptr;
+  ZFC_RETURN_IF_ERROR(
+      staging.input(0, indices, count * (index_type == zfcInt32 ? 4 : 8), &host_indices));
+  return set.load(host_indices, index_type, count, comm.config.bounds_check, true);
 }
 
 template <class K>
@@ -95,13 +104,11 @@ Status run_unique_merge(zfcComm& comm, const void* indices, zfcDataType_t index_
   mine.capacity = static_cast<int64_t>(capacity > static_cast<size_t>(INT64_MAX) ? INT64_MAX
                                                                                   : capacity);
   IndexSet<K> set(ws, vocab);
+  HostStaging staging(comm.staging);
   {
     PhaseTimer timer(op, zfcPhaseLocal);
-    Status local =
-        check_merge_args(indices, index_type, count, vocab, unique_out, capacity, num_unique,
-                         stream);
-    if (local.ok()) local = set.load(indices, index_type, count, comm.config.bounds_check, true);
-    header_fail(&mine, local);
+    header_fail(&mine, load_merge(comm, staging, indices, index_type, count, vocab, unique_out,
+                                  capacity, num_unique, positions, stream, set));
     mine.local_unique = static_cast<int64_t>(set.local_unique_count());
   }
   const OpHeader* all = nullptr;
@@ -120,8 +127,14 @@ Status run_unique_merge(zfcComm& comm, const void* indices, zfcDataType_t index_
                    r, static_cast<long long>(all[r].capacity), ug);
     }
   }
-  kernels::store_keys(set.global(), ug, index_type, unique_out);
-  if (positions != nullptr) set.token_positions(positions);
+  void* host_unique = nullptr;
+  void* host_positions = nullptr;
+  ZFC_RETURN_IF_ERROR(
+      staging.output(1, unique_out, ug * (index_type == zfcInt32 ? 4 : 8), &host_unique));
+  ZFC_RETURN_IF_ERROR(staging.output(2, positions, count * sizeof(int32_t), &host_positions));
+  kernels::store_keys(set.global(), ug, index_type, host_unique);
+  if (positions != nullptr) set.token_positions(static_cast<int32_t*>(host_positions));
+  ZFC_RETURN_IF_ERROR(staging.finish());
   *num_unique = ug;
   timer.stop();
   op->local_unique = set.local_unique_count();
@@ -158,7 +171,8 @@ Status allreduce(zfcComm& comm, const void* send, void* recv, size_t count,
   mine.row_type = type;
   mine.compression = compression.kind;
   mine.scale = compression.scale;
-  Status local = check_host_stream(stream);
+  HostStaging staging(comm.staging);
+  Status local = staging.begin({{"send", send}, {"recv", recv}}, stream);
   if (local.ok()) local = check_compression(compression);
   if (local.ok() && type != zfcFloat32) {
     local = error(zfcUnsupported, "type %d: zfcAllReduce sums zfcFloat32 data",
@@ -168,14 +182,20 @@ Status allreduce(zfcComm& comm, const void* send, void* recv, size_t count,
     local = error(zfcInvalidArgument, "%s is NULL with count %zu",
                   send == nullptr ? "send" : "recv", count);
   }
+  const void* host_send = send;
+  if (local.ok()) local = staging.input(0, send, count * sizeof(float), &host_send);
   header_fail(&mine, local);
   const OpHeader* all = nullptr;
   ZFC_RETURN_IF_ERROR(exchange_and_agree(t, ws, mine, op, &all));
   bool finite = true;
   {
     PhaseTimer timer(op, zfcPhaseRowExchange);
-    ZFC_RETURN_IF_ERROR(allreduce_sum(t, ws, static_cast<const float*>(send),
-                                      static_cast<float*>(recv), count, compression, &finite));
+    void* host_recv = nullptr;
+    ZFC_RETURN_IF_ERROR(staging.output(1, recv, count * sizeof(float), &host_recv));
+    ZFC_RETURN_IF_ERROR(allreduce_sum(t, ws, static_cast<const float*>(host_send),
+                                      static_cast<float*>(host_recv), count, compression,
+                                      &finite));
+    ZFC_RETURN_IF_ERROR(staging.finish());
   }
   if (overflowed != nullptr) *overflowed = finite ? 0 : 1;
   op->overflows = finite ? 0 : 1;

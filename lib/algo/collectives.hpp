@@ -9,9 +9,6 @@
 
 namespace zfc {
 
-// Refuses a CUDA stream in this host-only build.
-Status check_host_stream(const void* stream);
-
 // An index type of zfcInt32 or zfcInt64 and a vocabulary 0 < V that the type can address.
 Status check_index_space(zfcDataType_t index_type, int64_t vocab);
 

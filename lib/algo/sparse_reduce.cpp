@@ -14,10 +14,10 @@ bool is_row_type(zfcDataType_t t) {
   return t == zfcFloat32 || t == zfcFloat16 || t == zfcBFloat16;
 }
 
-// This rank's own checks, before anything is exchanged.
-Status check_call(const void* indices, size_t count, const void* rows, const SparseOutput* out,
-                  const void* stream) {
-  ZFC_RETURN_IF_ERROR(check_host_stream(stream));
+// This rank's own checks, before anything is exchanged (the memory space is checked by
+// the staging).
+Status check_call(const void* indices, size_t count, const void* rows,
+                  const SparseOutput* out) {
   if (out == nullptr) return error(zfcInvalidArgument, "out is NULL");
   if (count > 0 && indices == nullptr) {
     return error(zfcInvalidArgument, "indices is NULL with count %zu", count);
@@ -88,6 +88,25 @@ Status run_exchange(SparseCall<K>& call, zfcAlgorithm_t* ran) {
   return exchange_unique_allreduce(call);
 }
 
+// The local phase: this rank's checks, its device inputs copied to the host, and its index
+// set. The status is agreed with the other ranks next; *host_rows are the rows to send.
+template <class K>
+Status load_local(zfcSparsePlan& plan, HostStaging& staging, const void* indices, size_t count,
+                  const void* rows, const SparseOutput* out, const void* stream,
+                  IndexSet<K>& set, const void** host_rows) {
+  const PlanSpec& spec = plan.spec;
+  ZFC_RETURN_IF_ERROR(staging.begin({{"indices", indices}, {"rows", rows}}, stream));
+  ZFC_RETURN_IF_ERROR(check_call(indices, count, rows, out));
+  const size_t index_bytes = spec.index_type == zfcInt32 ? 4 : 8;
+  const size_t row_bytes = spec.dim * kernels::float_type_bytes(spec.row_type);
+  const void* host_indices = nullptr;
+  ZFC_RETURN_IF_ERROR(staging.input(0, indices, count * index_bytes, &host_indices));
+  ZFC_RETURN_IF_ERROR(staging.input(1, rows, count * row_bytes, host_rows));
+  // The baseline exchanges every token, so it has no use for the local distinct set.
+  return set.load(host_indices, spec.index_type, count, plan.comm->config.bounds_check,
+                  spec.algorithm != zfcAlgoAllGather);
+}
+
 template <class K>
 Status run_sparse(zfcSparsePlan& plan, const void* indices, size_t count, const void* rows,
                   SparseOutput* out, const void* stream) {
@@ -101,15 +120,12 @@ Status run_sparse(zfcSparsePlan& plan, const void* indices, size_t count, const 
 
   OpHeader mine = plan_header(spec, count);
   IndexSet<K> set(ws, spec.vocab);
+  HostStaging staging(plan.staging);
+  const void* host_rows = nullptr;
   {
     PhaseTimer timer(op, zfcPhaseLocal);
-    Status local = check_call(indices, count, rows, out, stream);
-    if (local.ok()) {
-      // The baseline exchanges every token, so it has no use for the local distinct set.
-      local = set.load(indices, spec.index_type, count, comm->config.bounds_check,
-                       spec.algorithm != zfcAlgoAllGather);
-    }
-    header_fail(&mine, local);
+    header_fail(&mine,
+                load_local(plan, staging, indices, count, rows, out, stream, set, &host_rows));
     mine.local_unique = static_cast<int64_t>(set.local_unique_count());
   }
   const OpHeader* all = nullptr;
@@ -119,21 +135,26 @@ Status run_sparse(zfcSparsePlan& plan, const void* indices, size_t count, const 
                  INT32_MAX, static_cast<long long>(spec.vocab));
   }
 
-  SparseCall<K> call{t, ws, spec, op, set, all, rows};
+  SparseCall<K> call{t, ws, spec, op, set, all, host_rows};
   zfcAlgorithm_t algorithm = spec.algorithm;
   ZFC_RETURN_IF_ERROR(run_exchange(call, &algorithm));
   const size_t ug = set.global_count();
   const size_t index_bytes = spec.index_type == zfcInt32 ? 4 : 8;
   void* result_indices = ws.get<char>(Slot::kResultIndices, ug * index_bytes);
   kernels::store_keys(set.global(), ug, spec.index_type, result_indices);
+  out->indices = result_indices;
+  out->rows = call.out_rows;
+  if (staging.on_device()) {
+    ZFC_RETURN_IF_ERROR(plan.device_result.store(result_indices, ug * index_bytes, call.out_rows,
+                                                 ug * spec.dim * sizeof(float), stream,
+                                                 &out->indices, &out->rows));
+  }
 
   if (algorithm != zfcAlgoAllGather) op->local_unique = set.local_unique_count();
   op->global_unique = ug;
   op->algorithm = algorithm;
   op->overflows = call.finite ? 0 : 1;
   recorder.commit();
-  out->indices = result_indices;
-  out->rows = call.out_rows;
   out->num_unique = ug;
   out->overflowed = !call.finite;
   out->algorithm = algorithm;

@@ -8,6 +8,8 @@ struct zfcSparsePlan {
   zfcComm* comm = nullptr;
   zfc::PlanSpec spec;
   zfc::Workspace ws;
+  zfc::StagingBuffers staging;  // inputs of calls on device buffers, through the host
+  zfc::DeviceResult device_result;  // results of calls on device buffers
 };
 
 namespace zfc {

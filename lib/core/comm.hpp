@@ -1,11 +1,13 @@
 // The communicator behind a zfcComm_t: a validated config, a transport, statistics, the
-// scratch used by standalone collectives, and the text of the last error.
+// scratch (and pinned staging memory) used by standalone collectives, and the text of the
+// last error.
 #pragma once
 
 #include <memory>
 #include <string>
 
 #include "core/config.hpp"
+#include "core/host_staging.hpp"
 #include "core/stats.hpp"
 #include "core/workspace.hpp"
 #include "transport/transport.hpp"
@@ -15,6 +17,7 @@ struct zfcComm {
   std::unique_ptr<zfc::Transport> transport;
   zfc::StatsBook stats;
   zfc::Workspace workspace;
+  zfc::StagingBuffers staging;  // device buffers of standalone collectives, through the host
   std::string last_error;
   int live_plans = 0;     // plans created on this comm and not yet destroyed
   bool aborted = false;   // aborted while plans were alive: the last plan frees it
