@@ -3,7 +3,10 @@
 # run, and docs/benchmarks/gpu.md from both.
 #
 # usage: bench/gpu/run_gpu.sh BUILD_DIR [OUT_DIR]
-#   BUILD_DIR  a build with CUDA (cmake -DZIPFCOLL_WITH_CUDA=ON; MPI may be OFF)
+#   BUILD_DIR  a build with CUDA (cmake -DZIPFCOLL_WITH_CUDA=ON). On a GPU machine without MPI
+#              or GoogleTest, build with -DZIPFCOLL_WITH_MPI=OFF where they are: the test and
+#              benchmark programs link GoogleTest and the CUDA runtime statically and need only
+#              the C++ runtime and the driver, so the build directory can be copied over.
 #   OUT_DIR    where the JSON and logs go (default: BUILD_DIR/gpu-results)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."

@@ -151,7 +151,8 @@ typedef struct {
   unsigned int magic;    /* ZFC_CONFIG_MAGIC */
   unsigned int version;  /* ZFC_VERSION_CODE of the header the caller compiled against */
   int transport;         /* zfcTransport_t */
-  int device;            /* -1: host buffers (the only choice in this version) */
+  int device;            /* -1 (the only choice in this version): each call's buffers are
+                            host or device memory, found out per call */
   int timeout_ms;        /* 0: wait as long as the transport does (the only choice in
                             this version) */
   int algorithm;         /* zfcAlgorithm_t used by plans created with zfcAlgoDefault */

@@ -35,8 +35,9 @@ Status parse_config(const zfcConfig_t* user, Config* out) {
     }
     if (user->device != -1) {
       return error(zfcUnsupported,
-                   "config device %d: this build handles host buffers only (device -1)",
-                   user->device);
+                   "config device %d: communicators bound to one device (NCCL) are not in "
+                   "this version; use -1, and each call's buffers are found to be host or "
+                   "device memory", user->device);
     }
     if (user->timeout_ms != 0) {
       return error(zfcUnsupported,
