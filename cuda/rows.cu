@@ -8,6 +8,7 @@
 
 #include "cuda_check.hpp"
 #include "device_kernels.hpp"
+#include "grid_kernels.cuh"
 #include "kernels/half_bits.hpp"
 
 namespace zfc {
@@ -20,12 +21,6 @@ __device__ inline float load_as_f32(const void* rows, zfcDataType_t type, size_t
   if (type == zfcFloat32) return static_cast<const float*>(rows)[i];
   const uint16_t h = static_cast<const uint16_t*>(rows)[i];
   return type == zfcFloat16 ? kernels::f16_to_f32(h) : kernels::bf16_to_f32(h);
-}
-
-__global__ void iota_kernel(uint32_t* out, uint32_t n) {
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    out[i] = i;
-  }
 }
 
 // heads[i] = i where sorted target i starts a run of equal targets, else kNotHead.

@@ -8,16 +8,11 @@
 
 #include "cuda_check.hpp"
 #include "device_kernels.hpp"
+#include "grid_kernels.cuh"
 
 namespace zfc {
 namespace cuda {
 namespace {
-
-__global__ void iota_kernel(uint32_t* out, uint32_t n) {
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    out[i] = i;
-  }
-}
 
 // head[i] = 1 where sorted[i] starts a run of equal keys.
 template <class K>
@@ -79,8 +74,6 @@ __global__ void first_bad_index_kernel(const I* idx, uint32_t n, int64_t vocab,
     if (v < 0 || v >= vocab) atomicMin(first_bad, i);
   }
 }
-
-__global__ void set_value_kernel(uint32_t* out, uint32_t value) { *out = value; }
 
 }  // namespace
 
