@@ -41,6 +41,7 @@ std::vector<std::string> run_metadata(const PerfContext& ctx) {
   }
   opts += "}";
   return {"\"tool\": \"zfc_perf\"", "\"version\": " + json_string(ZFC_VERSION_STRING),
+          "\"topology\": " + json_string(zfcCommGetTopology(ctx.comm)),
           "\"mpi\": " + json_string(mpi), machine_json(),
           "\"ranks\": " + std::to_string(ctx.ranks),
           "\"command\": " + json_string(o.command_line), opts};
@@ -63,8 +64,8 @@ int main(int argc, char** argv) {
   const zfcResult_t r = zfcCommInitMpi(&comm, &world, nullptr);
   if (r != zfcSuccess) perf_fail("zfcCommInitMpi", r, nullptr);
   if (rank == 0) {
-    std::printf("# zfc_perf %s (zipfcoll %s), %d ranks\n", o.mode.c_str(), ZFC_VERSION_STRING,
-                ranks);
+    std::printf("# zfc_perf %s (zipfcoll %s), %d ranks\n# rank 0: %s\n", o.mode.c_str(),
+                ZFC_VERSION_STRING, ranks, zfcCommGetTopology(comm));
   }
   Report report;
   PerfContext ctx{o, comm, rank, ranks, report};

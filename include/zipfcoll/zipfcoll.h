@@ -201,6 +201,18 @@ ZFC_API zfcResult_t zfcCommAbort(zfcComm_t comm);
 ZFC_API zfcResult_t zfcCommRank(zfcComm_t comm, int* rank);
 ZFC_API zfcResult_t zfcCommCount(zfcComm_t comm, int* count);
 
+/* Local. This rank's place among the communicator's ranks on its machine (same host), in
+ * rank order: *local_rank in [0, *local_count). Either pointer may be NULL. Found when the
+ * communicator is created, with no extra exchange. */
+ZFC_API zfcResult_t zfcCommLocalRank(zfcComm_t comm, int* local_rank, int* local_count);
+
+/* Local. One line on where this rank runs: the machine's cores, hardware threads and NUMA
+ * nodes (read with hwloc when the library is built with it), this rank's share of the cores
+ * (an even split among the ranks on the machine) and its NUMA nodes, and whether the process
+ * is bound to that share: it is when ZIPFCOLL_BIND=1 was set at zfcCommInitMpi. Owned by the
+ * communicator; "" for NULL. Also logged at ZIPFCOLL_DEBUG=INFO. */
+ZFC_API const char* zfcCommGetTopology(zfcComm_t comm);
+
 /* ---- accounting ---------------------------------------------------------------------- */
 
 typedef enum {

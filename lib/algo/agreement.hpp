@@ -38,7 +38,8 @@ struct OpHeader {
   float scale;
   int32_t color;         // split
   int32_t key;           // split
-  char message[112];     // this rank's local error, if any
+  uint64_t node;         // init: an id of the rank's host (same id: same machine)
+  char message[104];     // this rank's local error, if any
 };
 // The size is part of the documented traffic (docs/algorithms.md, zfcCommGetStats).
 static_assert(sizeof(OpHeader) == 192, "the operation header is 192 bytes on the wire");

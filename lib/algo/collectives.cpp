@@ -1,11 +1,14 @@
 #include "algo/collectives.hpp"
 
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 
 #include "algo/agreement.hpp"
 #include "algo/allreduce.hpp"
 #include "algo/index_set.hpp"
 #include "core/host_staging.hpp"
+#include "topo/topology.hpp"
 
 namespace zfc {
 
@@ -25,19 +28,60 @@ Status check_index_space(zfcDataType_t index_type, int64_t vocab) {
   return Status::Ok();
 }
 
-Status agree_init(Transport& t, const Status& local) {
+Status agree_init(Transport& t, const Status& local, uint64_t node, NodePlacement* placement) {
   Workspace ws;
   OpHeader mine = make_header(OpKind::kInit);
+  mine.node = node;
   header_fail(&mine, local);
   const OpHeader* all = nullptr;
   ZFC_RETURN_IF_ERROR(exchange_headers(t, ws, mine, &all));
-  return agree(all, t.size());
+  ZFC_RETURN_IF_ERROR(agree(all, t.size()));
+  NodePlacement p;
+  p.local_size = 0;
+  for (int r = 0; r < t.size(); ++r) {
+    if (all[r].node != node) continue;
+    if (r < t.rank()) ++p.local_rank;
+    ++p.local_size;
+  }
+  *placement = p;
+  return Status::Ok();
 }
+
+void place_comm(zfcComm* comm, const NodePlacement& placement, bool bind) {
+  comm->local_rank = placement.local_rank;
+  comm->local_size = placement.local_size;
+  comm->topology = discover_topology(placement.local_rank, placement.local_size, bind).summary;
+}
+
+bool bind_requested() {
+  const char* v = std::getenv("ZIPFCOLL_BIND");
+  return v != nullptr && std::strcmp(v, "1") == 0;
+}
+
+namespace {
+
+// A split's new ranks are ordered by (key, old rank); this rank's place among the members of
+// its color on its machine.
+NodePlacement split_placement(const OpHeader* all, int size, int me) {
+  NodePlacement p;
+  p.local_size = 0;
+  const OpHeader& mine = all[me];
+  for (int r = 0; r < size; ++r) {
+    const OpHeader& h = all[r];
+    if (h.color != mine.color || h.node != mine.node) continue;
+    ++p.local_size;
+    if (h.key < mine.key || (h.key == mine.key && r < me)) ++p.local_rank;
+  }
+  return p;
+}
+
+}  // namespace
 
 Status comm_split(zfcComm& comm, int color, int key, std::unique_ptr<zfcComm>* out) {
   OpHeader mine = make_header(OpKind::kSplit);
   mine.color = color;
   mine.key = key;
+  mine.node = host_id();
   if (color < ZFC_SPLIT_NOCOLOR) {
     header_fail(&mine, error(zfcInvalidArgument,
                              "color %d is negative (use >= 0, or ZFC_SPLIT_NOCOLOR)", color));
@@ -49,6 +93,7 @@ Status comm_split(zfcComm& comm, int color, int key, std::unique_ptr<zfcComm>* o
   std::unique_ptr<Transport> child;
   ZFC_RETURN_IF_ERROR(comm.transport->split(color, key, &child));
   *out = child ? comm_wrap(std::move(child), comm.config) : nullptr;
+  if (*out) place_comm(out->get(), split_placement(all, comm.size(), comm.rank()), false);
   return Status::Ok();
 }
 

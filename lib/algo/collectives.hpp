@@ -12,9 +12,23 @@ namespace zfc {
 // An index type of zfcInt32 or zfcInt64 and a vocabulary 0 < V that the type can address.
 Status check_index_space(zfcDataType_t index_type, int64_t vocab);
 
+// Where a rank sits among the ranks of its machine.
+struct NodePlacement {
+  int local_rank = 0;  // among the ranks on this machine, in rank order
+  int local_size = 1;
+};
+
 // Collective, right after the transport exists: every rank learns whether any rank's
-// configuration was refused (`local`), and all fail alike.
-Status agree_init(Transport& t, const Status& local);
+// configuration was refused (`local`), and all fail alike. The same exchange tells each rank
+// which ranks share its machine (`node`: an id of this rank's host), into *placement.
+Status agree_init(Transport& t, const Status& local, uint64_t node, NodePlacement* placement);
+
+// Records the placement in the communicator and reads the machine's topology (binding the
+// process to its share of the cores when `bind`).
+void place_comm(zfcComm* comm, const NodePlacement& placement, bool bind);
+
+// Whether ZIPFCOLL_BIND=1 asks to bind each rank to its share of its machine's cores.
+bool bind_requested();
 
 // Collective. Ranks with the same color >= 0 form *out; ZFC_SPLIT_NOCOLOR yields null.
 Status comm_split(zfcComm& comm, int color, int key, std::unique_ptr<zfcComm>* out);

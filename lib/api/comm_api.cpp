@@ -1,6 +1,7 @@
 // Communicator life cycle.
 #include "algo/collectives.hpp"
 #include "api/api_guard.hpp"
+#include "topo/topology.hpp"
 
 using zfc::error;
 using zfc::Status;
@@ -17,9 +18,13 @@ zfcResult_t zfcCommInitMpi(zfcComm_t* comm, const void* mpi_comm, const zfcConfi
     ZFC_RETURN_IF_ERROR(zfc::comm_create_mpi(mpi_comm, parsed, &created));
     // The duplicate exists on every rank now; agree before handing it out, so a config
     // refused on one rank fails every rank (each then frees its duplicate collectively).
-    ZFC_RETURN_IF_ERROR(zfc::agree_init(*created->transport, local));
-    ZFC_LOG(kInfo, created->rank(), "communicator '%s' of %d ranks over %s",
-            created->config.name.c_str(), created->size(), created->transport->name());
+    zfc::NodePlacement placement;
+    ZFC_RETURN_IF_ERROR(
+        zfc::agree_init(*created->transport, local, zfc::host_id(), &placement));
+    zfc::place_comm(created.get(), placement, zfc::bind_requested());
+    ZFC_LOG(kInfo, created->rank(), "communicator '%s' of %d ranks over %s; %s",
+            created->config.name.c_str(), created->size(), created->transport->name(),
+            created->topology.c_str());
     *comm = created.release();
     return Status::Ok();
   });
@@ -73,6 +78,19 @@ zfcResult_t zfcCommCount(zfcComm_t comm, int* count) {
     *count = comm->size();
     return Status::Ok();
   });
+}
+
+zfcResult_t zfcCommLocalRank(zfcComm_t comm, int* local_rank, int* local_count) {
+  return zfc::guarded(comm, [&] {
+    if (comm == nullptr) return zfc::null_handle("comm");
+    if (local_rank != nullptr) *local_rank = comm->local_rank;
+    if (local_count != nullptr) *local_count = comm->local_size;
+    return Status::Ok();
+  });
+}
+
+const char* zfcCommGetTopology(zfcComm_t comm) {
+  return comm == nullptr ? "" : comm->topology.c_str();
 }
 
 }  // extern "C"

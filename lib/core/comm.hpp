@@ -19,6 +19,9 @@ struct zfcComm {
   zfc::Workspace workspace;
   zfc::StagingBuffers staging;  // device buffers of standalone collectives, through the host
   std::string last_error;
+  int local_rank = 0;     // among this communicator's ranks on the same machine
+  int local_size = 1;
+  std::string topology;   // one line: the machine and this rank's share of it
   int live_plans = 0;     // plans created on this comm and not yet destroyed
   bool aborted = false;   // aborted while plans were alive: the last plan frees it
 

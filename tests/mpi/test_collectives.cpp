@@ -1,5 +1,7 @@
 // zfcUniqueMerge, zfcAllReduce and zfcCommSplit across ranks, against single-process
 // references that every rank computes from every rank's (regenerated) input.
+#include <sched.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -10,6 +12,7 @@
 #include "common/mpi_world.hpp"
 #include "algo/agreement.hpp"
 #include "common/reference.hpp"
+#include "topo/topology.hpp"
 
 namespace zfc {
 namespace test {
@@ -247,6 +250,52 @@ TEST_F(WorldTest, SplitByParity) {
   }
   EXPECT_EQ(sum, expect);
   EXPECT_EQ(zfcCommDestroy(sub), zfcSuccess);
+}
+
+TEST_F(WorldTest, LocalRanksAndTopology) {
+  // Every rank of this test runs on one machine.
+  int local_rank = -1, local_count = -1;
+  ASSERT_EQ(zfcCommLocalRank(comm_, &local_rank, &local_count), zfcSuccess);
+  EXPECT_EQ(local_rank, rank_);
+  EXPECT_EQ(local_count, size_);
+  const std::string topo = zfcCommGetTopology(comm_);
+  EXPECT_NE(topo.find("local rank " + std::to_string(rank_) + " of " + std::to_string(size_)),
+            std::string::npos)
+      << topo;
+  EXPECT_STREQ(zfcCommGetTopology(nullptr), "");
+  // A split orders its ranks by (key, rank): reversed keys reverse the local ranks too.
+  zfcComm_t child = nullptr;
+  ASSERT_EQ(zfcCommSplit(comm_, rank_ % 2, -rank_, &child), zfcSuccess);
+  int child_rank = -1, child_size = -1;
+  ASSERT_EQ(zfcCommRank(child, &child_rank), zfcSuccess);
+  ASSERT_EQ(zfcCommCount(child, &child_size), zfcSuccess);
+  ASSERT_EQ(zfcCommLocalRank(child, &local_rank, &local_count), zfcSuccess);
+  EXPECT_EQ(local_rank, child_rank);
+  EXPECT_EQ(local_count, child_size);
+  EXPECT_EQ(child_rank, (size_ - 1 - rank_) / 2);
+  EXPECT_EQ(zfcCommDestroy(child), zfcSuccess);
+}
+
+TEST_F(WorldTest, BindingFollowsTheShareOfCores) {
+  // A second communicator created with ZIPFCOLL_BIND=1 binds this process to its share.
+  setenv("ZIPFCOLL_BIND", "1", 1);
+  MPI_Comm world = MPI_COMM_WORLD;
+  zfcComm_t bound = nullptr;
+  ASSERT_EQ(zfcCommInitMpi(&bound, &world, nullptr), zfcSuccess);
+  unsetenv("ZIPFCOLL_BIND");
+  const std::string topo = zfcCommGetTopology(bound);
+  if (zfc::hwloc_built()) {
+    EXPECT_NE(topo.find(", bound"), std::string::npos) << topo;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+    const zfc::Topology t = zfc::discover_topology(rank_, size_, false);
+    const int threads_per_core = t.hardware_threads / t.cores;
+    EXPECT_EQ(CPU_COUNT(&set), static_cast<int>(t.rank_cores.size()) * threads_per_core);
+  } else {
+    EXPECT_NE(topo.find("not bound"), std::string::npos) << topo;
+  }
+  EXPECT_EQ(zfcCommDestroy(bound), zfcSuccess);
 }
 
 TEST_F(WorldTest, AbortFreesLocallyEvenWithLivePlans) {
