@@ -153,8 +153,10 @@ typedef struct {
   int transport;         /* zfcTransport_t */
   int device;            /* -1 (the only choice in this version): each call's buffers are
                             host or device memory, found out per call */
-  int timeout_ms;        /* 0: wait as long as the transport does (the only choice in
-                            this version) */
+  int timeout_ms;        /* bound on every wait, in ms, where the transport allows one:
+                            the bootstrap and UCX honour it; MPI cannot and needs 0.
+                            0: the bootstrap waits 60 s and UCX as long as it does (a
+                            failed peer still ends the wait) */
   int algorithm;         /* zfcAlgorithm_t used by plans created with zfcAlgoDefault */
   int compression;       /* zfcCompressionKind_t used by plans that do not set their own */
   float compress_scale;  /* the scale that goes with `compression` */
@@ -179,6 +181,31 @@ typedef struct {
  * *comm is set only on success. Returns zfcUnsupported in a build without MPI. */
 ZFC_API zfcResult_t zfcCommInitMpi(zfcComm_t* comm, const void* mpi_comm,
                                    const zfcConfig_t* config);
+
+/* An opaque rendezvous address for zfcCommInitRank, made by one process and passed to the
+ * others by the caller (like ncclUniqueId). */
+#define ZFC_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[ZFC_UNIQUE_ID_BYTES];
+} zfcUniqueId;
+
+/* Local; call it on the process that will be rank 0. Opens a TCP port for the other ranks
+ * to meet at (on all interfaces; the id names this host, or ZIPFCOLL_SOCKET_ADDR if set). */
+ZFC_API zfcResult_t zfcGetUniqueId(zfcUniqueId* id);
+
+/* Collective over `nranks` processes that pass the same id, each with its own `rank` in
+ * [0, nranks). Builds a communicator without MPI, over UCX (config->transport must be
+ * zfcTransportAuto or zfcTransportUcx). Every wait is bounded (config->timeout_ms, else
+ * 60 s): a rank that never arrives or a wrong rank number is an error, not a hang. */
+ZFC_API zfcResult_t zfcCommInitRank(zfcComm_t* comm, int nranks, zfcUniqueId id, int rank,
+                                    const zfcConfig_t* config);
+
+/* zfcCommInitRank with the rank, the number of ranks and the meeting point read from the
+ * environment, as torchrun sets it: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (rank 0
+ * listens on MASTER_PORT), LOCAL_RANK optional; ZIPFCOLL_-prefixed names win, and
+ * mpirun's OMPI_COMM_WORLD_RANK / _SIZE stand in for RANK / WORLD_SIZE. A missing or
+ * malformed variable is zfcInvalidUsage naming it. */
+ZFC_API zfcResult_t zfcCommInitFromEnv(zfcComm_t* comm, const zfcConfig_t* config);
 
 #define ZFC_SPLIT_NOCOLOR (-1)
 

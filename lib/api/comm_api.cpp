@@ -1,10 +1,41 @@
 // Communicator life cycle.
 #include "algo/collectives.hpp"
 #include "api/api_guard.hpp"
+#include "bootstrap/launch_env.hpp"
+#include "bootstrap/unique_id.hpp"
 #include "topo/topology.hpp"
 
 using zfc::error;
 using zfc::Status;
+
+namespace {
+
+// Runs a bootstrap-started communicator through the same agreement and placement as one
+// made from MPI.
+Status finish_init(std::unique_ptr<zfcComm> created, const Status& local, zfcComm_t* comm) {
+  zfc::NodePlacement placement;
+  ZFC_RETURN_IF_ERROR(
+      zfc::agree_init(*created->transport, local, zfc::host_id(), &placement));
+  zfc::place_comm(created.get(), placement, zfc::bind_requested());
+  ZFC_LOG(kInfo, created->rank(), "communicator '%s' of %d ranks over %s; %s",
+          created->config.name.c_str(), created->size(), created->transport->name(),
+          created->topology.c_str());
+  *comm = created.release();
+  return Status::Ok();
+}
+
+Status init_bootstrap(zfcComm_t* comm, const zfc::MeetingPoint& where, int rank, int size,
+                      const zfcConfig_t* config) {
+  zfc::Config parsed;
+  // A refused config still joins the meeting, so that every rank fails alike instead of
+  // the others waiting for it.
+  const Status local = zfc::parse_config(config, &parsed);
+  std::unique_ptr<zfcComm> created;
+  ZFC_RETURN_IF_ERROR(zfc::comm_create_bootstrap(where, rank, size, parsed, &created));
+  return finish_init(std::move(created), local, comm);
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -18,15 +49,40 @@ zfcResult_t zfcCommInitMpi(zfcComm_t* comm, const void* mpi_comm, const zfcConfi
     ZFC_RETURN_IF_ERROR(zfc::comm_create_mpi(mpi_comm, parsed, &created));
     // The duplicate exists on every rank now; agree before handing it out, so a config
     // refused on one rank fails every rank (each then frees its duplicate collectively).
-    zfc::NodePlacement placement;
-    ZFC_RETURN_IF_ERROR(
-        zfc::agree_init(*created->transport, local, zfc::host_id(), &placement));
-    zfc::place_comm(created.get(), placement, zfc::bind_requested());
-    ZFC_LOG(kInfo, created->rank(), "communicator '%s' of %d ranks over %s; %s",
-            created->config.name.c_str(), created->size(), created->transport->name(),
-            created->topology.c_str());
-    *comm = created.release();
-    return Status::Ok();
+    return finish_init(std::move(created), local, comm);
+  });
+}
+
+zfcResult_t zfcGetUniqueId(zfcUniqueId* id) {
+  return zfc::guarded(nullptr, [&]() -> Status {
+    if (id == nullptr) return zfc::null_handle("id");
+    return zfc::make_unique_id(id->internal);
+  });
+}
+
+zfcResult_t zfcCommInitRank(zfcComm_t* comm, int nranks, zfcUniqueId id, int rank,
+                            const zfcConfig_t* config) {
+  return zfc::guarded(nullptr, [&]() -> Status {
+    if (comm == nullptr) return zfc::null_handle("comm");
+    if (nranks < 1 || rank < 0 || rank >= nranks) {
+      return error(zfcInvalidArgument, "rank %d is not in [0, nranks %d)", rank, nranks);
+    }
+    zfc::MeetingPoint where;
+    ZFC_RETURN_IF_ERROR(zfc::parse_unique_id(id.internal, &where.addr, &where.port));
+    if (rank == 0) where.listen_fd = zfc::take_listener(where.port);
+    return init_bootstrap(comm, where, rank, nranks, config);
+  });
+}
+
+zfcResult_t zfcCommInitFromEnv(zfcComm_t* comm, const zfcConfig_t* config) {
+  return zfc::guarded(nullptr, [&]() -> Status {
+    if (comm == nullptr) return zfc::null_handle("comm");
+    zfc::LaunchInfo launch;
+    ZFC_RETURN_IF_ERROR(zfc::read_launch_env(&launch));
+    zfc::MeetingPoint where;
+    where.addr = launch.master_addr;
+    where.port = launch.master_port;
+    return init_bootstrap(comm, where, launch.rank, launch.size, config);
   });
 }
 

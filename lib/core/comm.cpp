@@ -1,6 +1,8 @@
 #include "core/comm.hpp"
 
+#include "bootstrap/tcp_rendezvous.hpp"
 #include "transport/mpi/mpi_transport.hpp"
+#include "transport/ucx/ucx_transport.hpp"
 
 namespace zfc {
 
@@ -12,8 +14,39 @@ Status comm_create_mpi(const void* mpi_comm, const Config& config,
                  "this build (use zfcTransportMpi or zfcTransportAuto)",
                  static_cast<int>(config.transport));
   }
+  if (config.timeout_ms != 0) {
+    return error(zfcUnsupported, "config timeout_ms %d: the MPI transport cannot bound its "
+                 "waits (use 0, or the UCX transport)", config.timeout_ms);
+  }
   std::unique_ptr<Transport> transport;
   ZFC_RETURN_IF_ERROR(create_mpi_transport(mpi_comm, &transport));
+  *out = comm_wrap(std::move(transport), config);
+  return Status::Ok();
+}
+
+Status comm_create_bootstrap(const MeetingPoint& where, int rank, int size,
+                             const Config& config, std::unique_ptr<zfcComm>* out) {
+  constexpr int kDefaultMeetingMs = 60000;
+  if (config.transport != zfcTransportAuto && config.transport != zfcTransportUcx) {
+    return error(zfcUnsupported, "config transport %d cannot start without MPI (use "
+                 "zfcTransportUcx or zfcTransportAuto, or zfcCommInitMpi for MPI)",
+                 static_cast<int>(config.transport));
+  }
+  if (size < 1 || rank < 0 || rank >= size) {
+    return error(zfcInvalidArgument, "rank %d is not in [0, %d)", rank, size);
+  }
+  const int meeting_ms = config.timeout_ms > 0 ? config.timeout_ms : kDefaultMeetingMs;
+  std::unique_ptr<Rendezvous> meeting;
+  if (where.listen_fd >= 0) {
+    ZFC_RETURN_IF_ERROR(Rendezvous::create_with_listener(where.listen_fd, where.addr,
+                                                         where.port, rank, size, meeting_ms,
+                                                         &meeting));
+  } else {
+    ZFC_RETURN_IF_ERROR(
+        Rendezvous::create(where.addr, where.port, rank, size, meeting_ms, &meeting));
+  }
+  std::unique_ptr<Transport> transport;
+  ZFC_RETURN_IF_ERROR(create_ucx_transport(*meeting, config.timeout_ms, &transport));
   *out = comm_wrap(std::move(transport), config);
   return Status::Ok();
 }

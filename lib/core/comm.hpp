@@ -35,6 +35,19 @@ namespace zfc {
 Status comm_create_mpi(const void* mpi_comm, const Config& config,
                        std::unique_ptr<zfcComm>* out);
 
+// Where ranks launched without MPI meet: rank 0's address and port, and (on rank 0, when
+// zfcGetUniqueId opened it) the socket already listening there, else -1.
+struct MeetingPoint {
+  std::string addr;
+  int port = 0;
+  int listen_fd = -1;
+};
+
+// Creates a communicator over UCX for `size` processes that meet at `where` (collective;
+// every wait bounded by config.timeout_ms, or 60 s when it is 0). Config already parsed.
+Status comm_create_bootstrap(const MeetingPoint& where, int rank, int size,
+                             const Config& config, std::unique_ptr<zfcComm>* out);
+
 // Wraps an existing transport (used by split) with a copy of `config`.
 std::unique_ptr<zfcComm> comm_wrap(std::unique_ptr<Transport> transport, const Config& config);
 

@@ -39,10 +39,9 @@ Status parse_config(const zfcConfig_t* user, Config* out) {
                    "this version; use -1, and each call's buffers are found to be host or "
                    "device memory", user->device);
     }
-    if (user->timeout_ms != 0) {
-      return error(zfcUnsupported,
-                   "config timeout_ms %d: this version waits as long as the transport does "
-                   "(timeout_ms 0)", user->timeout_ms);
+    if (user->timeout_ms < 0) {
+      return error(zfcInvalidArgument, "config timeout_ms %d must be >= 0 (0: no bound)",
+                   user->timeout_ms);
     }
     if (user->algorithm < zfcAlgoAuto || user->algorithm >= zfcNumAlgorithms) {
       return error(zfcInvalidArgument, "config algorithm %d is not a zfcAlgorithm_t",

@@ -1,0 +1,28 @@
+// How a process launched without mpirun learns its place: torchrun's variables (RANK,
+// WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), the same names prefixed ZIPFCOLL_ (which
+// win), or mpirun's OMPI_COMM_WORLD_RANK / _SIZE / _LOCAL_RANK for rank and size.
+#pragma once
+
+#include <string>
+
+#include "base/status.hpp"
+
+namespace zfc {
+
+struct LaunchInfo {
+  int rank = 0;
+  int size = 1;
+  int local_rank = -1;  // -1 when the launcher did not say
+  std::string master_addr;
+  int master_port = 0;
+};
+
+// Reads the variables through `get` (std::getenv in use; a map in tests). Each missing or
+// malformed variable is a zfcInvalidUsage error that names it and its value.
+using EnvLookup = const char* (*)(const char* name, void* context);
+Status read_launch_env(EnvLookup get, void* context, LaunchInfo* out);
+
+// read_launch_env over the process environment.
+Status read_launch_env(LaunchInfo* out);
+
+}  // namespace zfc

@@ -1,0 +1,309 @@
+#include "transport/ucx/ucx_transport.hpp"
+
+#include <ucp/api/ucp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace zfc {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A message's tag: communicator (16 bits), sender's rank in it (20), operation number (12),
+// step within the operation (16). Receives match all 64 bits.
+uint64_t make_tag(uint32_t comm, uint32_t src, uint32_t op, uint32_t step) {
+  return (uint64_t{comm & 0xffffu} << 48) | (uint64_t{src & 0xfffffu} << 28) |
+         (uint64_t{op & 0xfffu} << 16) | uint64_t{step & 0xffffu};
+}
+
+// What every communicator split from one init shares: the UCP context, the worker and an
+// endpoint to every rank of the first communicator.
+class UcxWorld {
+ public:
+  ~UcxWorld() {
+    for (ucp_ep_h ep : eps_) {
+      if (ep == nullptr) continue;
+      ucp_request_param_t p{};
+      p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+      ucs_status_ptr_t req = ucp_ep_close_nbx(ep, &p);
+      if (UCS_PTR_IS_PTR(req)) {
+        while (ucp_request_check_status(req) == UCS_INPROGRESS) ucp_worker_progress(worker_);
+        ucp_request_free(req);
+      }
+    }
+    if (worker_ != nullptr) ucp_worker_destroy(worker_);
+    if (context_ != nullptr) ucp_cleanup(context_);
+  }
+
+  Status init(Rendezvous& meeting, int timeout_ms) {
+    timeout_ms_ = timeout_ms;
+    rank_ = meeting.rank();
+    ucp_config_t* config = nullptr;
+    ZFC_RETURN_IF_ERROR(check(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read"));
+    ucp_params_t params{};
+    params.field_mask = UCP_PARAM_FIELD_FEATURES;
+    params.features = UCP_FEATURE_TAG;
+    const ucs_status_t s = ucp_init(&params, config, &context_);
+    ucp_config_release(config);
+    ZFC_RETURN_IF_ERROR(check(s, "ucp_init"));
+    ucp_worker_params_t wp{};
+    wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+    ZFC_RETURN_IF_ERROR(check(ucp_worker_create(context_, &wp, &worker_), "ucp_worker_create"));
+    ucp_address_t* address = nullptr;
+    size_t length = 0;
+    ZFC_RETURN_IF_ERROR(
+        check(ucp_worker_get_address(worker_, &address, &length), "ucp_worker_get_address"));
+    const std::string mine(reinterpret_cast<const char*>(address), length);
+    ucp_worker_release_address(worker_, address);
+    std::vector<std::string> all;
+    ZFC_RETURN_IF_ERROR(meeting.allgather(mine, &all));
+    eps_.assign(all.size(), nullptr);
+    for (size_t r = 0; r < all.size(); ++r) {
+      if (static_cast<int>(r) == rank_) continue;
+      ucp_ep_params_t ep{};
+      ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLER;
+      ep.address = reinterpret_cast<const ucp_address_t*>(all[r].data());
+      ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+      ep.err_handler.cb = &UcxWorld::on_peer_error;
+      ep.err_handler.arg = this;
+      ZFC_RETURN_IF_ERROR(check(ucp_ep_create(worker_, &ep, &eps_[r]), "ucp_ep_create"));
+    }
+    return Status::Ok();
+  }
+
+  int size() const { return static_cast<int>(eps_.size()); }
+  int rank() const { return rank_; }
+  ucp_worker_h worker() const { return worker_; }
+  ucp_ep_h ep(int world_rank) const { return eps_[static_cast<size_t>(world_rank)]; }
+  int timeout_ms() const { return timeout_ms_; }
+  const std::string& failure() const { return failure_; }
+  void abandon() { eps_.assign(eps_.size(), nullptr); }  // no goodbye to anyone
+
+  static Status check(ucs_status_t s, const char* what) {
+    if (s == UCS_OK) return Status::Ok();
+    return error(zfcTransportError, "%s failed: %s", what, ucs_status_string(s));
+  }
+
+ private:
+  static void on_peer_error(void* arg, ucp_ep_h ep, ucs_status_t status) {
+    auto* self = static_cast<UcxWorld*>(arg);
+    for (size_t r = 0; r < self->eps_.size(); ++r) {
+      if (self->eps_[r] == ep && self->failure_.empty()) {
+        self->failure_ = strfmt("rank %zu (of the first communicator) failed: %s", r,
+                                ucs_status_string(status));
+      }
+    }
+  }
+
+  ucp_context_h context_ = nullptr;
+  ucp_worker_h worker_ = nullptr;
+  std::vector<ucp_ep_h> eps_;
+  int rank_ = 0;
+  int timeout_ms_ = 0;
+  std::string failure_;
+};
+
+class UcxTransport final : public Transport {
+ public:
+  UcxTransport(std::shared_ptr<UcxWorld> world, uint32_t comm_id, std::vector<int> members,
+               int rank)
+      : Transport(rank, static_cast<int>(members.size())),
+        world_(std::move(world)),
+        comm_id_(comm_id),
+        members_(std::move(members)) {}
+
+  const char* name() const override { return "ucx"; }
+
+  Status split(int color, int key, std::unique_ptr<Transport>* out) override {
+    struct Entry {
+      int32_t color, key;
+    };
+    const Entry mine{color, key};
+    std::vector<Entry> all(static_cast<size_t>(size()));
+    ZFC_RETURN_IF_ERROR(do_allgather(&mine, sizeof mine, all.data()));
+    const uint32_t counter = ++splits_;
+    out->reset();
+    if (color < 0) return Status::Ok();
+    std::vector<int> order;
+    for (int r = 0; r < size(); ++r) {
+      if (all[static_cast<size_t>(r)].color == color) order.push_back(r);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return all[static_cast<size_t>(a)].key < all[static_cast<size_t>(b)].key;
+    });
+    std::vector<int> members;
+    int new_rank = 0;
+    for (size_t i = 0; i < order.size(); ++i) {
+      members.push_back(members_[static_cast<size_t>(order[i])]);
+      if (order[i] == rank()) new_rank = static_cast<int>(i);
+    }
+    // Every member derives the same id from what they share; one id per (parent, split,
+    // color) keeps the children's messages apart from the parent's and from each other.
+    const uint32_t id =
+        (comm_id_ * 0x9e37u + counter * 131u + static_cast<uint32_t>(color) * 7u + 1u) %
+            0xffffu +
+        1u;
+    out->reset(new UcxTransport(world_, id, std::move(members), new_rank));
+    return Status::Ok();
+  }
+
+  void abandon() override { world_->abandon(); }
+
+ protected:
+  Status do_allgather(const void* send, size_t bytes, void* recv) override {
+    std::vector<size_t> sizes(static_cast<size_t>(size()), bytes), displs(sizes.size());
+    for (size_t r = 0; r < sizes.size(); ++r) displs[r] = r * bytes;
+    return do_allgatherv(send, recv, sizes.data(), displs.data());
+  }
+
+  // A ring: at step s every rank passes on the block it received at step s - 1.
+  Status do_allgatherv(const void* send, void* recv, const size_t* recv_bytes,
+                       const size_t* displs) override {
+    const int n = size(), me = rank();
+    char* out = static_cast<char*>(recv);
+    const size_t mine = recv_bytes[me];
+    if (send != out + displs[me] && mine > 0) std::memcpy(out + displs[me], send, mine);
+    const uint32_t op = ++ops_;
+    const int right = (me + 1) % n, left = (me + n - 1) % n;
+    for (int s = 0; s + 1 < n; ++s) {
+      const int give = (me - s + n) % n, take = (me - s - 1 + 2 * n) % n;
+      Pending p[2];
+      ZFC_RETURN_IF_ERROR(post_recv(left, op, static_cast<uint32_t>(s),
+                                    out + displs[take], recv_bytes[take], &p[0]));
+      ZFC_RETURN_IF_ERROR(post_send(right, op, static_cast<uint32_t>(s), out + displs[give],
+                                    recv_bytes[give], &p[1]));
+      ZFC_RETURN_IF_ERROR(wait_all(p, 2));
+    }
+    return Status::Ok();
+  }
+
+  // Pairwise: every rank posts its receives from and its sends to every other rank at once.
+  Status do_alltoallv(const void* send, const size_t* send_bytes, const size_t* send_displs,
+                      void* recv, const size_t* recv_bytes,
+                      const size_t* recv_displs) override {
+    const int n = size(), me = rank();
+    const char* in = static_cast<const char*>(send);
+    char* out = static_cast<char*>(recv);
+    if (recv_bytes[me] > 0) {
+      std::memcpy(out + recv_displs[me], in + send_displs[me], recv_bytes[me]);
+    }
+    const uint32_t op = ++ops_;
+    std::vector<Pending> p(2 * static_cast<size_t>(n));
+    size_t posted = 0;
+    Status s = Status::Ok();
+    for (int j = 0; j < n && s.ok(); ++j) {
+      if (j == me) continue;
+      s = post_recv(j, op, 0, out + recv_displs[j], recv_bytes[j], &p[posted++]);
+    }
+    for (int j = 0; j < n && s.ok(); ++j) {
+      if (j == me) continue;
+      s = post_send(j, op, 0, in + send_displs[j], send_bytes[j], &p[posted++]);
+    }
+    const Status w = wait_all(p.data(), posted);
+    return s.ok() ? w : s;
+  }
+
+  Status do_barrier() override {
+    const char mine = 1;
+    std::vector<char> all(static_cast<size_t>(size()));
+    return do_allgather(&mine, 1, all.data());
+  }
+
+ private:
+  struct Pending {
+    void* request = nullptr;  // NULL: done at once
+    int peer = -1;
+    bool send = false;
+  };
+
+  Status post_send(int peer, uint32_t op, uint32_t step, const void* data, size_t bytes,
+                   Pending* p) {
+    ucp_request_param_t param{};
+    const uint64_t tag = make_tag(comm_id_, static_cast<uint32_t>(rank()), op, step);
+    ucs_status_ptr_t req = ucp_tag_send_nbx(world_->ep(members_[static_cast<size_t>(peer)]),
+                                            data, bytes, tag, &param);
+    return track(req, peer, true, p);
+  }
+
+  Status post_recv(int peer, uint32_t op, uint32_t step, void* data, size_t bytes, Pending* p) {
+    ucp_request_param_t param{};
+    const uint64_t tag = make_tag(comm_id_, static_cast<uint32_t>(peer), op, step);
+    ucs_status_ptr_t req =
+        ucp_tag_recv_nbx(world_->worker(), data, bytes, tag, ~uint64_t{0}, &param);
+    return track(req, peer, false, p);
+  }
+
+  Status track(ucs_status_ptr_t req, int peer, bool send, Pending* p) {
+    if (UCS_PTR_IS_ERR(req)) return peer_error(peer, send, UCS_PTR_STATUS(req));
+    *p = Pending{req, peer, send};
+    return Status::Ok();
+  }
+
+  Status peer_error(int peer, bool send, ucs_status_t s) const {
+    return error(zfcRemoteError, "rank %d: %s rank %d failed: %s%s%s", rank(),
+                 send ? "sending to" : "receiving from", peer, ucs_status_string(s),
+                 world_->failure().empty() ? "" : "; ", world_->failure().c_str());
+  }
+
+  // Progresses the worker until every request is done, a peer fails or the timeout passes.
+  Status wait_all(Pending* p, size_t n) {
+    const int timeout = world_->timeout_ms();
+    const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout);
+    Status result = Status::Ok();
+    for (size_t i = 0; i < n; ++i) {
+      if (p[i].request == nullptr) continue;
+      ucs_status_t s;
+      while ((s = ucp_request_check_status(p[i].request)) == UCS_INPROGRESS) {
+        ucp_worker_progress(world_->worker());
+        if (timeout > 0 && Clock::now() > deadline) {
+          s = UCS_ERR_TIMED_OUT;
+          break;
+        }
+      }
+      if (s == UCS_ERR_TIMED_OUT) {
+        if (result.ok()) {
+          result = error(zfcTimeout, "rank %d: %s rank %d took longer than timeout_ms %d",
+                         rank(), p[i].send ? "sending to" : "receiving from", p[i].peer,
+                         timeout);
+        }
+        // A receive is withdrawn; a send is left to finish or fail on its own (freeing an
+        // unfinished request hands it to UCX). The communicator is unusable after this.
+        if (!p[i].send) ucp_request_cancel(world_->worker(), p[i].request);
+      } else if (s != UCS_OK && result.ok()) {
+        result = peer_error(p[i].peer, p[i].send, s);
+      }
+      ucp_request_free(p[i].request);
+      p[i].request = nullptr;
+    }
+    return result;
+  }
+
+  std::shared_ptr<UcxWorld> world_;
+  uint32_t comm_id_;
+  std::vector<int> members_;  // world rank of each rank of this communicator
+  uint32_t ops_ = 0;
+  uint32_t splits_ = 0;
+};
+
+}  // namespace
+
+bool ucx_transport_available() { return true; }
+
+Status create_ucx_transport(Rendezvous& meeting, int timeout_ms,
+                            std::unique_ptr<Transport>* out) {
+  auto world = std::make_shared<UcxWorld>();
+  ZFC_RETURN_IF_ERROR(world->init(meeting, timeout_ms));
+  std::vector<int> members(static_cast<size_t>(world->size()));
+  for (size_t r = 0; r < members.size(); ++r) members[r] = static_cast<int>(r);
+  out->reset(new UcxTransport(world, 1, std::move(members), meeting.rank()));
+  return Status::Ok();
+}
+
+}  // namespace zfc

@@ -1,0 +1,163 @@
+// The library over UCX, started without MPI: each process is one rank, launched by
+// launch_ranks.sh with torchrun-style variables. Every result must equal the reference that
+// each rank computes from all ranks' seeded inputs, so equal results mean identical bits on
+// every rank too.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bootstrap/tcp_rendezvous.hpp"
+#include "common/reference.hpp"
+#include "workload/random.hpp"
+#include "workload/zipf.hpp"
+#include "zipfcoll/zipfcoll.h"
+
+#include <unistd.h>
+
+namespace zfc {
+namespace {
+
+zfcComm_t g_comm = nullptr;
+int g_rank = 0, g_size = 1;
+
+std::vector<float> rows_of(int rank, size_t n, uint64_t seed) {
+  workload::SplitMix64 rng(workload::mix_seed(seed, 3, static_cast<uint64_t>(rank)));
+  std::vector<float> v(n);
+  for (float& x : v) x = static_cast<float>(rng.uniform() * 2 - 1);
+  return v;
+}
+
+std::vector<int64_t> ids_of(int rank, size_t n, int64_t vocab, uint64_t seed) {
+  const workload::ZipfDistribution zipf(1.1, vocab);
+  const std::vector<int32_t> ids =
+      zipf.draw(n, workload::mix_seed(seed, 5, static_cast<uint64_t>(rank)));
+  return std::vector<int64_t>(ids.begin(), ids.end());
+}
+
+TEST(Ucx, RanksComeFromTheEnvironment) {
+  int rank = -1, count = -1, local_rank = -1, local_count = -1;
+  ASSERT_EQ(zfcCommRank(g_comm, &rank), zfcSuccess);
+  ASSERT_EQ(zfcCommCount(g_comm, &count), zfcSuccess);
+  ASSERT_EQ(zfcCommLocalRank(g_comm, &local_rank, &local_count), zfcSuccess);
+  EXPECT_EQ(rank, std::atoi(std::getenv("RANK")));
+  EXPECT_EQ(count, std::atoi(std::getenv("WORLD_SIZE")));
+  EXPECT_EQ(local_rank, rank);  // one machine
+  EXPECT_EQ(local_count, count);
+}
+
+TEST(Ucx, AllReduceMatchesTheReference) {
+  for (size_t n : {size_t{1}, size_t{1000}, size_t{100003}}) {
+    std::vector<std::vector<float>> all;
+    for (int r = 0; r < g_size; ++r) all.push_back(rows_of(r, n, n));
+    for (zfcCompressionKind_t kind : {zfcCompressNone, zfcCompressFp16, zfcCompressBf16}) {
+      const zfcCompression_t how{kind, kind == zfcCompressFp16 ? 64.0f : 1.0f};
+      std::vector<float> out(n);
+      int overflowed = -1;
+      ASSERT_EQ(zfcAllReduce(g_comm, all[static_cast<size_t>(g_rank)].data(), out.data(), n,
+                             zfcFloat32, &how, &overflowed, nullptr),
+                zfcSuccess)
+          << zfcGetLastError(g_comm);
+      EXPECT_EQ(overflowed, 0);
+      const std::vector<float> want = test::reference_allreduce(all, kind, how.scale);
+      ASSERT_EQ(std::memcmp(out.data(), want.data(), n * sizeof(float)), 0) << n << " " << kind;
+    }
+  }
+}
+
+TEST(Ucx, SparseReduceOfEveryAlgorithmMatchesTheReference) {
+  const size_t dim = 24, count = 640;
+  const int64_t vocab = 5000;
+  std::vector<test::RankInput> inputs;
+  for (int r = 0; r < g_size; ++r) {
+    inputs.push_back({ids_of(r, count, vocab, 9), rows_of(r, count * dim, 10 + r)});
+  }
+  const test::SparseReference ref = test::reference_sparse(inputs, dim);
+  const test::RankInput& mine = inputs[static_cast<size_t>(g_rank)];
+  for (zfcAlgorithm_t algo : {zfcAlgoAllGather, zfcAlgoUniqueAllReduce, zfcAlgoUniqueAllGather,
+                              zfcAlgoDenseVocab, zfcAlgoAuto}) {
+    zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
+    cfg.dim = dim;
+    cfg.vocab_size = vocab;
+    cfg.index_type = zfcInt64;
+    cfg.algorithm = algo;
+    zfcSparsePlan_t plan = nullptr;
+    ASSERT_EQ(zfcSparsePlanCreate(g_comm, &cfg, &plan), zfcSuccess);
+    zfcSparseResult_t out{};
+    ASSERT_EQ(zfcSparseReduce(plan, mine.indices.data(), count, mine.rows.data(), &out, nullptr),
+              zfcSuccess)
+        << zfcGetLastError(g_comm);
+    ASSERT_EQ(out.num_unique, ref.unique.size()) << algo;
+    EXPECT_EQ(std::memcmp(out.indices, ref.unique.data(), ref.unique.size() * 8), 0) << algo;
+    EXPECT_EQ(std::memcmp(out.rows, ref.rows.data(), ref.rows.size() * 4), 0) << algo;
+    zfcSparsePlanDestroy(plan);
+  }
+}
+
+TEST(Ucx, SplitCommunicatorsRunTheirOwnCollectives) {
+  zfcComm_t half = nullptr;
+  ASSERT_EQ(zfcCommSplit(g_comm, g_rank % 2, g_rank, &half), zfcSuccess);
+  int hr = -1, hs = -1;
+  ASSERT_EQ(zfcCommRank(half, &hr), zfcSuccess);
+  ASSERT_EQ(zfcCommCount(half, &hs), zfcSuccess);
+  EXPECT_EQ(hr, g_rank / 2);
+  EXPECT_EQ(hs, (g_size - g_rank % 2 + 1) / 2);
+  // Each half sums its members' ranks, while the parent stays usable.
+  float mine = static_cast<float>(g_rank), sum = -1;
+  ASSERT_EQ(zfcAllReduce(half, &mine, &sum, 1, zfcFloat32, nullptr, nullptr, nullptr),
+            zfcSuccess);
+  float want = 0;
+  for (int r = g_rank % 2; r < g_size; r += 2) want += static_cast<float>(r);
+  EXPECT_EQ(sum, want);
+  float total = -1;
+  ASSERT_EQ(zfcAllReduce(g_comm, &mine, &total, 1, zfcFloat32, nullptr, nullptr, nullptr),
+            zfcSuccess);
+  EXPECT_EQ(total, static_cast<float>(g_size * (g_size - 1) / 2));
+  EXPECT_EQ(zfcCommDestroy(half), zfcSuccess);
+}
+
+TEST(Ucx, ArgumentErrorsAreAgreed) {
+  if (g_size < 2) GTEST_SKIP() << "agreement needs two ranks";
+  float v = 1, out = 0;
+  // Rank 1 asks for another element count: every rank gets the same mismatch.
+  const size_t count = g_rank == 1 ? 2 : 1;
+  std::vector<float> buf(2, 1.0f), res(2);
+  EXPECT_EQ(zfcAllReduce(g_comm, buf.data(), res.data(), count, zfcFloat32, nullptr, nullptr,
+                         nullptr),
+            zfcMismatch);
+  // And the communicator still works.
+  ASSERT_EQ(zfcAllReduce(g_comm, &v, &out, 1, zfcFloat32, nullptr, nullptr, nullptr),
+            zfcSuccess);
+  EXPECT_EQ(out, static_cast<float>(g_size));
+}
+
+}  // namespace
+}  // namespace zfc
+
+int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--free-port") == 0) {
+    int fd = -1, port = 0;
+    if (!zfc::listen_on(0, &fd, &port).ok()) return 1;
+    close(fd);
+    std::printf("%d\n", port);
+    return 0;
+  }
+  testing::InitGoogleTest(&argc, argv);
+  zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
+  cfg.timeout_ms = 60000;  // a rank that dies ends the run with an error, never a hang
+  if (zfcCommInitFromEnv(&zfc::g_comm, &cfg) != zfcSuccess) {
+    std::fprintf(stderr, "zfcCommInitFromEnv: %s\n", zfcGetLastError(nullptr));
+    return 1;
+  }
+  zfcCommRank(zfc::g_comm, &zfc::g_rank);
+  zfcCommCount(zfc::g_comm, &zfc::g_size);
+  testing::TestEventListeners& listeners = testing::UnitTest::GetInstance()->listeners();
+  if (zfc::g_rank != 0) delete listeners.Release(listeners.default_result_printer());
+  const int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
+  if (failed) std::fprintf(stderr, "[rank %d] failed\n", zfc::g_rank);
+  zfcCommDestroy(zfc::g_comm);
+  return failed;
+}

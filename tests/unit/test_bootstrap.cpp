@@ -1,0 +1,202 @@
+// Starting without MPI: the launcher's variables, the TCP meeting of the ranks with its
+// deadlines, and zfcGetUniqueId / zfcCommInitRank.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bootstrap/launch_env.hpp"
+#include "bootstrap/tcp_rendezvous.hpp"
+#include "bootstrap/unique_id.hpp"
+#include "transport/ucx/ucx_transport.hpp"
+#include "zipfcoll/zipfcoll.h"
+
+#include <unistd.h>
+
+namespace zfc {
+namespace {
+
+using Env = std::map<std::string, std::string>;
+
+const char* lookup(const char* name, void* context) {
+  const Env& env = *static_cast<const Env*>(context);
+  auto it = env.find(name);
+  return it == env.end() ? nullptr : it->second.c_str();
+}
+
+Status read(const Env& env, LaunchInfo* info) {
+  return read_launch_env(lookup, const_cast<Env*>(&env), info);
+}
+
+TEST(LaunchEnv, TorchrunVariables) {
+  LaunchInfo info;
+  ASSERT_TRUE(read({{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"},
+                    {"MASTER_ADDR", "node7"}, {"MASTER_PORT", "29500"}},
+                   &info).ok());
+  EXPECT_EQ(info.rank, 3);
+  EXPECT_EQ(info.size, 8);
+  EXPECT_EQ(info.local_rank, 1);
+  EXPECT_EQ(info.master_addr, "node7");
+  EXPECT_EQ(info.master_port, 29500);
+}
+
+TEST(LaunchEnv, PrefixedNamesWinAndMpirunFillsIn) {
+  LaunchInfo info;
+  ASSERT_TRUE(read({{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "4"},
+                    {"RANK", "9"}, {"ZIPFCOLL_RANK", "1"}, {"MASTER_ADDR", "h"},
+                    {"MASTER_PORT", "1234"}},
+                   &info).ok());
+  EXPECT_EQ(info.rank, 1);  // ZIPFCOLL_RANK over RANK over OMPI_COMM_WORLD_RANK
+  EXPECT_EQ(info.size, 4);  // from mpirun
+  EXPECT_EQ(info.local_rank, -1);
+}
+
+TEST(LaunchEnv, MissingOrBadVariablesAreNamed) {
+  LaunchInfo info;
+  Status s = read({{"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}}, &info);
+  EXPECT_EQ(s.code(), zfcInvalidUsage);
+  EXPECT_NE(s.message().find("RANK is not set"), std::string::npos) << s.message();
+  s = read({{"RANK", "2"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}},
+           &info);
+  EXPECT_NE(s.message().find("RANK='2' is not an integer in [0, 1]"), std::string::npos)
+      << s.message();
+  s = read({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "http"}},
+           &info);
+  EXPECT_NE(s.message().find("MASTER_PORT='http'"), std::string::npos) << s.message();
+  s = read({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "80"}}, &info);
+  EXPECT_NE(s.message().find("MASTER_ADDR is not set"), std::string::npos) << s.message();
+}
+
+int free_port() {
+  int fd = -1, port = 0;
+  EXPECT_TRUE(listen_on(0, &fd, &port).ok());
+  close(fd);
+  return port;
+}
+
+TEST(Rendezvous, RanksMeetAndExchangeBlocks) {
+  const int size = 3, port = free_port();
+  std::vector<std::vector<std::string>> got(size);
+  std::vector<Status> status(size);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < size; ++r) {
+    ranks.emplace_back([&, r] {
+      std::unique_ptr<Rendezvous> m;
+      status[r] = Rendezvous::create("127.0.0.1", port, r, size, 10000, &m);
+      if (status[r].ok()) status[r] = m->allgather(std::string(r + 1, 'a' + r), &got[r]);
+    });
+  }
+  for (std::thread& t : ranks) t.join();
+  for (int r = 0; r < size; ++r) {
+    ASSERT_TRUE(status[r].ok()) << r << ": " << status[r].message();
+    EXPECT_EQ(got[r], (std::vector<std::string>{"a", "bb", "ccc"}));
+  }
+}
+
+TEST(Rendezvous, AbsentRanksAndClosedPortsTimeOut) {
+  const int port = free_port();
+  const auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<Rendezvous> m;
+  Status s = Rendezvous::create("127.0.0.1", port, 0, 3, 300, &m);
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(s.code(), zfcTimeout);
+  EXPECT_NE(s.message().find("1 of 3 ranks arrived within 300 ms (missing: 1, 2)"),
+            std::string::npos)
+      << s.message();
+  EXPECT_LT(waited, 5.0);
+  s = Rendezvous::create("127.0.0.1", free_port(), 2, 3, 300, &m);
+  EXPECT_EQ(s.code(), zfcTimeout);
+  EXPECT_NE(s.message().find("rank 2: could not reach rank 0"), std::string::npos)
+      << s.message();
+}
+
+TEST(Rendezvous, APortInUseIsNamed) {
+  int fd = -1, port = 0;
+  ASSERT_TRUE(listen_on(0, &fd, &port).ok());
+  std::unique_ptr<Rendezvous> m;
+  const Status s = Rendezvous::create("127.0.0.1", port, 0, 2, 300, &m);
+  close(fd);
+  EXPECT_EQ(s.code(), zfcSystemError);
+  EXPECT_NE(s.message().find("port " + std::to_string(port)), std::string::npos) << s.message();
+}
+
+TEST(Rendezvous, TwoRanksClaimingOneRankAreRefused) {
+  const int port = free_port();
+  Status s0, s1, s2;
+  std::thread root([&] {
+    std::unique_ptr<Rendezvous> m;
+    s0 = Rendezvous::create("127.0.0.1", port, 0, 3, 3000, &m);
+  });
+  std::thread a([&] {
+    std::unique_ptr<Rendezvous> m;
+    s1 = Rendezvous::create("127.0.0.1", port, 1, 3, 3000, &m);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::thread b([&] {
+    std::unique_ptr<Rendezvous> m;
+    s2 = Rendezvous::create("127.0.0.1", port, 1, 3, 3000, &m);
+  });
+  root.join();
+  a.join();
+  b.join();
+  EXPECT_EQ(s0.code(), zfcInvalidUsage);
+  EXPECT_NE(s0.message().find("already arrived"), std::string::npos) << s0.message();
+}
+
+TEST(UniqueId, RoundTripsAndHandsItsListenerOverOnce) {
+  zfcUniqueId id;
+  ASSERT_EQ(zfcGetUniqueId(&id), zfcSuccess);
+  std::string addr;
+  int port = 0;
+  ASSERT_TRUE(parse_unique_id(id.internal, &addr, &port).ok());
+  EXPECT_FALSE(addr.empty());
+  const int fd = take_listener(port);
+  EXPECT_GE(fd, 0);
+  EXPECT_EQ(take_listener(port), -1);
+  close(fd);
+  zfcUniqueId junk{};
+  EXPECT_EQ(parse_unique_id(junk.internal, &addr, &port).code(), zfcInvalidArgument);
+  zfcComm_t comm = nullptr;
+  EXPECT_EQ(zfcCommInitRank(&comm, 2, junk, 0, nullptr), zfcInvalidArgument);
+  EXPECT_EQ(zfcCommInitRank(&comm, 2, id, 2, nullptr), zfcInvalidArgument);
+  EXPECT_EQ(comm, nullptr);
+}
+
+TEST(UniqueId, ThreadsFormACommunicatorOverUcx) {
+  if (!ucx_transport_available()) GTEST_SKIP() << "this build has no UCX transport";
+  zfcUniqueId id;
+  ASSERT_EQ(zfcGetUniqueId(&id), zfcSuccess);
+  const int size = 2;
+  std::vector<zfcResult_t> result(size, zfcInternalError);
+  std::vector<float> sums(size, -1);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < size; ++r) {
+    ranks.emplace_back([&, r] {
+      zfcComm_t comm = nullptr;
+      zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
+      cfg.timeout_ms = 20000;
+      result[r] = zfcCommInitRank(&comm, size, id, r, &cfg);
+      if (result[r] != zfcSuccess) return;
+      const float mine = static_cast<float>(r + 1);
+      result[r] = zfcAllReduce(comm, &mine, &sums[r], 1, zfcFloat32, nullptr, nullptr, nullptr);
+      zfcCommDestroy(comm);
+    });
+  }
+  for (std::thread& t : ranks) t.join();
+  for (int r = 0; r < size; ++r) {
+    EXPECT_EQ(result[r], zfcSuccess) << r;
+    EXPECT_EQ(sums[r], 3.0f);
+  }
+  // MPI cannot bound its waits: a timeout with it is refused (tests/mpi cover MPI itself).
+  zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
+  cfg.transport = zfcTransportMpi;
+  zfcComm_t comm = nullptr;
+  EXPECT_EQ(zfcCommInitRank(&comm, 1, id, 0, &cfg), zfcUnsupported);
+}
+
+}  // namespace
+}  // namespace zfc
