@@ -6,7 +6,7 @@
 
 void perf_fail(const char* what, zfcResult_t r, zfcComm_t comm) {
   std::fprintf(stderr, "zfc_perf: %s: %s: %s\n", what, zfcGetErrorString(r),
-               comm != nullptr ? zfcGetLastError(comm) : "");
+               zfcGetLastError(comm));
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::abort();
 }

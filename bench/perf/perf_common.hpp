@@ -10,9 +10,15 @@
 #include "perf_report.hpp"
 #include "zipfcoll/zipfcoll.h"
 
+struct NamedComm {
+  std::string transport;  // "mpi" or "ucx"
+  zfcComm_t comm;
+};
+
 struct PerfContext {
   const PerfOptions& options;
-  zfcComm_t comm;
+  zfcComm_t comm;               // the first of `comms`: the allreduce mode's communicator
+  std::vector<NamedComm> comms; // one per --transport, in order
   int rank;
   int ranks;
   Report& report;

@@ -36,6 +36,7 @@ void usage() {
       "  --corpus DIR      windows of real text from DIR's .txt files instead\n"
       "  --vocab V         vocabulary of the V-1 most frequent words (100000)\n"
       "  -L LEN            words per window of real text (20)\n"
+      "  --transport L     comma list of mpi, ucx: the same steps over each (mpi)\n"
       "  --seed N          workload seed (1)\n");
 }
 
@@ -126,11 +127,15 @@ bool apply(const char* a, const char* v, PerfOptions* o) {
   }
   if (is("--compression")) return (o->compressions = split_list(v)), true;
   if (is("--algo")) return (o->algorithms = split_list(v)), true;
+  if (is("--transport")) return (o->transports = split_list(v)), true;
   return false;
 }
 
 bool validate(PerfOptions* o) {
   static const char* const kCompressions[] = {"none", "fp16", "bf16", nullptr};
+  static const char* const kTransports[] = {"mpi", "ucx", nullptr};
+  if (o->transports.empty()) o->transports = {"mpi"};
+  if (!known(o->transports, kTransports)) return false;
   static const char* const kAlgos[] = {"allgather", "unique_allreduce", "unique_allgather",
                                        "dense_vocab", "auto", "all", nullptr};
   if (o->compressions.empty()) o->compressions = {"none", "fp16", "bf16"};

@@ -21,6 +21,7 @@ struct PerfOptions {
   float scale = 1.0f;            // --scale: F of fp16xF
   // Workload (sparse).
   std::vector<std::string> algorithms;    // --algo allgather,unique_allreduce,... or all
+  std::vector<std::string> transports;    // --transport mpi,ucx (sparse; default mpi)
   size_t tokens = 640;           // -K
   size_t dim = 512;              // -D
   std::string corpus;            // --corpus DIR

@@ -16,6 +16,8 @@ namespace {
 struct Variant {
   std::string algo;
   std::string wire;
+  std::string transport;
+  zfcComm_t comm = nullptr;
   zfcSparsePlan_t plan = nullptr;
   std::vector<double> seconds;  // per timed step, this rank (later: max over ranks)
   double bytes = 0;             // this rank's sent + received, summed over timed steps
@@ -39,17 +41,22 @@ int algorithm_id(const std::string& name) {
 std::vector<Variant> make_variants(const PerfContext& ctx) {
   const PerfOptions& o = ctx.options;
   std::vector<Variant> vs;
-  auto variant = [](const std::string& algo, const std::string& wire) {
+  auto variant = [](const std::string& algo, const std::string& wire, const NamedComm& c) {
     Variant v;
     v.algo = algo;
     v.wire = wire;
+    v.transport = c.transport;
+    v.comm = c.comm;
     return v;
   };
-  vs.push_back(variant("allgather", "none"));  // the baseline, first
-  for (const std::string& a : o.algorithms) {
-    for (const std::string& c : o.compressions) {
-      if (a == "allgather" && c == "none") continue;
-      vs.push_back(variant(a, c));
+  for (size_t t = 0; t < ctx.comms.size(); ++t) {
+    const NamedComm& c = ctx.comms[t];
+    vs.push_back(variant("allgather", "none", c));  // the baseline first (the first's rules)
+    for (const std::string& a : o.algorithms) {
+      for (const std::string& w : o.compressions) {
+        if (a == "allgather" && w == "none") continue;
+        vs.push_back(variant(a, w, c));
+      }
     }
   }
   for (Variant& v : vs) {
@@ -61,8 +68,8 @@ std::vector<Variant> make_variants(const PerfContext& ctx) {
     cfg.algorithm = algorithm_id(v.algo);
     cfg.compression = compression_kind(v.wire);
     cfg.compress_scale = o.scale;
-    const zfcResult_t r = zfcSparsePlanCreate(ctx.comm, &cfg, &v.plan);
-    if (r != zfcSuccess) perf_fail("zfcSparsePlanCreate", r, ctx.comm);
+    const zfcResult_t r = zfcSparsePlanCreate(v.comm, &cfg, &v.plan);
+    if (r != zfcSuccess) perf_fail("zfcSparsePlanCreate", r, v.comm);
   }
   return vs;
 }
@@ -107,10 +114,10 @@ void run_steps(const PerfContext& ctx, const zfc::workload::StepSource& source,
       const zfcResult_t r =
           zfcSparseReduce(v.plan, idx.data(), idx.size(), rows.data(), &v.last, nullptr);
       const double sec = MPI_Wtime() - t0;
-      if (r != zfcSuccess) perf_fail("zfcSparseReduce", r, ctx.comm);
+      if (r != zfcSuccess) perf_fail("zfcSparseReduce", r, v.comm);
       if (step < 0) continue;
       zfcStats_t stats = ZFC_STATS_INITIALIZER;
-      zfcCommGetStats(ctx.comm, &stats);
+      zfcCommGetStats(v.comm, &stats);
       v.seconds.push_back(sec);
       v.bytes += static_cast<double>(stats.last.bytes_sent + stats.last.bytes_received);
       v.peak = std::max(v.peak, static_cast<double>(stats.last.peak_workspace_bytes));
@@ -169,6 +176,7 @@ Row result_row(const PerfContext& ctx, Variant& v, double wrong, bool baseline,
   Row row;
   row.text("algo", v.algo, 16)
       .text("wire", v.wire, 4)
+      .text("net", v.transport, 3)
       .count("G", ctx.ranks, 3)
       .count("K", static_cast<double>(o.tokens), 6)
       .count("D", static_cast<double>(o.dim), 5)

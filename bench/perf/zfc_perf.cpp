@@ -33,6 +33,9 @@ std::vector<std::string> run_metadata(const PerfContext& ctx) {
             ", \"zipf_s\": " + std::to_string(o.zipf_s) +
             ", \"window_len\": " + std::to_string(o.window_len) +
             ", \"seed\": " + std::to_string(o.seed);
+    std::string transports;
+    for (const std::string& t : o.transports) transports += (transports.empty() ? "" : ",") + t;
+    opts += ", \"transports\": " + json_string(transports);
   } else {
     opts += ", \"min_bytes\": " + std::to_string(o.min_bytes) +
             ", \"max_bytes\": " + std::to_string(o.max_bytes) +
@@ -47,6 +50,31 @@ std::vector<std::string> run_metadata(const PerfContext& ctx) {
           "\"command\": " + json_string(o.command_line), opts};
 }
 
+// A communicator over MPI_COMM_WORLD's processes: over MPI itself, or over UCX with the
+// meeting point's id made on rank 0 and broadcast by MPI.
+zfcComm_t open_comm(const std::string& transport, int rank) {
+  zfcComm_t comm = nullptr;
+  if (transport == "mpi") {
+    MPI_Comm world = MPI_COMM_WORLD;
+    const zfcResult_t r = zfcCommInitMpi(&comm, &world, nullptr);
+    if (r != zfcSuccess) perf_fail("zfcCommInitMpi", r, nullptr);
+    return comm;
+  }
+  zfcUniqueId id{};
+  if (rank == 0) {
+    const zfcResult_t r = zfcGetUniqueId(&id);
+    if (r != zfcSuccess) perf_fail("zfcGetUniqueId", r, nullptr);
+  }
+  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
+  cfg.transport = zfcTransportUcx;
+  const zfcResult_t r = zfcCommInitRank(&comm, size, id, rank, &cfg);
+  if (r != zfcSuccess) perf_fail("zfcCommInitRank", r, nullptr);
+  return comm;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -59,16 +87,15 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 2;
   }
-  MPI_Comm world = MPI_COMM_WORLD;
-  zfcComm_t comm = nullptr;
-  const zfcResult_t r = zfcCommInitMpi(&comm, &world, nullptr);
-  if (r != zfcSuccess) perf_fail("zfcCommInitMpi", r, nullptr);
+  std::vector<NamedComm> comms;
+  for (const std::string& t : o.transports) comms.push_back({t, open_comm(t, rank)});
+  zfcComm_t comm = comms.front().comm;
   if (rank == 0) {
     std::printf("# zfc_perf %s (zipfcoll %s), %d ranks\n# rank 0: %s\n", o.mode.c_str(),
                 ZFC_VERSION_STRING, ranks, zfcCommGetTopology(comm));
   }
   Report report;
-  PerfContext ctx{o, comm, rank, ranks, report};
+  PerfContext ctx{o, comm, comms, rank, ranks, report};
   int status = o.mode == "allreduce" ? run_allreduce(ctx) : run_sparse(ctx);
   if (rank == 0 && !o.json.empty()) {
     if (!report.write_json(o.json, run_metadata(ctx))) {
@@ -76,7 +103,7 @@ int main(int argc, char** argv) {
       status = 1;
     }
   }
-  zfcCommDestroy(comm);
+  for (NamedComm& c : comms) zfcCommDestroy(c.comm);
   MPI_Finalize();
   return status;
 }

@@ -1,5 +1,6 @@
 #include "transport/ucx/ucx_transport.hpp"
 
+#include <sched.h>
 #include <ucp/api/ucp.h>
 
 #include <algorithm>
@@ -73,7 +74,14 @@ class UcxWorld {
       ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
       ep.err_handler.cb = &UcxWorld::on_peer_error;
       ep.err_handler.arg = this;
-      ZFC_RETURN_IF_ERROR(check(ucp_ep_create(worker_, &ep, &eps_[r]), "ucp_ep_create"));
+      const ucs_status_t made = ucp_ep_create(worker_, &ep, &eps_[r]);
+      if (made != UCS_OK) {
+        // Shared-memory transports cannot report a failed peer, so UCX needs one that can
+        // (TCP, InfiniBand) to reach every rank.
+        return error(zfcTransportError, "rank %d: ucp_ep_create to rank %zu failed: %s (peer "
+                     "failure handling needs a network transport: check UCX_TLS)", rank_, r,
+                     ucs_status_string(made));
+      }
     }
     return Status::Ok();
   }
@@ -260,8 +268,15 @@ class UcxTransport final : public Transport {
     for (size_t i = 0; i < n; ++i) {
       if (p[i].request == nullptr) continue;
       ucs_status_t s;
+      unsigned idle = 0;
       while ((s = ucp_request_check_status(p[i].request)) == UCS_INPROGRESS) {
-        ucp_worker_progress(world_->worker());
+        // Spinning is fastest while a message is on its way; after a while with nothing to
+        // do, give the core to the peers (ranks often outnumber cores).
+        if (ucp_worker_progress(world_->worker()) != 0) {
+          idle = 0;
+        } else if (++idle > 64) {
+          sched_yield();
+        }
         if (timeout > 0 && Clock::now() > deadline) {
           s = UCS_ERR_TIMED_OUT;
           break;
