@@ -51,7 +51,9 @@ Status send_all(int fd, const void* data, size_t n, Clock::time_point deadline,
     ZFC_RETURN_IF_ERROR(wait_fd(fd, POLLOUT, deadline, what));
     const ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
     if (w < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (w <= 0) return error(zfcRemoteError, "%s: the peer hung up: %s", what, std::strerror(errno));
+    if (w <= 0) {
+      return error(zfcRemoteError, "%s: the peer hung up: %s", what, std::strerror(errno));
+    }
     p += w;
     n -= static_cast<size_t>(w);
   }
@@ -162,7 +164,8 @@ Status Rendezvous::accept_all(int listen_fd) {
     if (!w.ok()) {
       std::string missing;
       for (int r = 1; r < size_ && missing.size() < 200; ++r) {
-        if (fds_[static_cast<size_t>(r)] < 0) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+        if (fds_[static_cast<size_t>(r)] >= 0) continue;
+        missing += (missing.empty() ? "" : ", ") + std::to_string(r);
       }
       return error(zfcTimeout, "rank 0: %d of %d ranks arrived within %d ms (missing: %s)",
                    arrived, size_, timeout_ms_, missing.c_str());

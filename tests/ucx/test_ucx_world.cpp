@@ -4,6 +4,7 @@
 // every rank too.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "bootstrap/tcp_rendezvous.hpp"
+#include "common/rank_failure_printer.hpp"
 #include "common/reference.hpp"
 #include "workload/random.hpp"
 #include "workload/zipf.hpp"
@@ -141,6 +143,36 @@ TEST(Ucx, ArgumentErrorsAreAgreed) {
 }
 
 }  // namespace
+
+// Rank 1 vanishes right after the communicator is made, as a crashed process would; every
+// other rank's next collective must fail with zfcRemoteError (or zfcTimeout) well within the
+// timeout instead of hanging. Returns the process's exit status.
+int peer_dies(zfcConfig_t cfg) {
+  cfg.timeout_ms = 10000;
+  zfcComm_t comm = nullptr;
+  if (zfcCommInitFromEnv(&comm, &cfg) != zfcSuccess) {
+    std::fprintf(stderr, "zfcCommInitFromEnv: %s\n", zfcGetLastError(nullptr));
+    return 1;
+  }
+  int rank = 0;
+  zfcCommRank(comm, &rank);
+  if (rank == 1) _exit(0);  // no goodbye
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<float> v(1 << 16, 1.0f), out(v.size());
+  zfcResult_t r = zfcSuccess;
+  for (int i = 0; i < 100 && r == zfcSuccess; ++i) {
+    r = zfcAllReduce(comm, v.data(), out.data(), v.size(), zfcFloat32, nullptr, nullptr,
+                     nullptr);
+  }
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("rank %d: %s after %.1f s: %s\n", rank, zfcGetErrorString(r), waited,
+              zfcGetLastError(comm));
+  zfcCommAbort(comm);
+  const bool failed_cleanly = r == zfcRemoteError || r == zfcTimeout;
+  return failed_cleanly && waited < 15.0 ? 0 : 1;
+}
+
 }  // namespace zfc
 
 int main(int argc, char** argv) {
@@ -154,14 +186,14 @@ int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
   zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
   cfg.timeout_ms = 60000;  // a rank that dies ends the run with an error, never a hang
+  if (argc == 2 && std::strcmp(argv[1], "--peer-dies") == 0) return zfc::peer_dies(cfg);
   if (zfcCommInitFromEnv(&zfc::g_comm, &cfg) != zfcSuccess) {
     std::fprintf(stderr, "zfcCommInitFromEnv: %s\n", zfcGetLastError(nullptr));
     return 1;
   }
   zfcCommRank(zfc::g_comm, &zfc::g_rank);
   zfcCommCount(zfc::g_comm, &zfc::g_size);
-  testing::TestEventListeners& listeners = testing::UnitTest::GetInstance()->listeners();
-  if (zfc::g_rank != 0) delete listeners.Release(listeners.default_result_printer());
+  zfc::test::report_failures_per_rank(zfc::g_rank);
   const int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
   if (failed) std::fprintf(stderr, "[rank %d] failed\n", zfc::g_rank);
   zfcCommDestroy(zfc::g_comm);

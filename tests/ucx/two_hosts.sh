@@ -12,8 +12,9 @@ world=$((2 * per_host))
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 a="zfca$$"
 b="zfcb$$"
-if ! command -v ip >/dev/null || ! command -v unshare >/dev/null || ! ip netns add "$a" 2>/dev/null; then
-  echo "two_hosts.sh: cannot create network namespaces here (needs root, iproute2, unshare): skipped"
+if ! command -v ip >/dev/null || ! command -v unshare >/dev/null ||
+   ! ip netns add "$a" 2>/dev/null; then
+  echo "two_hosts.sh: cannot create network namespaces here (root, iproute2, unshare): skipped"
   exit 77
 fi
 cleanup() { ip netns del "$a" 2>/dev/null; ip netns del "$b" 2>/dev/null; }

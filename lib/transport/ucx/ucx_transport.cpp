@@ -26,14 +26,21 @@ uint64_t make_tag(uint32_t comm, uint32_t src, uint32_t op, uint32_t step) {
 class UcxWorld {
  public:
   ~UcxWorld() {
+    // A normal close flushes what this rank sent, so that a peer still waiting for it gets
+    // it; an abandoned communicator just drops its endpoints. A flush to a peer that does
+    // not answer gives up after kFlushMs.
+    constexpr int kFlushMs = 10000;
+    const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(kFlushMs);
     for (ucp_ep_h ep : eps_) {
       if (ep == nullptr) continue;
       ucp_request_param_t p{};
       p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-      p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+      p.flags = abandoned_ ? UCP_EP_CLOSE_FLAG_FORCE : 0;
       ucs_status_ptr_t req = ucp_ep_close_nbx(ep, &p);
       if (UCS_PTR_IS_PTR(req)) {
-        while (ucp_request_check_status(req) == UCS_INPROGRESS) ucp_worker_progress(worker_);
+        while (ucp_request_check_status(req) == UCS_INPROGRESS && Clock::now() < deadline) {
+          ucp_worker_progress(worker_);
+        }
         ucp_request_free(req);
       }
     }
@@ -65,6 +72,7 @@ class UcxWorld {
     std::vector<std::string> all;
     ZFC_RETURN_IF_ERROR(meeting.allgather(mine, &all));
     eps_.assign(all.size(), nullptr);
+    failed_.assign(all.size(), 0);
     for (size_t r = 0; r < all.size(); ++r) {
       if (static_cast<int>(r) == rank_) continue;
       ucp_ep_params_t ep{};
@@ -92,7 +100,8 @@ class UcxWorld {
   ucp_ep_h ep(int world_rank) const { return eps_[static_cast<size_t>(world_rank)]; }
   int timeout_ms() const { return timeout_ms_; }
   const std::string& failure() const { return failure_; }
-  void abandon() { eps_.assign(eps_.size(), nullptr); }  // no goodbye to anyone
+  bool peer_failed(int world_rank) const { return failed_[static_cast<size_t>(world_rank)] != 0; }
+  void abandon() { abandoned_ = true; }
 
   static Status check(ucs_status_t s, const char* what) {
     if (s == UCS_OK) return Status::Ok();
@@ -103,7 +112,9 @@ class UcxWorld {
   static void on_peer_error(void* arg, ucp_ep_h ep, ucs_status_t status) {
     auto* self = static_cast<UcxWorld*>(arg);
     for (size_t r = 0; r < self->eps_.size(); ++r) {
-      if (self->eps_[r] == ep && self->failure_.empty()) {
+      if (self->eps_[r] != ep) continue;
+      self->failed_[r] = 1;
+      if (self->failure_.empty()) {
         self->failure_ = strfmt("rank %zu (of the first communicator) failed: %s", r,
                                 ucs_status_string(status));
       }
@@ -113,8 +124,10 @@ class UcxWorld {
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;
   std::vector<ucp_ep_h> eps_;
+  std::vector<char> failed_;  // per rank: UCX reported its endpoint broken
   int rank_ = 0;
   int timeout_ms_ = 0;
+  bool abandoned_ = false;
   std::string failure_;
 };
 
@@ -255,44 +268,56 @@ class UcxTransport final : public Transport {
   }
 
   Status peer_error(int peer, bool send, ucs_status_t s) const {
-    return error(zfcRemoteError, "rank %d: %s rank %d failed: %s%s%s", rank(),
-                 send ? "sending to" : "receiving from", peer, ucs_status_string(s),
-                 world_->failure().empty() ? "" : "; ", world_->failure().c_str());
+    const char* doing = send ? "sending to" : "receiving from";
+    if (world_->peer_failed(members_[static_cast<size_t>(peer)])) {
+      return error(zfcRemoteError, "rank %d: %s rank %d failed: the peer is gone (%s)", rank(),
+                   doing, peer, world_->failure().c_str());
+    }
+    return error(zfcRemoteError, "rank %d: %s rank %d failed: %s", rank(), doing, peer,
+                 ucs_status_string(s));
   }
 
-  // Progresses the worker until every request is done, a peer fails or the timeout passes.
+  // Progresses the worker until the request is done, the deadline passes (UCS_ERR_TIMED_OUT)
+  // or UCX has found its peer dead (UCS_ERR_CONNECTION_RESET); the request may then still be
+  // in progress.
+  ucs_status_t progress_until_done(const Pending& p, bool bounded, Clock::time_point deadline) {
+    void* request = p.request;
+    const int peer_world = members_[static_cast<size_t>(p.peer)];
+    unsigned idle = 0;
+    ucs_status_t s;
+    while ((s = ucp_request_check_status(request)) == UCS_INPROGRESS) {
+      // Spinning is fastest while a message is on its way; after a while with nothing to
+      // do, give the core to the peers (ranks often outnumber cores).
+      if (ucp_worker_progress(world_->worker()) != 0) {
+        idle = 0;
+      } else if (++idle > 64) {
+        sched_yield();
+      }
+      if (bounded && Clock::now() > deadline) return UCS_ERR_TIMED_OUT;
+      // The peer is dead: its message will not come, and ours will not be taken.
+      if (world_->peer_failed(peer_world)) return UCS_ERR_CONNECTION_RESET;
+    }
+    return s;
+  }
+
+  // Waits for every request; the first failure is reported, and every request is released.
   Status wait_all(Pending* p, size_t n) {
     const int timeout = world_->timeout_ms();
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout);
     Status result = Status::Ok();
     for (size_t i = 0; i < n; ++i) {
       if (p[i].request == nullptr) continue;
-      ucs_status_t s;
-      unsigned idle = 0;
-      while ((s = ucp_request_check_status(p[i].request)) == UCS_INPROGRESS) {
-        // Spinning is fastest while a message is on its way; after a while with nothing to
-        // do, give the core to the peers (ranks often outnumber cores).
-        if (ucp_worker_progress(world_->worker()) != 0) {
-          idle = 0;
-        } else if (++idle > 64) {
-          sched_yield();
-        }
-        if (timeout > 0 && Clock::now() > deadline) {
-          s = UCS_ERR_TIMED_OUT;
-          break;
-        }
-      }
-      if (s == UCS_ERR_TIMED_OUT) {
-        if (result.ok()) {
-          result = error(zfcTimeout, "rank %d: %s rank %d took longer than timeout_ms %d",
-                         rank(), p[i].send ? "sending to" : "receiving from", p[i].peer,
-                         timeout);
-        }
-        // A receive is withdrawn; a send is left to finish or fail on its own (freeing an
-        // unfinished request hands it to UCX). The communicator is unusable after this.
-        if (!p[i].send) ucp_request_cancel(world_->worker(), p[i].request);
+      const ucs_status_t s = progress_until_done(p[i], timeout > 0, deadline);
+      if (s == UCS_ERR_TIMED_OUT && result.ok()) {
+        result = error(zfcTimeout, "rank %d: %s rank %d took longer than timeout_ms %d",
+                       rank(), p[i].send ? "sending to" : "receiving from", p[i].peer, timeout);
       } else if (s != UCS_OK && result.ok()) {
         result = peer_error(p[i].peer, p[i].send, s);
+      }
+      // An unfinished receive is withdrawn; an unfinished send is left to finish or fail on
+      // its own (freeing it hands it to UCX). The communicator is unusable after a failure.
+      if (ucp_request_check_status(p[i].request) == UCS_INPROGRESS && !p[i].send) {
+        ucp_request_cancel(world_->worker(), p[i].request);
       }
       ucp_request_free(p[i].request);
       p[i].request = nullptr;
