@@ -4,6 +4,8 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -27,12 +29,32 @@ inline int world_size() {
   return s;
 }
 
-// A zipfcoll communicator over MPI_COMM_WORLD, destroyed with the fixture.
+// The transport the multi-rank tests run the library over: ZIPFCOLL_TEST_TRANSPORT=ucx (set
+// by ctest for the *_ucx_np* runs) or MPI. MPI itself stays the tests' own harness.
+inline bool testing_over_ucx() {
+  const char* t = std::getenv("ZIPFCOLL_TEST_TRANSPORT");
+  return t != nullptr && std::strcmp(t, "ucx") == 0;
+}
+
+// A zipfcoll communicator over MPI_COMM_WORLD's processes, over the transport under test:
+// from MPI directly, or over UCX with an id made on rank 0 and broadcast by MPI.
+inline zfcResult_t open_world_comm(zfcComm_t* comm, const zfcConfig_t* config) {
+  MPI_Comm world = MPI_COMM_WORLD;
+  if (!testing_over_ucx()) return zfcCommInitMpi(comm, &world, config);
+  zfcUniqueId id{};
+  if (world_rank() == 0 && zfcGetUniqueId(&id) != zfcSuccess) return zfcSystemError;
+  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+  zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
+  if (config != nullptr) cfg = *config;
+  if (cfg.transport == zfcTransportAuto) cfg.transport = zfcTransportUcx;
+  return zfcCommInitRank(comm, world_size(), id, world_rank(), &cfg);
+}
+
+// A zipfcoll communicator over MPI_COMM_WORLD's processes, destroyed with the fixture.
 class WorldTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    MPI_Comm world = MPI_COMM_WORLD;
-    ASSERT_EQ(zfcCommInitMpi(&comm_, &world, nullptr), zfcSuccess) << zfcGetLastError(nullptr);
+    ASSERT_EQ(open_world_comm(&comm_, nullptr), zfcSuccess) << zfcGetLastError(nullptr);
     rank_ = world_rank();
     size_ = world_size();
   }

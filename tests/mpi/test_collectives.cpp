@@ -279,9 +279,8 @@ TEST_F(WorldTest, LocalRanksAndTopology) {
 TEST_F(WorldTest, BindingFollowsTheShareOfCores) {
   // A second communicator created with ZIPFCOLL_BIND=1 binds this process to its share.
   setenv("ZIPFCOLL_BIND", "1", 1);
-  MPI_Comm world = MPI_COMM_WORLD;
   zfcComm_t bound = nullptr;
-  ASSERT_EQ(zfcCommInitMpi(&bound, &world, nullptr), zfcSuccess);
+  ASSERT_EQ(test::open_world_comm(&bound, nullptr), zfcSuccess);
   unsetenv("ZIPFCOLL_BIND");
   const std::string topo = zfcCommGetTopology(bound);
   if (zfc::hwloc_built()) {
@@ -299,9 +298,8 @@ TEST_F(WorldTest, BindingFollowsTheShareOfCores) {
 }
 
 TEST_F(WorldTest, AbortFreesLocallyEvenWithLivePlans) {
-  MPI_Comm world = MPI_COMM_WORLD;
   zfcComm_t extra = nullptr;
-  ASSERT_EQ(zfcCommInitMpi(&extra, &world, nullptr), zfcSuccess);
+  ASSERT_EQ(test::open_world_comm(&extra, nullptr), zfcSuccess);
   zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
   cfg.dim = 4;
   cfg.vocab_size = 100;
@@ -314,7 +312,7 @@ TEST_F(WorldTest, AbortFreesLocallyEvenWithLivePlans) {
   EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
   // Abort is local: it completes without any peer taking part.
   zfcComm_t lone = nullptr;
-  ASSERT_EQ(zfcCommInitMpi(&lone, &world, nullptr), zfcSuccess);
+  ASSERT_EQ(test::open_world_comm(&lone, nullptr), zfcSuccess);
   EXPECT_EQ(zfcCommAbort(lone), zfcSuccess);
   EXPECT_EQ(zfcCommAbort(nullptr), zfcSuccess);
 }
@@ -360,9 +358,8 @@ TEST_F(WorldTest, TrustedIndicesSkipTheRangeCheck) {
   zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
   cfg.bounds_check = 0;
   cfg.name = "trusted";
-  MPI_Comm world = MPI_COMM_WORLD;
   zfcComm_t trusted = nullptr;
-  ASSERT_EQ(zfcCommInitMpi(&trusted, &world, &cfg), zfcSuccess) << zfcGetLastError(nullptr);
+  ASSERT_EQ(test::open_world_comm(&trusted, &cfg), zfcSuccess) << zfcGetLastError(nullptr);
   const int64_t idx[3] = {rank_, 40, rank_ + 1};
   int64_t unique[64];
   size_t num_unique = 0;
