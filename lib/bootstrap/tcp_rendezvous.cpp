@@ -201,8 +201,9 @@ Status Rendezvous::connect_root(const std::string& addr, int port) {
   const std::string port_text = std::to_string(port);
   const int g = getaddrinfo(addr.c_str(), port_text.c_str(), &hints, &res);
   if (g != 0) {
-    return error(zfcInvalidUsage, "MASTER_ADDR '%s' does not resolve: %s", addr.c_str(),
-                 gai_strerror(g));
+    return error(zfcInvalidUsage,
+                 "rank 0's address '%s' (MASTER_ADDR, or the unique id's) does not resolve: %s",
+                 addr.c_str(), gai_strerror(g));
   }
   std::string last = "no attempt";
   for (;;) {
