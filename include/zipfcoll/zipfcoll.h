@@ -235,8 +235,9 @@ ZFC_API zfcResult_t zfcCommLocalRank(zfcComm_t comm, int* local_rank, int* local
 
 /* Local. One line on where this rank runs: the machine's cores, hardware threads and NUMA
  * nodes (read with hwloc when the library is built with it), this rank's share of the cores
- * (an even split among the ranks on the machine) and its NUMA nodes, and whether the process
- * is bound to that share: it is when ZIPFCOLL_BIND=1 was set at zfcCommInitMpi. Owned by the
+ * (an even split among the ranks on the machine) and its NUMA nodes, whether the process is
+ * bound to that share (it is when ZIPFCOLL_BIND=1 was set when the communicator was made),
+ * and, in a build with CUDA and hwloc, the cores near the current GPU. Owned by the
  * communicator; "" for NULL. Also logged at ZIPFCOLL_DEBUG=INFO. */
 ZFC_API const char* zfcCommGetTopology(zfcComm_t comm);
 

@@ -8,6 +8,10 @@
 
 #if ZIPFCOLL_HAVE_HWLOC
 #include <hwloc.h>
+#if ZIPFCOLL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#include <hwloc/cudart.h>
+#endif
 #endif
 
 namespace zfc {
@@ -49,6 +53,40 @@ std::string describe(const Topology& t, int local_rank, int local_size, const ch
 }
 
 #if ZIPFCOLL_HAVE_HWLOC
+// "; GPU 0 near cores 0-15 (NUMA 0)" for the current CUDA device, or "" without one.
+std::string gpu_locality(hwloc_topology_t topo) {
+#if ZIPFCOLL_HAVE_CUDA
+  int device = -1, count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0 ||
+      cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    return "";
+  }
+  hwloc_bitmap_t near = hwloc_bitmap_alloc();
+  std::string out;
+  if (hwloc_cudart_get_device_cpuset(topo, device, near) == 0) {
+    std::vector<int> cores, numa;
+    const int n_cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+    for (int c = 0; c < n_cores; ++c) {
+      hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, static_cast<unsigned>(c));
+      if (core != nullptr && hwloc_bitmap_intersects(core->cpuset, near)) cores.push_back(c);
+    }
+    const int n_numa = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+    for (int n = 0; n < n_numa; ++n) {
+      hwloc_obj_t node = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(n));
+      if (node != nullptr && hwloc_bitmap_intersects(node->cpuset, near)) numa.push_back(n);
+    }
+    out = "; GPU " + std::to_string(device) + " near cores " + ranges(cores) + " (NUMA " +
+          ranges(numa) + ")";
+  }
+  hwloc_bitmap_free(near);
+  return out;
+#else
+  (void)topo;
+  return "";
+#endif
+}
+
 Topology from_hwloc(int local_rank, int local_size, bool bind) {
   Topology t;
   hwloc_topology_t topo;
@@ -71,12 +109,13 @@ Topology from_hwloc(int local_rank, int local_size, bool bind) {
     hwloc_obj_t node = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(n));
     if (node != nullptr && hwloc_bitmap_intersects(node->cpuset, cpus)) t.rank_numa.push_back(n);
   }
+  const std::string gpu = gpu_locality(topo);
   if (bind && !hwloc_bitmap_iszero(cpus)) {
     t.bound = hwloc_set_cpubind(topo, cpus, HWLOC_CPUBIND_PROCESS) == 0;
   }
   hwloc_bitmap_free(cpus);
   hwloc_topology_destroy(topo);
-  t.summary = describe(t, local_rank, local_size, "hwloc");
+  t.summary = describe(t, local_rank, local_size, "hwloc") + gpu;
   return t;
 }
 #endif
