@@ -13,3 +13,24 @@ function(zipfcoll_tristate_option name doc default)
   endif()
   set(${name} ${value} PARENT_SCOPE)
 endfunction()
+
+# zipfcoll_pkgconfig_dependency(<NAME> <module> <what> <package>): under ZIPFCOLL_WITH_<NAME>,
+# looks for the pkg-config <module> and sets ZIPFCOLL_HAVE_<NAME>; ON fails naming the Debian
+# <package> to install. The library is then the imported target PkgConfig::<NAME>. A macro, so
+# that the imported target lives in the caller's scope.
+macro(zipfcoll_pkgconfig_dependency name module what package)
+  set(ZIPFCOLL_HAVE_${name} OFF)
+  if(NOT ZIPFCOLL_WITH_${name} STREQUAL "OFF")
+    find_package(PkgConfig QUIET)
+    if(PKG_CONFIG_FOUND)
+      pkg_check_modules(${name} QUIET IMPORTED_TARGET ${module})
+    endif()
+    if(${name}_FOUND)
+      set(ZIPFCOLL_HAVE_${name} ON)
+    elseif(ZIPFCOLL_WITH_${name} STREQUAL "ON")
+      message(FATAL_ERROR "ZIPFCOLL_WITH_${name}=ON but ${module} was not found "
+                          "(install ${package})")
+    endif()
+  endif()
+  message(STATUS "zipfcoll: ${what} ${ZIPFCOLL_HAVE_${name}}")
+endmacro()
