@@ -60,6 +60,7 @@ extern "C" {
 /* Opaque handles. */
 typedef struct zfcComm* zfcComm_t;
 typedef struct zfcSparsePlan* zfcSparsePlan_t;
+typedef struct zfcSeedGroup* zfcSeedGroup_t;
 
 /* ---- results ------------------------------------------------------------------------- */
 
@@ -381,6 +382,59 @@ ZFC_API zfcResult_t zfcSparseReduce(zfcSparsePlan_t plan, const void* indices, s
 
 /* Local. NULL is a no-op. The plan must be destroyed before its communicator. */
 ZFC_API zfcResult_t zfcSparsePlanDestroy(zfcSparsePlan_t plan);
+
+/* ---- seed groups and the candidate sampler of sampled softmax ------------------------ */
+
+/* How many seed groups S a communicator of G ranks is split into. Ranks of one group draw
+ * the same sampled-softmax candidates each step, so their output-embedding gradient rows
+ * coincide and the unique exchange pays off for that table too ("Language Modeling at
+ * Scale", section III-B: about G^0.64 groups keep the accuracy of all-distinct seeds). */
+typedef enum {
+  zfcSeedPower = 0,       /* S = ceil(G^alpha) */
+  zfcSeedLog2 = 1,        /* S = max(1, round(log2 G)) */
+  zfcSeedLn = 2,          /* S = max(1, round(ln G)) */
+  zfcSeedLog10 = 3,       /* S = max(1, round(log10 G)) */
+  zfcSeedAllSame = 4,     /* S = 1 */
+  zfcSeedAllDistinct = 5, /* S = G */
+  zfcSeedExplicit = 6     /* each rank names its group (explicit_group >= 0) */
+} zfcSeedPolicy_t;
+
+/* Collective. Splits `comm` into S seed groups. Rank r of G joins group floor(r * S / G):
+ * consecutive ranks together, group sizes differing by at most one. With zfcSeedExplicit
+ * each rank's explicit_group (>= 0; ignored by the other policies) is its group, and the
+ * groups named are numbered 0..S-1 in increasing order. policy, alpha and base_seed must be
+ * equal on every rank (zfcMismatch otherwise, on every rank). The group owns a communicator
+ * of its members (see zfcSeedGroupInfo), ordered by rank in `comm`. */
+ZFC_API zfcResult_t zfcSeedGroupCreate(zfcComm_t comm, zfcSeedPolicy_t policy, double alpha,
+                                       int explicit_group, uint64_t base_seed,
+                                       zfcSeedGroup_t* group);
+
+/* Local. This rank's group id in [0, S), the number of groups S, and the group's
+ * communicator (owned by the group). Any output may be NULL. */
+ZFC_API zfcResult_t zfcSeedGroupInfo(zfcSeedGroup_t group, int* id, int* count,
+                                     zfcComm_t* group_comm);
+
+/* Local. The seed of `step` for the given group of a run seeded with base_seed: the same on
+ * every rank and platform (Philox4x32-10, integer arithmetic only), different across groups
+ * and steps. zfcSeedGroupStepSeed(g, step) is zfcStepSeed(base_seed, id of g, step). */
+ZFC_API uint64_t zfcStepSeed(uint64_t base_seed, int group, uint64_t step);
+ZFC_API uint64_t zfcSeedGroupStepSeed(zfcSeedGroup_t group, uint64_t step);
+
+/* Local. Destroys the group and its communicator; NULL is a no-op. */
+ZFC_API zfcResult_t zfcSeedGroupDestroy(zfcSeedGroup_t group);
+
+/* Local. The log-uniform (Zipfian) candidate sampler: P(k) = log((k+2)/(k+1)) / log(V+1)
+ * over [0, vocab_size), as sampled softmax uses with ids ordered by falling frequency. Writes
+ * num_samples ids to samples: with `unique` (num_samples <= vocab_size) distinct ids, drawn
+ * until that many are found, else num_samples independent draws. Draw i comes from Philox
+ * keyed by `seed` with counter i, so equal seeds give equal samples everywhere. The
+ * expected number of times each sampled id and each of the num_targets target ids was drawn
+ * goes to sample_expected and target_expected (either may be NULL): draws * P(k), or with
+ * `unique` 1 - (1 - P(k))^draws; *num_draws (may be NULL) gets the number of draws. */
+ZFC_API zfcResult_t zfcSampleLogUniform(uint64_t seed, int64_t vocab_size, size_t num_samples,
+                                        int unique, int64_t* samples, float* sample_expected,
+                                        const int64_t* targets, size_t num_targets,
+                                        float* target_expected, uint64_t* num_draws);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -17,6 +17,7 @@ const char* op_name(uint32_t op) {
     case OpKind::kUniqueMerge: return "zfcUniqueMerge";
     case OpKind::kAllReduce: return "zfcAllReduce";
     case OpKind::kSparseReduce: return "zfcSparseReduce";
+    case OpKind::kSeedGroup: return "zfcSeedGroupCreate";
   }
   return "an unknown operation";
 }

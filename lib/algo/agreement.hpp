@@ -20,6 +20,7 @@ enum class OpKind : uint32_t {
   kUniqueMerge = 3,
   kAllReduce = 4,
   kSparseReduce = 5,
+  kSeedGroup = 6,
 };
 
 struct OpHeader {
