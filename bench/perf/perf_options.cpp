@@ -37,6 +37,9 @@ void usage() {
       "  --vocab V         vocabulary of the V-1 most frequent words (100000)\n"
       "  -L LEN            words per window of real text (20)\n"
       "  --transport L     comma list of mpi, ucx: the same steps over each (mpi)\n"
+      "  --candidates C    add C log-uniform sampled-softmax candidates per rank and step:\n"
+      "                    the output embedding's rows (0)\n"
+      "  --seed-groups S   ranks in S seed groups draw the same candidates (1)\n"
       "  --seed N          workload seed (1)\n");
 }
 
@@ -105,6 +108,8 @@ bool apply(const char* a, const char* v, PerfOptions* o) {
   if (is("-K")) return parse_size(v, &o->tokens);
   if (is("-D")) return parse_size(v, &o->dim);
   if (is("-L")) return parse_size(v, &o->window_len);
+  if (is("--candidates")) return parse_size(v, &o->candidates);
+  if (is("--seed-groups")) return parse_int(v, &o->seed_groups);
   if (is("--zipf")) return parse_zipf(v, o);
   if (is("--corpus")) return (o->corpus = v), true;
   if (is("--json")) return (o->json = v), true;
@@ -149,6 +154,7 @@ bool validate(PerfOptions* o) {
            (o->step_bytes > 0 || o->factor > 1.0) && o->iters > 0;
   }
   return o->mode == "sparse" && o->tokens > 0 && o->dim > 0 && o->vocab >= 2 &&
+         o->seed_groups >= 1 && o->candidates <= static_cast<size_t>(o->vocab) &&
          o->vocab <= INT32_MAX && o->window_len > 0 && o->iters > 0 && o->scale > 0 &&
          (o->corpus.empty() || o->tokens % o->window_len == 0);
 }

@@ -28,6 +28,8 @@ struct PerfOptions {
   double zipf_s = 1.1;           // --zipf s,V
   int64_t vocab = 100000;        // --zipf s,V or --vocab V
   size_t window_len = 20;        // -L
+  size_t candidates = 0;         // --candidates C: sampled-softmax candidates per rank
+  int seed_groups = 1;           // --seed-groups S: ranks drawing the same candidates
   uint64_t seed = 1;             // --seed
   std::string json;              // --json FILE
   std::string command_line;      // argv joined, for the record

@@ -38,6 +38,45 @@ int algorithm_id(const std::string& name) {
   return zfcAlgoAuto;
 }
 
+// Indices per rank and step: its K tokens, then (with --candidates) the log-uniform
+// candidates of its seed group, the rows of the output embedding that sampled softmax
+// touches. Rank r is in group floor(r * S / G), as zfcSeedGroupCreate assigns them.
+StepIndices step_indices(const PerfContext& ctx, const zfc::workload::StepSource& source) {
+  return [&ctx, &source](int64_t step, int rank) {
+    const PerfOptions& opt = ctx.options;
+    std::vector<int32_t> idx = source.indices(step, rank);
+    if (opt.candidates == 0) return idx;
+    const int group =
+        static_cast<int>(static_cast<int64_t>(rank) * opt.seed_groups / ctx.ranks);
+    const uint64_t seed = zfcStepSeed(opt.seed, group, static_cast<uint64_t>(step));
+    std::vector<int64_t> cand(opt.candidates);
+    if (zfcSampleLogUniform(seed, opt.vocab, cand.size(), 1, cand.data(), nullptr, nullptr, 0,
+                            nullptr, nullptr) != zfcSuccess) {
+      perf_fail("zfcSampleLogUniform", zfcInvalidArgument, nullptr);
+    }
+    idx.insert(idx.end(), cand.begin(), cand.end());
+    return idx;
+  };
+}
+
+size_t tokens_per_rank(const PerfOptions& o) { return o.tokens + o.candidates; }
+
+// The seed groups the candidates use are the library's: a group made with the same
+// assignment has this rank's group's seeds.
+void check_seed_group(const PerfContext& ctx) {
+  const PerfOptions& o = ctx.options;
+  const int mine = static_cast<int>(static_cast<int64_t>(ctx.rank) * o.seed_groups / ctx.ranks);
+  zfcSeedGroup_t group = nullptr;
+  const zfcResult_t r = zfcSeedGroupCreate(ctx.comm, zfcSeedExplicit, 0, mine, o.seed, &group);
+  if (r != zfcSuccess) perf_fail("zfcSeedGroupCreate", r, ctx.comm);
+  int id = -1;
+  zfcSeedGroupInfo(group, &id, nullptr, nullptr);
+  if (zfcSeedGroupStepSeed(group, 0) != zfcStepSeed(o.seed, id, 0) || id != mine) {
+    perf_fail("seed group", zfcInternalError, ctx.comm);
+  }
+  zfcSeedGroupDestroy(group);
+}
+
 std::vector<Variant> make_variants(const PerfContext& ctx) {
   const PerfOptions& o = ctx.options;
   std::vector<Variant> vs;
@@ -78,7 +117,7 @@ std::vector<Variant> make_variants(const PerfContext& ctx) {
 double step_formula(const PerfContext& ctx, const Variant& v, double local_unique) {
   const PerfOptions& o = ctx.options;
   const ByteInputs in{ctx.ranks,
-                      static_cast<double>(o.tokens) * ctx.ranks,
+                      static_cast<double>(tokens_per_rank(o)) * ctx.ranks,
                       sum_over_ranks(local_unique),
                       static_cast<double>(v.last.num_unique),
                       static_cast<double>(o.dim),
@@ -105,8 +144,9 @@ std::string describe_ran(const std::vector<int>& ran) {
 void run_steps(const PerfContext& ctx, const zfc::workload::StepSource& source,
                std::vector<Variant>& vs) {
   const PerfOptions& o = ctx.options;
+  const StepIndices indices = step_indices(ctx, source);
   for (int step = -o.warmup; step < o.iters; ++step) {
-    const std::vector<int32_t> idx = source.indices(step, ctx.rank);
+    const std::vector<int32_t> idx = indices(step, ctx.rank);
     const std::vector<float> rows = source.rows(step, ctx.rank, idx.size(), o.dim);
     for (Variant& v : vs) {
       MPI_Barrier(MPI_COMM_WORLD);
@@ -136,7 +176,8 @@ std::vector<double> check_last_step(const PerfContext& ctx,
                                     const zfc::workload::StepSource& source,
                                     const std::vector<Variant>& vs) {
   const PerfOptions& o = ctx.options;
-  const SparseReference ref = build_reference(source, o.iters - 1, ctx.ranks, o.dim);
+  const SparseReference ref =
+      build_reference(source, step_indices(ctx, source), o.iters - 1, ctx.ranks, o.dim);
   std::vector<double> wrong;
   for (const Variant& v : vs) {
     double w = count_sparse_wrong(ref, v.last, compression_kind(v.wire), o.scale, ctx.ranks);
@@ -154,6 +195,11 @@ void print_preamble(const PerfContext& ctx, const zfc::workload::StepSource& sou
   std::printf("# zfcSparseReduce on %s, %d ranks, K=%zu tokens per rank, D=%zu, %d steps after "
               "%d warm-up\n",
               source.describe().c_str(), ctx.ranks, o.tokens, o.dim, o.iters, o.warmup);
+  if (o.candidates > 0) {
+    std::printf("# plus %zu log-uniform candidates per rank and step, in %d seed groups (rank r "
+                "in group floor(r*S/G)): the K column counts both\n",
+                o.candidates, o.seed_groups);
+  }
   std::printf("# time: median over steps of the slowest rank; MB: sent + received per rank and "
               "step; x_formula: MB / docs/algorithms.md formula\n# peak_ws: largest workspace on "
               "any rank; speedup and byte_ratio: against allgather/none in this run\n");
@@ -165,7 +211,7 @@ Row result_row(const PerfContext& ctx, Variant& v, double wrong, bool baseline,
                double* base_seconds, double* base_bytes) {
   const PerfOptions& o = ctx.options;
   const double steps = o.iters;
-  const double gk = static_cast<double>(o.tokens) * ctx.ranks;
+  const double gk = static_cast<double>(tokens_per_rank(o)) * ctx.ranks;
   max_over_ranks(&v.seconds);
   const double sec = median(v.seconds);
   const double bytes = sum_over_ranks(v.bytes) / ctx.ranks / steps;
@@ -178,7 +224,7 @@ Row result_row(const PerfContext& ctx, Variant& v, double wrong, bool baseline,
       .text("wire", v.wire, 4)
       .text("net", v.transport, 3)
       .count("G", ctx.ranks, 3)
-      .count("K", static_cast<double>(o.tokens), 6)
+      .count("K", static_cast<double>(tokens_per_rank(o)), 6)
       .count("D", static_cast<double>(o.dim), 5)
       .num("U_g", ug, 8, 1)
       .num("U_g/GK", ug / gk, 6, 3)
@@ -217,6 +263,7 @@ int run_sparse(PerfContext& ctx) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   if (ctx.rank == 0) print_preamble(ctx, *source);
+  if (o.candidates > 0) check_seed_group(ctx);
   std::vector<Variant> vs = make_variants(ctx);
   run_steps(ctx, *source, vs);
   std::vector<double> wrong(vs.size(), NAN);

@@ -4,12 +4,13 @@
 #include <cmath>
 #include <cstring>
 
-SparseReference build_reference(const zfc::workload::StepSource& source, int64_t step,
-                                int ranks, size_t dim) {
+SparseReference build_reference(const zfc::workload::StepSource& source,
+                                const StepIndices& indices, int64_t step, int ranks,
+                                size_t dim) {
   SparseReference ref;
   std::vector<std::vector<int32_t>> tokens(static_cast<size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
-    tokens[r] = source.indices(step, r);
+    tokens[r] = indices(step, r);
     ref.indices.insert(ref.indices.end(), tokens[r].begin(), tokens[r].end());
   }
   std::sort(ref.indices.begin(), ref.indices.end());

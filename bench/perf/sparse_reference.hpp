@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "workload/step_source.hpp"
@@ -16,8 +17,12 @@ struct SparseReference {
   std::vector<float> magnitude;   // U_g x D: sum of |value| over every contribution
 };
 
-SparseReference build_reference(const zfc::workload::StepSource& source, int64_t step,
-                                int ranks, size_t dim);
+// Rank r's indices at a step (its tokens, and its sampled candidates if any).
+using StepIndices = std::function<std::vector<int32_t>(int64_t step, int rank)>;
+
+SparseReference build_reference(const zfc::workload::StepSource& source,
+                                const StepIndices& indices, int64_t step, int ranks,
+                                size_t dim);
 
 // Elements of `result` (indices and rows) that differ from the reference: exactly for an
 // uncompressed wire, beyond the wire's rounding bound otherwise. All of them if the sizes
