@@ -127,7 +127,13 @@ typedef enum {
   zfcAlgoDenseVocab = 3,      /* allreduce a zero-filled V x D matrix: for tiny V */
   zfcAlgoUniqueAllGather = 4, /* allgather local unique indices and each rank's U_i locally
                                  summed rows: Theta(G*K + sum_i U_i*D) */
-  zfcNumAlgorithms = 5
+  zfcAlgoOwnerPartitioned = 5, /* allgather local unique indices; send each locally summed
+                                  row to the rank owning its index, which reduces it; then
+                                  allgather the reduced rows: Theta(G*K + (U_i + U_g)*D) */
+  zfcAlgoHierarchical = 6,     /* owner_partitioned inside each node, then across nodes
+                                  between ranks of equal local rank, then shared inside the
+                                  node: each row crosses between nodes once per node */
+  zfcNumAlgorithms = 7
 } zfcAlgorithm_t;
 
 /* Name of an algorithm ("auto", "allgather", ...); "unknown" for a bad value. */
@@ -143,6 +149,13 @@ typedef enum {
 /* ---- configuration ------------------------------------------------------------------- */
 
 #define ZFC_CONFIG_MAGIC 0x7a66634du /* guards against an uninitialised struct */
+
+/* One link class of the alpha-beta cost model: a collective step costs latency_us, and
+ * every byte a rank sends or receives 1/(bandwidth_gbs * 1e9) s. Both 0: measure. */
+typedef struct {
+  double latency_us;
+  double bandwidth_gbs;
+} zfcLinkModel_t;
 
 /* Always start from ZFC_CONFIG_INITIALIZER and then set fields, so that a program compiled
  * against an older header keeps working: the library refuses a struct whose size, magic or
@@ -165,12 +178,17 @@ typedef struct {
                             0: trust them (an index outside [0, V) is then undefined
                             behaviour, on every rank) */
   const char* name;      /* for log lines; copied; may be NULL */
+  int ranks_per_node;    /* 0: ranks on one host form a node; n > 0: ranks [0, n), [n, 2n),
+                            ... form the nodes (to test or model a cluster on one host).
+                            Nodes set the hierarchical exchange and the order of sums */
+  zfcLinkModel_t intra_node; /* the links the cost model of zfcAlgoAuto assumes inside */
+  zfcLinkModel_t inter_node; /* and between nodes; zeros: measured when the comm is made */
 } zfcConfig_t;
 
 #define ZFC_CONFIG_INITIALIZER                                                      \
   {                                                                                 \
     sizeof(zfcConfig_t), ZFC_CONFIG_MAGIC, ZFC_VERSION_CODE, zfcTransportAuto, -1, \
-        0, zfcAlgoAuto, zfcCompressNone, 1.0f, 1, NULL                              \
+        0, zfcAlgoAuto, zfcCompressNone, 1.0f, 1, NULL, 0, {0.0, 0.0}, {0.0, 0.0}   \
   }
 
 /* ---- communicators ------------------------------------------------------------------- */
@@ -267,6 +285,8 @@ typedef struct {
   uint64_t bytes_received;       /* bytes this rank received from peers */
   uint64_t peak_workspace_bytes; /* library-owned scratch a call needed at most */
   uint64_t overflows;            /* calls whose compressed result was not finite */
+  uint64_t internode_bytes_sent; /* the part of bytes_sent that went to other nodes */
+  uint64_t internode_bytes_received; /* the part of bytes_received from other nodes */
   int32_t algorithm;             /* zfcAlgorithm_t the last sparse reduce ran (-1: none) */
   int32_t reserved;
   double seconds[zfcNumPhases];  /* wall time per zfcPhase_t */
@@ -280,7 +300,7 @@ typedef struct {
   zfcOpStats_t total;
 } zfcStats_t;
 
-#define ZFC_OP_STATS_ZERO {0, 0, 0, 0, 0, 0, 0, 0, -1, 0, {0, 0, 0, 0, 0, 0, 0}}
+#define ZFC_OP_STATS_ZERO {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, 0, {0, 0, 0, 0, 0, 0, 0}}
 #define ZFC_STATS_INITIALIZER {sizeof(zfcStats_t), ZFC_OP_STATS_ZERO, ZFC_OP_STATS_ZERO}
 
 /* Local. Copies the communicator's statistics: every successful zfcUniqueMerge,

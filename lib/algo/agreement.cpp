@@ -27,6 +27,16 @@ Status differs(const char* what, int64_t v0, int rank, int64_t vr) {
                static_cast<long long>(v0), rank, static_cast<long long>(vr));
 }
 
+// The init header's key: which of the config's links were given.
+const char* links_given(int32_t key) {
+  switch (key) {
+    case 0: return "no links";
+    case 1: return "intra_node only";
+    case 2: return "inter_node only";
+    default: return "intra_node and inter_node";
+  }
+}
+
 }  // namespace
 
 OpHeader make_header(OpKind op) {
@@ -76,8 +86,17 @@ Status agree(const OpHeader* all, int size) {
     }
   }
   const bool counts_match = h0.op == static_cast<uint32_t>(OpKind::kAllReduce);
+  const bool init = h0.op == static_cast<uint32_t>(OpKind::kInit);
   for (int r = 1; r < size; ++r) {
     const OpHeader& h = all[r];
+    if (init && h.count != h0.count) {
+      return differs("config ranks_per_node", h0.count, r, h.count);
+    }
+    if (init && h.key != h0.key) {
+      return error(zfcMismatch, "config links differ across ranks: rank 0 gives %s, rank %d "
+                   "gives %s (set intra_node and inter_node alike on every rank)",
+                   links_given(h0.key), r, links_given(h.key));
+    }
     if (counts_match && h.count != h0.count) return differs("count", h0.count, r, h.count);
     if (h.dim != h0.dim) return differs("dim", h0.dim, r, h.dim);
     if (h.vocab != h0.vocab) return differs("vocab_size", h0.vocab, r, h.vocab);

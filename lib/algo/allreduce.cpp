@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "algo/rank_order.hpp"
 #include "kernels/cast.hpp"
 
 namespace zfc {
@@ -33,7 +34,7 @@ bool allreduce_single(Workspace& ws, const float* send, float* recv, size_t n,
 }  // namespace
 
 Status allreduce_sum(Transport& t, Workspace& ws, const float* send, float* recv, size_t n,
-                     const Compression& compression, bool* finite) {
+                     const Compression& compression, bool* finite, const NodeMap* nodes) {
   const zfcDataType_t wire = kernels::wire_type(compression.kind);
   const float scale = compression.kind == zfcCompressNone ? 1.0f : compression.scale;
   const int size = t.size();
@@ -73,13 +74,13 @@ Status allreduce_sum(Transport& t, Workspace& ws, const float* send, float* recv
   }
   if (wire == zfcFloat32) {
     float* own = recv + ch.off(me);
-    kernels::sum_blocks(wire_recv, size, mine, wire, own);
+    sum_rank_blocks(nodes, size, ws, wire_recv, mine, wire, own);
     ZFC_RETURN_IF_ERROR(t.allgatherv(own, recv, recv_bytes, recv_displs));
     *finite = kernels::all_finite(recv, n);
     return Status::Ok();
   }
   float* acc = ws.get<float>(Slot::kPartial, mine);
-  kernels::sum_blocks(wire_recv, size, mine, wire, acc);
+  sum_rank_blocks(nodes, size, ws, wire_recv, mine, wire, acc);
   // The reduce-scatter has consumed the compressed copy: gather into it.
   char* gathered = wire_buf;
   char* own = gathered + ch.off(me) * w;

@@ -1,6 +1,6 @@
 // The deterministic (compressed) allreduce, written against the transport interface:
 // a reduce-scatter by alltoallv, in which rank j receives every rank's wire copy of chunk j
-// and sums them in fp32 in rank order starting from +0, then an allgatherv of the summed
+// and sums them in fp32 in the library's order of sums (algo/rank_order.hpp), then an allgatherv of the summed
 // chunks on the same wire. Every element is summed by exactly one rank in a fixed order, so
 // the result is bit-identical on every rank and from run to run, and each rank sends and
 // receives about 2*(G-1)/G of the buffer, the same as a ring allreduce.
@@ -10,14 +10,17 @@
 
 #include "base/status.hpp"
 #include "core/config.hpp"
+#include "core/node_map.hpp"
 #include "core/workspace.hpp"
 #include "transport/transport.hpp"
 
 namespace zfc {
 
-// Sums n fp32 values over all ranks into recv (recv may equal send). The callers have
-// agreed n and the compression. *finite is false when some result element is not finite.
+// Sums n fp32 values over all ranks into recv (recv may equal send), in the order of
+// algo/rank_order.hpp for `nodes` (NULL: rank order). The callers have agreed n and the
+// compression. *finite is false when some result element is not finite.
 Status allreduce_sum(Transport& t, Workspace& ws, const float* send, float* recv, size_t n,
-                     const Compression& compression, bool* finite);
+                     const Compression& compression, bool* finite,
+                     const NodeMap* nodes = nullptr);
 
 }  // namespace zfc

@@ -1,5 +1,6 @@
 #include "algo/collectives.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -28,10 +29,13 @@ Status check_index_space(zfcDataType_t index_type, int64_t vocab) {
   return Status::Ok();
 }
 
-Status agree_init(Transport& t, const Status& local, uint64_t node, NodePlacement* placement) {
+Status agree_init(Transport& t, const Status& local, const Config& config, uint64_t node,
+                  NodePlacement* placement) {
   Workspace ws;
   OpHeader mine = make_header(OpKind::kInit);
   mine.node = node;
+  mine.count = config.ranks_per_node;
+  mine.key = (config.intra_node.given() ? 1 : 0) | (config.inter_node.given() ? 2 : 0);
   header_fail(&mine, local);
   const OpHeader* all = nullptr;
   ZFC_RETURN_IF_ERROR(exchange_headers(t, ws, mine, &all));
@@ -39,12 +43,21 @@ Status agree_init(Transport& t, const Status& local, uint64_t node, NodePlacemen
   NodePlacement p;
   p.local_size = 0;
   for (int r = 0; r < t.size(); ++r) {
+    p.host_of_rank.push_back(all[r].node);
     if (all[r].node != node) continue;
     if (r < t.rank()) ++p.local_rank;
     ++p.local_size;
   }
-  *placement = p;
+  *placement = std::move(p);
   return Status::Ok();
+}
+
+Status finish_comm_setup(zfcComm* comm, const NodePlacement& placement) {
+  const int rpn = comm->config.ranks_per_node;
+  NodeMap nodes = rpn > 0 ? NodeMap::blocks(comm->size(), rpn)
+                          : NodeMap::from_ids(placement.host_of_rank);
+  ZFC_RETURN_IF_ERROR(setup_nodes(comm, std::move(nodes)));
+  return calibrate_machine(comm);
 }
 
 void place_comm(zfcComm* comm, const NodePlacement& placement, bool bind) {
@@ -75,6 +88,19 @@ NodePlacement split_placement(const OpHeader* all, int size, int me) {
   return p;
 }
 
+// The parent's node of each member of this rank's color, in the split's rank order.
+std::vector<uint64_t> member_nodes(const zfcComm& comm, const OpHeader* all, int me) {
+  std::vector<std::pair<std::pair<int32_t, int>, int>> members;  // ((key, rank), node)
+  for (int r = 0; r < comm.size(); ++r) {
+    if (all[r].color != all[me].color) continue;
+    members.push_back({{all[r].key, r}, comm.nodes.node_of(r)});
+  }
+  std::sort(members.begin(), members.end());
+  std::vector<uint64_t> ids;
+  for (const auto& m : members) ids.push_back(static_cast<uint64_t>(m.second));
+  return ids;
+}
+
 }  // namespace
 
 Status comm_split(zfcComm& comm, int color, int key, std::unique_ptr<zfcComm>* out) {
@@ -92,8 +118,17 @@ Status comm_split(zfcComm& comm, int color, int key, std::unique_ptr<zfcComm>* o
   ZFC_RETURN_IF_ERROR(agree(all, comm.size()));
   std::unique_ptr<Transport> child;
   ZFC_RETURN_IF_ERROR(comm.transport->split(color, key, &child));
-  *out = child ? comm_wrap(std::move(child), comm.config) : nullptr;
-  if (*out) place_comm(out->get(), split_placement(all, comm.size(), comm.rank()), false);
+  if (!child) {
+    *out = nullptr;
+    return Status::Ok();
+  }
+  std::unique_ptr<zfcComm> made = comm_wrap(std::move(child), comm.config);
+  place_comm(made.get(), split_placement(all, comm.size(), comm.rank()), false);
+  // The members keep the nodes they had in the parent, and its measured links.
+  ZFC_RETURN_IF_ERROR(
+      setup_nodes(made.get(), NodeMap::from_ids(member_nodes(comm, all, comm.rank()))));
+  made->machine = comm.machine;
+  *out = std::move(made);
   return Status::Ok();
 }
 
@@ -239,7 +274,7 @@ Status allreduce(zfcComm& comm, const void* send, void* recv, size_t count,
     ZFC_RETURN_IF_ERROR(staging.output(1, recv, count * sizeof(float), &host_recv));
     ZFC_RETURN_IF_ERROR(allreduce_sum(t, ws, static_cast<const float*>(host_send),
                                       static_cast<float*>(host_recv), count, compression,
-                                      &finite));
+                                      &finite, &comm.nodes));
     ZFC_RETURN_IF_ERROR(staging.finish());
   }
   if (overflowed != nullptr) *overflowed = finite ? 0 : 1;

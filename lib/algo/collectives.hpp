@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "core/comm.hpp"
 
@@ -16,16 +17,23 @@ Status check_index_space(zfcDataType_t index_type, int64_t vocab);
 struct NodePlacement {
   int local_rank = 0;  // among the ranks on this machine, in rank order
   int local_size = 1;
+  std::vector<uint64_t> host_of_rank;  // an id of every rank's host
 };
 
 // Collective, right after the transport exists: every rank learns whether any rank's
-// configuration was refused (`local`), and all fail alike. The same exchange tells each rank
-// which ranks share its machine (`node`: an id of this rank's host), into *placement.
-Status agree_init(Transport& t, const Status& local, uint64_t node, NodePlacement* placement);
+// configuration was refused (`local`), and all fail alike; the config's node and link
+// choices must agree. The same exchange tells each rank which ranks share its machine
+// (`node`: an id of this rank's host), into *placement.
+Status agree_init(Transport& t, const Status& local, const Config& config, uint64_t node,
+                  NodePlacement* placement);
 
 // Records the placement in the communicator and reads the machine's topology (binding the
 // process to its share of the cores when `bind`).
 void place_comm(zfcComm* comm, const NodePlacement& placement, bool bind);
+
+// Collective, after place_comm: the node map (hosts, or the config's ranks_per_node), the
+// node transports, and the machine model.
+Status finish_comm_setup(zfcComm* comm, const NodePlacement& placement);
 
 // Whether ZIPFCOLL_BIND=1 asks to bind each rank to its share of its machine's cores.
 bool bind_requested();

@@ -51,6 +51,7 @@ class IndexSet {
   const K* global() const { return global_; }
   size_t gathered_count() const { return gathered_count_; }
   const size_t* rank_counts() const { return rank_counts_; }  // in keys
+  const size_t* rank_displs() const { return rank_displs_; }  // in keys
 
  private:
   void dedupe_local();

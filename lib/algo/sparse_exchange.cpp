@@ -1,6 +1,7 @@
 #include "algo/sparse_exchange.hpp"
 
 #include "algo/allreduce.hpp"
+#include "algo/rank_order.hpp"
 #include "core/stats.hpp"
 #include "kernels/cast.hpp"
 #include "kernels/rows.hpp"
@@ -37,9 +38,9 @@ bool finish_rows(float* rows, size_t n, const RowWire& wire) {
   return kernels::all_finite(rows, n);
 }
 
-// The baseline's local reduction: rank by rank, sum its tokens' rows per distinct index
-// (token order), then add those partial sums into `out` at their global positions (rank
-// order), which gives the same bits as the other exchanges.
+// The baseline's local reduction: for each rank, sum its tokens' rows per distinct index
+// (token order), then add those partial sums at their global positions, ranks in the order
+// of sums, which gives the same bits as the other exchanges.
 template <class K>
 void reduce_gathered_tokens(SparseCall<K>& call, const K* all_keys, const char* all_rows,
                             zfcDataType_t wire, const size_t* tokens, size_t max_tokens,
@@ -49,25 +50,25 @@ void reduce_gathered_tokens(SparseCall<K>& call, const K* all_keys, const char* 
   const size_t ug = call.set.global_count();
   const size_t row_bytes = dim * kernels::float_type_bytes(wire);
   const uint64_t bound = static_cast<uint64_t>(call.spec.vocab);
+  const int size = call.transport.size();
   K* uniq = ws.get<K>(Slot::kLocalUnique, max_tokens);
   int32_t* inverse = ws.get<int32_t>(Slot::kInverse, max_tokens);
   int32_t* pos = ws.get<int32_t>(Slot::kRankPositions, max_tokens);
   float* partial = ws.get<float>(Slot::kPartial, max_tokens * dim);
+  size_t* first = ws.get<size_t>(Slot::kCounts, static_cast<size_t>(size));
   void* scratch = ws.get<char>(Slot::kSortScratch,
                                kernels::unique_scratch_bytes<K>(max_tokens, bound, true));
-  kernels::zero_rows(out, ug, dim);
-  size_t first = 0;
-  for (int r = 0; r < call.transport.size(); ++r) {
+  for (int r = 0, at = 0; r < size; at += static_cast<int>(tokens[r]), ++r) first[r] = at;
+  accumulate_in_rank_order(call.nodes, ws, out, ug, dim, [&](int r, float* dst) {
     const size_t n = tokens[r];
-    const size_t u = kernels::unique_with_inverse(all_keys + first, n, bound, uniq, inverse,
+    const size_t u = kernels::unique_with_inverse(all_keys + first[r], n, bound, uniq, inverse,
                                                   scratch);
     if (r == call.transport.rank()) call.op->local_unique = u;
     kernels::zero_rows(partial, u, dim);
-    kernels::scatter_add_rows(all_rows + first * row_bytes, wire, inverse, n, dim, partial);
+    kernels::scatter_add_rows(all_rows + first[r] * row_bytes, wire, inverse, n, dim, partial);
     kernels::locate_sorted(uniq, u, call.set.global(), ug, pos);
-    kernels::scatter_add_rows(partial, zfcFloat32, pos, u, dim, out);
-    first += n;
-  }
+    kernels::scatter_add_rows(partial, zfcFloat32, pos, u, dim, dst);
+  });
 }
 
 }  // namespace
@@ -136,7 +137,7 @@ Status exchange_unique_allreduce(SparseCall<K>& call) {
   }
   PhaseTimer timer(call.op, zfcPhaseRowExchange);
   ZFC_RETURN_IF_ERROR(allreduce_sum(call.transport, ws, dense, dense, ug * dim,
-                                    call.spec.compression, &call.finite));
+                                    call.spec.compression, &call.finite, &call.nodes));
   call.out_rows = dense;
   return Status::Ok();
 }
@@ -162,7 +163,7 @@ Status exchange_dense_vocab(SparseCall<K>& call) {
     PhaseTimer timer(call.op, zfcPhaseRowExchange);
     bool finite_all = true;
     ZFC_RETURN_IF_ERROR(allreduce_sum(call.transport, ws, dense, dense, vocab * (dim + 1),
-                                      call.spec.compression, &finite_all));
+                                      call.spec.compression, &finite_all, &call.nodes));
   }
   PhaseTimer timer(call.op, zfcPhaseMerge);
   call.set.global_from_presence(present);
@@ -202,14 +203,13 @@ Status exchange_unique_allgather(SparseCall<K>& call) {
   PhaseTimer timer(call.op, zfcPhaseRowExchange);
   ZFC_RETURN_IF_ERROR(t.allgatherv(own, all_rows, bytes, displs));
   float* out = ws.get<float>(Slot::kResultRows, ug * dim);
-  kernels::zero_rows(out, ug, dim);
   size_t max_count = 0;
   for (int r = 0; r < size; ++r) max_count = counts[r] > max_count ? counts[r] : max_count;
   int32_t* pos = ws.get<int32_t>(Slot::kRankPositions, max_count);
-  for (int r = 0; r < size; ++r) {
+  accumulate_in_rank_order(call.nodes, ws, out, ug, dim, [&](int r, float* dst) {
     call.set.locate_rank(r, pos);
-    kernels::scatter_add_rows(all_rows + displs[r], wire.type, pos, counts[r], dim, out);
-  }
+    kernels::scatter_add_rows(all_rows + displs[r], wire.type, pos, counts[r], dim, dst);
+  });
   call.out_rows = out;
   call.finite = finish_rows(out, ug * dim, wire);
   return Status::Ok();

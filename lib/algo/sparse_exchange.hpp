@@ -1,8 +1,8 @@
 // The row exchanges of the fused sparse reduce. Each takes the agreed headers and this
 // rank's index set, and leaves the U_g x dim reduced rows in `out_rows`. All of them form
-// every reduced value as ((+0 + p_0) + p_1) + ... over ranks in order, where p_r is rank r's
-// rows for that index summed from +0 in token order, so in fp32 without compression every
-// exchange gives the same bits.
+// every reduced value from the p_r, rank r's rows for that index summed from +0 in token
+// order, in the one order of algo/rank_order.hpp (with one node: ((+0 + p_0) + p_1) + ...),
+// so in fp32 without compression every exchange gives the same bits.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +10,7 @@
 #include "algo/agreement.hpp"
 #include "algo/index_set.hpp"
 #include "core/config.hpp"
+#include "core/node_map.hpp"
 #include "core/workspace.hpp"
 #include "transport/transport.hpp"
 
@@ -27,12 +28,17 @@ struct PlanSpec {
 template <class K>
 struct SparseCall {
   Transport& transport;
+  const NodeMap& nodes;       // of transport's ranks: the order of sums
   Workspace& ws;
   const PlanSpec& spec;
   zfcOpStats_t* op;
   IndexSet<K>& set;
   const OpHeader* headers;
   const void* rows;           // this rank's count x dim rows of spec.row_type
+  struct Hierarchy {
+    Transport* node = nullptr;  // this rank's node (nodes.hierarchical() only)
+    Transport* rail = nullptr;  // the ranks of this local index on every node
+  } hierarchy;
   float* out_rows = nullptr;  // set by the exchange: U_g x dim
   bool finite = true;         // set by the exchange
 };
@@ -53,5 +59,13 @@ Status exchange_unique_allreduce(SparseCall<K>& call);
 // Allgather each rank's U_i locally summed rows; every rank adds them at their positions.
 template <class K>
 Status exchange_unique_allgather(SparseCall<K>& call);
+// Send each locally summed row to the owner of its range of the global set, which sums
+// them; allgather the owners' ranges (algo/owner_exchange.cpp).
+template <class K>
+Status exchange_owner_partitioned(SparseCall<K>& call);
+// The same inside each node, then across nodes between ranks of equal local index, then
+// shared inside the node. Needs the node and cross-node transports.
+template <class K>
+Status exchange_hierarchical(SparseCall<K>& call, Transport& node, Transport& rail);
 
 }  // namespace zfc

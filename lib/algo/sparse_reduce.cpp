@@ -84,8 +84,13 @@ Status run_exchange(SparseCall<K>& call, zfcAlgorithm_t* ran) {
     algorithm = choose_after_index_exchange(costs);
     *ran = algorithm;
   }
-  if (algorithm == zfcAlgoUniqueAllGather) return exchange_unique_allgather(call);
-  return exchange_unique_allreduce(call);
+  switch (algorithm) {
+    case zfcAlgoUniqueAllGather: return exchange_unique_allgather(call);
+    case zfcAlgoOwnerPartitioned: return exchange_owner_partitioned(call);
+    case zfcAlgoHierarchical:
+      return exchange_hierarchical(call, *call.hierarchy.node, *call.hierarchy.rail);
+    default: return exchange_unique_allreduce(call);
+  }
 }
 
 // The local phase: this rank's checks, its device inputs copied to the host, and its index
@@ -105,6 +110,24 @@ Status load_local(zfcSparsePlan& plan, HostStaging& staging, const void* indices
   // The baseline exchanges every token, so it has no use for the local distinct set.
   return set.load(host_indices, spec.index_type, count, plan.comm->config.bounds_check,
                   spec.algorithm != zfcAlgoAllGather);
+}
+
+// Checks of an algorithm asked for by name against what every rank knows alike (so all
+// ranks fail together, after the agreement).
+Status check_algorithm(const zfcComm& comm, const PlanSpec& spec) {
+  if (spec.algorithm == zfcAlgoDenseVocab && spec.vocab > INT32_MAX) {
+    return error(zfcUnsupported, "algorithm dense_vocab needs vocab_size <= %d, not %lld",
+                 INT32_MAX, static_cast<long long>(spec.vocab));
+  }
+  if (spec.algorithm == zfcAlgoHierarchical && !comm.nodes.hierarchical()) {
+    return error(zfcUnsupported,
+                 "algorithm hierarchical needs several nodes holding several ranks each, "
+                 "the same number on every node; this communicator of %d ranks has %d nodes "
+                 "(%s): set the config's ranks_per_node to group ranks", comm.size(),
+                 comm.nodes.node_count(),
+                 comm.nodes.uniform() ? "of equal size" : "of unequal sizes");
+  }
+  return Status::Ok();
 }
 
 template <class K>
@@ -130,12 +153,11 @@ Status run_sparse(zfcSparsePlan& plan, const void* indices, size_t count, const 
   }
   const OpHeader* all = nullptr;
   ZFC_RETURN_IF_ERROR(exchange_and_agree(t, ws, mine, op, &all));
-  if (spec.algorithm == zfcAlgoDenseVocab && spec.vocab > INT32_MAX) {
-    return error(zfcUnsupported, "algorithm dense_vocab needs vocab_size <= %d, not %lld",
-                 INT32_MAX, static_cast<long long>(spec.vocab));
-  }
 
-  SparseCall<K> call{t, ws, spec, op, set, all, host_rows};
+  ZFC_RETURN_IF_ERROR(check_algorithm(*comm, spec));
+  SparseCall<K> call{t,   comm->nodes, ws,        spec,
+                     op,  set,         all,       host_rows,
+                     {comm->node_transport.get(), comm->rail_transport.get()}};
   zfcAlgorithm_t algorithm = spec.algorithm;
   ZFC_RETURN_IF_ERROR(run_exchange(call, &algorithm));
   const size_t ug = set.global_count();

@@ -14,9 +14,10 @@ namespace {
 // made from MPI.
 Status finish_init(std::unique_ptr<zfcComm> created, const Status& local, zfcComm_t* comm) {
   zfc::NodePlacement placement;
-  ZFC_RETURN_IF_ERROR(
-      zfc::agree_init(*created->transport, local, zfc::host_id(), &placement));
+  ZFC_RETURN_IF_ERROR(zfc::agree_init(*created->transport, local, created->config,
+                                      zfc::host_id(), &placement));
   zfc::place_comm(created.get(), placement, zfc::bind_requested());
+  ZFC_RETURN_IF_ERROR(zfc::finish_comm_setup(created.get(), placement));
   ZFC_LOG(kInfo, created->rank(), "communicator '%s' of %d ranks over %s; %s",
           created->config.name.c_str(), created->size(), created->transport->name(),
           created->topology.c_str());
@@ -109,6 +110,8 @@ zfcResult_t zfcCommDestroy(zfcComm_t comm) {
 
 zfcResult_t zfcCommAbort(zfcComm_t comm) {
   if (comm == nullptr) return zfcSuccess;
+  if (comm->node_transport) comm->node_transport->abandon();
+  if (comm->rail_transport) comm->rail_transport->abandon();
   comm->transport->abandon();
   if (comm->live_plans == 0) {
     delete comm;

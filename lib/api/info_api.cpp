@@ -50,6 +50,8 @@ const char* zfcGetAlgorithmName(int algorithm) {
     case zfcAlgoUniqueAllReduce: return "unique_allreduce";
     case zfcAlgoDenseVocab: return "dense_vocab";
     case zfcAlgoUniqueAllGather: return "unique_allgather";
+    case zfcAlgoOwnerPartitioned: return "owner_partitioned";
+    case zfcAlgoHierarchical: return "hierarchical";
     default: return "unknown";
   }
 }

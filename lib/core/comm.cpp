@@ -51,6 +51,28 @@ Status comm_create_bootstrap(const MeetingPoint& where, int rank, int size,
   return Status::Ok();
 }
 
+Status setup_nodes(zfcComm* comm, NodeMap nodes) {
+  Transport& t = *comm->transport;
+  const int me = t.rank();
+  t.set_peer_nodes(nodes.grouped() || nodes.node_count() > 1 ? nodes.node_of_rank()
+                                                             : std::vector<int>{});
+  std::unique_ptr<Transport> node, rail;
+  if (nodes.hierarchical()) {
+    ZFC_RETURN_IF_ERROR(t.split(nodes.node_of(me), me, &node));
+    ZFC_RETURN_IF_ERROR(t.split(nodes.local_index(me), nodes.node_of(me), &rail));
+    node->count_into(t);
+    rail->count_into(t);
+    // Every peer on the rail is on another node, none on the node transport.
+    std::vector<int> rail_nodes;
+    for (int n = 0; n < nodes.node_count(); ++n) rail_nodes.push_back(n);
+    rail->set_peer_nodes(std::move(rail_nodes));
+  }
+  comm->nodes = std::move(nodes);
+  comm->node_transport = std::move(node);
+  comm->rail_transport = std::move(rail);
+  return Status::Ok();
+}
+
 std::unique_ptr<zfcComm> comm_wrap(std::unique_ptr<Transport> transport, const Config& config) {
   auto comm = std::make_unique<zfcComm>();
   comm->config = config;
@@ -73,6 +95,8 @@ void OpRecorder::commit() {
   const TrafficCounters& now = comm_->transport->traffic();
   op_.bytes_sent = now.bytes_sent - start_.bytes_sent;
   op_.bytes_received = now.bytes_received - start_.bytes_received;
+  op_.internode_bytes_sent = now.internode_sent - start_.internode_sent;
+  op_.internode_bytes_received = now.internode_received - start_.internode_received;
   op_.peak_workspace_bytes = ws_->call_bytes();
   comm_->stats.record(op_);
 }

@@ -8,6 +8,8 @@
 
 #include "core/config.hpp"
 #include "core/host_staging.hpp"
+#include "core/machine_model.hpp"
+#include "core/node_map.hpp"
 #include "core/stats.hpp"
 #include "core/workspace.hpp"
 #include "transport/transport.hpp"
@@ -24,6 +26,12 @@ struct zfcComm {
   std::string topology;   // one line: the machine and this rank's share of it
   int live_plans = 0;     // plans created on this comm and not yet destroyed
   bool aborted = false;   // aborted while plans were alive: the last plan frees it
+  zfc::NodeMap nodes;     // the nodes of the order of sums and of the hierarchical exchange
+  // Only when nodes.hierarchical(): the ranks of this rank's node, and the ranks of the
+  // same local index on every node (ordered by node). Both count into `transport`'s bytes.
+  std::unique_ptr<zfc::Transport> node_transport;
+  std::unique_ptr<zfc::Transport> rail_transport;
+  zfc::MachineModel machine;  // the cost model's view of the links and memory
 
   int rank() const { return transport->rank(); }
   int size() const { return transport->size(); }
@@ -47,6 +55,10 @@ struct MeetingPoint {
 // every wait bounded by config.timeout_ms, or 60 s when it is 0). Config already parsed.
 Status comm_create_bootstrap(const MeetingPoint& where, int rank, int size,
                              const Config& config, std::unique_ptr<zfcComm>* out);
+
+// Collective. Records the node map in the communicator, marks which peers are on other
+// nodes, and, when the map is hierarchical, splits off the node and cross-node transports.
+Status setup_nodes(zfcComm* comm, NodeMap nodes);
 
 // Wraps an existing transport (used by split) with a copy of `config`.
 std::unique_ptr<zfcComm> comm_wrap(std::unique_ptr<Transport> transport, const Config& config);

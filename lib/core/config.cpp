@@ -16,6 +16,28 @@ Status check_compression(const Compression& c) {
   return Status::Ok();
 }
 
+namespace {
+
+Status parse_link(const zfcLinkModel_t& link, const char* which, LinkParams* out) {
+  const bool zero = link.latency_us == 0.0 && link.bandwidth_gbs == 0.0;
+  if (zero) {
+    *out = LinkParams{};
+    return Status::Ok();
+  }
+  if (!(std::isfinite(link.latency_us) && link.latency_us >= 0.0) ||
+      !(std::isfinite(link.bandwidth_gbs) && link.bandwidth_gbs > 0.0)) {
+    return error(zfcInvalidArgument,
+                 "config %s link (latency_us %g, bandwidth_gbs %g) needs a finite latency "
+                 ">= 0 and a finite bandwidth > 0, or both 0 (measure)",
+                 which, link.latency_us, link.bandwidth_gbs);
+  }
+  out->latency_s = link.latency_us * 1e-6;
+  out->bytes_per_s = link.bandwidth_gbs * 1e9;
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status parse_config(const zfcConfig_t* user, Config* out) {
   Config c;
   if (user != nullptr) {
@@ -51,6 +73,13 @@ Status parse_config(const zfcConfig_t* user, Config* out) {
       return error(zfcInvalidArgument, "config bounds_check %d must be 0 or 1",
                    user->bounds_check);
     }
+    if (user->ranks_per_node < 0) {
+      return error(zfcInvalidArgument, "config ranks_per_node %d must be >= 0 (0: by host)",
+                   user->ranks_per_node);
+    }
+    ZFC_RETURN_IF_ERROR(parse_link(user->intra_node, "intra_node", &c.intra_node));
+    ZFC_RETURN_IF_ERROR(parse_link(user->inter_node, "inter_node", &c.inter_node));
+    c.ranks_per_node = user->ranks_per_node;
     c.transport = static_cast<zfcTransport_t>(user->transport);
     c.device = user->device;
     c.timeout_ms = user->timeout_ms;

@@ -12,6 +12,14 @@ struct Compression {
   float scale = 1.0f;
 };
 
+// One link class of the alpha-beta cost model, in seconds per step and bytes per second;
+// zeros: not given (measured when the communicator is made).
+struct LinkParams {
+  double latency_s = 0.0;
+  double bytes_per_s = 0.0;
+  bool given() const { return bytes_per_s > 0.0; }
+};
+
 struct Config {
   zfcTransport_t transport = zfcTransportAuto;
   int device = -1;
@@ -20,6 +28,9 @@ struct Config {
   Compression compression;
   bool bounds_check = true;
   std::string name;
+  int ranks_per_node = 0;  // 0: by host
+  LinkParams intra_node;
+  LinkParams inter_node;
 };
 
 // Checks the struct's guard fields and every value; `user` may be NULL for defaults.

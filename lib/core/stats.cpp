@@ -25,6 +25,8 @@ void StatsBook::record(const zfcOpStats_t& op) {
   total_.global_unique += op.global_unique;
   total_.bytes_sent += op.bytes_sent;
   total_.bytes_received += op.bytes_received;
+  total_.internode_bytes_sent += op.internode_bytes_sent;
+  total_.internode_bytes_received += op.internode_bytes_received;
   total_.peak_workspace_bytes = std::max(total_.peak_workspace_bytes, op.peak_workspace_bytes);
   total_.overflows += op.overflows;
   if (op.algorithm >= 0) total_.algorithm = op.algorithm;

@@ -32,6 +32,10 @@ enum class Slot : int {
   kPartial,         // one rank's locally summed rows
   kResultRows,      // the reduced rows handed back to the caller
   kResultIndices,   // the distinct indices handed back, in the caller's index type
+  kNodeSum,         // one node's sum, before it joins the total (see algo/rank_order.hpp)
+  kOwnerRows,       // rows an owner receives and sums (owner-partitioned, hierarchical)
+  kNodeRows,        // a node's summed rows on their way across nodes (hierarchical)
+  kOwnerScratch,    // position lists and flags of the owner ranges (hierarchical)
   kNumSlots
 };
 

@@ -2,19 +2,31 @@
 
 namespace zfc {
 
+void Transport::count_sent(int to, uint64_t bytes) {
+  counters_->bytes_sent += bytes;
+  if (remote(to)) counters_->internode_sent += bytes;
+}
+
+void Transport::count_received(int from, uint64_t bytes) {
+  counters_->bytes_received += bytes;
+  if (remote(from)) counters_->internode_received += bytes;
+}
+
 Status Transport::allgather(const void* send, size_t bytes, void* recv) {
-  const uint64_t peers = static_cast<uint64_t>(size_ - 1);
-  traffic_.bytes_sent += bytes * peers;
-  traffic_.bytes_received += bytes * peers;
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    count_sent(r, bytes);
+    count_received(r, bytes);
+  }
   return do_allgather(send, bytes, recv);
 }
 
 Status Transport::allgatherv(const void* send, void* recv, const size_t* recv_bytes,
                              const size_t* displs) {
-  const uint64_t peers = static_cast<uint64_t>(size_ - 1);
-  traffic_.bytes_sent += recv_bytes[rank_] * peers;
   for (int r = 0; r < size_; ++r) {
-    if (r != rank_) traffic_.bytes_received += recv_bytes[r];
+    if (r == rank_) continue;
+    count_sent(r, recv_bytes[rank_]);
+    count_received(r, recv_bytes[r]);
   }
   return do_allgatherv(send, recv, recv_bytes, displs);
 }
@@ -24,8 +36,8 @@ Status Transport::alltoallv(const void* send, const size_t* send_bytes,
                             const size_t* recv_displs) {
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
-    traffic_.bytes_sent += send_bytes[r];
-    traffic_.bytes_received += recv_bytes[r];
+    count_sent(r, send_bytes[r]);
+    count_received(r, recv_bytes[r]);
   }
   return do_alltoallv(send, send_bytes, send_displs, recv, recv_bytes, recv_displs);
 }

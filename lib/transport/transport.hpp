@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "base/status.hpp"
 
@@ -18,6 +19,8 @@ namespace zfc {
 struct TrafficCounters {
   uint64_t bytes_sent = 0;
   uint64_t bytes_received = 0;
+  uint64_t internode_sent = 0;      // the part of the above exchanged with other nodes
+  uint64_t internode_received = 0;
 };
 
 class Transport {
@@ -53,7 +56,15 @@ class Transport {
   // Local: from now on release resources without talking to peers (used by abort).
   virtual void abandon() = 0;
 
-  const TrafficCounters& traffic() const { return traffic_; }
+  const TrafficCounters& traffic() const { return *counters_; }
+
+  // Which node each rank of this transport is on (size() entries), so that bytes to and
+  // from other nodes are also counted as internode. Empty: all on one node.
+  void set_peer_nodes(std::vector<int> node_of_rank) { peer_node_ = std::move(node_of_rank); }
+
+  // From now on this transport's bytes are counted in `parent`'s counters (the node and
+  // cross-node transports of the hierarchical exchange count as their communicator's).
+  void count_into(Transport& parent) { counters_ = parent.counters_; }
 
  protected:
   Transport(int rank, int size) : rank_(rank), size_(size) {}
@@ -67,9 +78,18 @@ class Transport {
   virtual Status do_barrier() = 0;
 
  private:
+  bool remote(int r) const {
+    return !peer_node_.empty() && peer_node_[static_cast<size_t>(r)] !=
+                                      peer_node_[static_cast<size_t>(rank_)];
+  }
+  void count_sent(int to, uint64_t bytes);
+  void count_received(int from, uint64_t bytes);
+
   int rank_;
   int size_;
   TrafficCounters traffic_;
+  TrafficCounters* counters_ = &traffic_;
+  std::vector<int> peer_node_;
 };
 
 }  // namespace zfc

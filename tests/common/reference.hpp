@@ -66,6 +66,31 @@ inline SparseReference reference_sparse(const std::vector<RankInput>& ranks, siz
   return ref;
 }
 
+// The same with ranks [0, n), [n, 2n), ... grouped into nodes of n = ranks_per_node: each
+// node's ranks summed from +0 in rank order, then the node sums from +0 in node order.
+inline SparseReference reference_sparse_nodes(const std::vector<RankInput>& ranks, size_t dim,
+                                              size_t ranks_per_node) {
+  std::map<int64_t, std::vector<float>> total;
+  for (size_t first = 0; first < ranks.size(); first += ranks_per_node) {
+    std::vector<RankInput> members;
+    for (size_t r = first; r < ranks.size() && r < first + ranks_per_node; ++r) {
+      members.push_back(ranks[r]);
+    }
+    const SparseReference node = reference_sparse(members, dim);
+    for (size_t u = 0; u < node.unique.size(); ++u) {
+      std::vector<float>& acc = total[node.unique[u]];
+      if (acc.empty()) acc.assign(dim, 0.0f);
+      for (size_t k = 0; k < dim; ++k) acc[k] += node.rows[u * dim + k];
+    }
+  }
+  SparseReference ref;
+  for (auto& [index, acc] : total) {
+    ref.unique.push_back(index);
+    ref.rows.insert(ref.rows.end(), acc.begin(), acc.end());
+  }
+  return ref;
+}
+
 // acc = sum over ranks in order of wire(x_r * scale); result = wire(acc) / scale.
 inline std::vector<float> reference_allreduce(const std::vector<std::vector<float>>& ranks,
                                               zfcCompressionKind_t kind, float scale) {

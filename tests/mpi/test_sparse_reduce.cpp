@@ -14,7 +14,8 @@ namespace test {
 namespace {
 
 const zfcAlgorithm_t kAlgorithms[] = {zfcAlgoAllGather, zfcAlgoUniqueAllReduce,
-                                      zfcAlgoDenseVocab, zfcAlgoUniqueAllGather, zfcAlgoAuto};
+                                      zfcAlgoDenseVocab, zfcAlgoUniqueAllGather,
+                                      zfcAlgoOwnerPartitioned, zfcAlgoAuto};
 
 // Rank r brings 150 + 61 r tokens, except that rank 1 brings none.
 size_t uneven_count(int r) { return r == 1 ? 0 : 150 + 61 * static_cast<size_t>(r); }
@@ -140,6 +141,8 @@ INSTANTIATE_TEST_SUITE_P(
         CompressionCase{zfcAlgoUniqueAllReduce, zfcCompressBf16, 1.0f, zfcFloat32},
         CompressionCase{zfcAlgoAllGather, zfcCompressFp16, 64.0f, zfcFloat32},
         CompressionCase{zfcAlgoUniqueAllGather, zfcCompressFp16, 64.0f, zfcFloat32},
+        CompressionCase{zfcAlgoOwnerPartitioned, zfcCompressFp16, 64.0f, zfcFloat32},
+        CompressionCase{zfcAlgoOwnerPartitioned, zfcCompressBf16, 1.0f, zfcBFloat16},
         CompressionCase{zfcAlgoDenseVocab, zfcCompressBf16, 1.0f, zfcFloat32},
         CompressionCase{zfcAlgoUniqueAllReduce, zfcCompressNone, 1.0f, zfcFloat16},
         CompressionCase{zfcAlgoAllGather, zfcCompressNone, 1.0f, zfcBFloat16},

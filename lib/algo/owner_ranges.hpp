@@ -1,0 +1,81 @@
+// Pieces shared by the owner-partitioned and hierarchical exchanges: which rank owns which
+// positions of the global set, and where every rank's distinct keys sit in it.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "algo/sparse_exchange.hpp"
+#include "kernels/cast.hpp"
+#include "kernels/rows.hpp"
+
+namespace zfc {
+
+// n sorted positions split among `parts` owners into contiguous ranges: owner j holds
+// [begin(j), begin(j) + len(j)), floor(n / parts) positions, the first n % parts owners one
+// more. Every rank computes it from n alone, without talking.
+struct OwnerRanges {
+  size_t n;
+  int parts;
+  size_t len(int j) const {
+    return n / parts + (static_cast<size_t>(j) < n % parts ? 1 : 0);
+  }
+  size_t begin(int j) const {
+    return n / parts * j + std::min(static_cast<size_t>(j), n % parts);
+  }
+};
+
+// The global positions of every rank's distinct keys, rank r's (sorted) at
+// all + displs[r], counts[r] of them.
+struct RankPositions {
+  const int32_t* all;
+  const size_t* counts;
+  const size_t* displs;
+
+  const int32_t* of(int r) const { return all + displs[r]; }
+  // The part of rank r's positions inside [lo, hi): its offset among them and its length.
+  size_t lower(int r, size_t lo) const {
+    return static_cast<size_t>(std::lower_bound(of(r), of(r) + counts[r],
+                                                static_cast<int32_t>(lo)) - of(r));
+  }
+  size_t count_in(int r, size_t lo, size_t hi) const { return lower(r, hi) - lower(r, lo); }
+};
+
+// Locates every rank's gathered distinct keys in the global set (workspace kRankPositions).
+template <class K>
+RankPositions locate_all_ranks(const IndexSet<K>& set, Workspace& ws, int size) {
+  int32_t* all = ws.get<int32_t>(Slot::kRankPositions, set.gathered_count());
+  for (int r = 0; r < size; ++r) set.locate_rank(r, all + set.rank_displs()[r]);
+  return {all, set.rank_counts(), set.rank_displs()};
+}
+
+// This rank's distinct keys' rows summed in fp32 from +0 in token order (kPartial), and, for
+// a compressed wire, their scaled wire copy (kWireSend). Returns what is sent.
+template <class K>
+const void* local_partial_rows(SparseCall<K>& call, zfcDataType_t wire, float scale) {
+  const size_t ui = call.set.local_unique_count();
+  const size_t dim = call.spec.dim;
+  float* partial = call.ws.template get<float>(Slot::kPartial, ui * dim);
+  kernels::zero_rows(partial, ui, dim);
+  kernels::scatter_add_rows(call.rows, call.spec.row_type, call.set.inverse(), call.set.count(),
+                            dim, partial);
+  if (wire == zfcFloat32) return partial;
+  void* sent = call.ws.template get<char>(Slot::kWireSend,
+                                          ui * dim * kernels::float_type_bytes(wire));
+  kernels::encode(partial, ui * dim, wire, scale, sent);
+  return sent;
+}
+
+// Byte sizes and displacements of a block per rank of counts[r] items of item_bytes.
+inline void block_layout(const size_t* counts, int size, size_t item_bytes, size_t* bytes,
+                         size_t* displs) {
+  size_t off = 0;
+  for (int r = 0; r < size; ++r) {
+    bytes[r] = counts[r] * item_bytes;
+    displs[r] = off;
+    off += bytes[r];
+  }
+}
+
+}  // namespace zfc

@@ -1,0 +1,98 @@
+#include "core/machine_model.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include "core/comm.hpp"
+
+namespace zfc {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The fastest of `reps` allgathers of `bytes` per rank: the least disturbed one.
+Status time_allgather(Transport& t, size_t bytes, int reps, double* best) {
+  std::vector<char> send(bytes, 1), recv(bytes * static_cast<size_t>(t.size()));
+  *best = 1e30;
+  for (int i = 0; i < reps; ++i) {
+    const Clock::time_point start = Clock::now();
+    ZFC_RETURN_IF_ERROR(t.allgather(send.data(), bytes, recv.data()));
+    *best = std::min(*best, seconds_since(start));
+  }
+  return Status::Ok();
+}
+
+// Latency per step and bandwidth of `t`: a tiny allgather takes G-1 latencies, a large one
+// adds (G-1) m bytes received per rank.
+Status measure_link(Transport& t, LinkParams* out) {
+  constexpr size_t kLarge = 256 * 1024;
+  const int peers = t.size() - 1;
+  if (peers == 0) {
+    *out = LinkParams{};
+    return Status::Ok();
+  }
+  double small = 0.0, large = 0.0;
+  ZFC_RETURN_IF_ERROR(time_allgather(t, 8, 2, &small));  // the first warms the path up
+  ZFC_RETURN_IF_ERROR(time_allgather(t, 8, 5, &small));
+  ZFC_RETURN_IF_ERROR(time_allgather(t, kLarge, 3, &large));
+  out->latency_s = small / peers;
+  out->bytes_per_s = static_cast<double>(kLarge) * peers / std::max(large - small, 1e-7);
+  return Status::Ok();
+}
+
+// Bytes read plus written per second by a copy that misses the caches, as the exchanges'
+// local passes over U_g x D do.
+double measure_local_memory() {
+  constexpr size_t kBytes = 8u << 20;
+  std::vector<char> a(kBytes, 1), b(kBytes, 2);
+  double best = 1e30;
+  for (int i = 0; i < 3; ++i) {
+    const Clock::time_point start = Clock::now();
+    std::memcpy(b.data(), a.data(), kBytes);
+    best = std::min(best, seconds_since(start));
+    a[static_cast<size_t>(i)] = b[kBytes - 1 - static_cast<size_t>(i)];  // keep the copies
+  }
+  return 2.0 * kBytes / std::max(best, 1e-9);
+}
+
+}  // namespace
+
+Status calibrate_machine(zfcComm* comm) {
+  const Config& cfg = comm->config;
+  const bool two_levels = comm->node_transport != nullptr;
+  // Every rank takes the same branches (the links given, and the node map, are agreed).
+  LinkParams intra = cfg.intra_node, inter = cfg.inter_node;
+  Transport& flat = *comm->transport;
+  const bool many_nodes = comm->nodes.node_count() > 1;
+  if (two_levels) {
+    if (!intra.given()) ZFC_RETURN_IF_ERROR(measure_link(*comm->node_transport, &intra));
+    if (!inter.given()) ZFC_RETURN_IF_ERROR(measure_link(*comm->rail_transport, &inter));
+  } else if (many_nodes ? !inter.given() : !intra.given()) {
+    LinkParams measured;
+    ZFC_RETURN_IF_ERROR(measure_link(flat, &measured));
+    (many_nodes ? inter : intra) = measured;
+  }
+  if (!intra.given()) intra = inter;
+  if (!inter.given()) inter = intra;
+  // The slowest rank's figures, on every rank.
+  double mine[5] = {intra.latency_s, -intra.bytes_per_s, inter.latency_s, -inter.bytes_per_s,
+                    -measure_local_memory()};
+  std::vector<double> all(5 * static_cast<size_t>(flat.size()));
+  ZFC_RETURN_IF_ERROR(flat.allgather(mine, sizeof mine, all.data()));
+  double worst[5] = {all[0], all[1], all[2], all[3], all[4]};
+  for (size_t r = 1; r < static_cast<size_t>(flat.size()); ++r) {
+    for (size_t i = 0; i < 5; ++i) worst[i] = std::max(worst[i], all[5 * r + i]);
+  }
+  comm->machine.intra = {worst[0], -worst[1]};
+  comm->machine.inter = {worst[2], -worst[3]};
+  comm->machine.local_bytes_per_s = -worst[4];
+  return Status::Ok();
+}
+
+}  // namespace zfc
