@@ -115,6 +115,141 @@ TEST_P(NodesTest, AllReduceSumsInsideNodesFirst) {
   EXPECT_EQ(std::memcmp(got.data(), want.data(), n * 4), 0);
 }
 
+// ---- traffic --------------------------------------------------------------------------
+
+// What one rank of a sparse reduce should hand to the transport, counted from every rank's
+// distinct indices, as the exchanges are documented (OwnerRanges: the first n % parts
+// ranges one longer).
+class ExpectedTraffic {
+ public:
+  ExpectedTraffic(const Workload& w, int per_node, int me, size_t row_bytes)
+      : size_(static_cast<int>(w.ranks.size())), per_node_(per_node), me_(me),
+        row_bytes_(row_bytes) {
+    std::set<int64_t> all;
+    for (const RankInput& in : w.ranks) all.insert(in.indices.begin(), in.indices.end());
+    const std::vector<int64_t> global(all.begin(), all.end());
+    ug_ = global.size();
+    for (const RankInput& in : w.ranks) {
+      std::set<int64_t> mine(in.indices.begin(), in.indices.end());
+      std::vector<size_t> pos;
+      for (int64_t v : mine) {
+        pos.push_back(static_cast<size_t>(
+            std::lower_bound(global.begin(), global.end(), v) - global.begin()));
+      }
+      positions_.push_back(pos);
+    }
+    // The header, then each rank's distinct indices as 32-bit keys, to every other rank.
+    for (int r = 0; r < size_; ++r) {
+      if (r == me_) continue;
+      move(r, sizeof(OpHeader), sizeof(OpHeader));
+      move(r, positions_[me_].size() * 4, positions_[r].size() * 4);
+    }
+  }
+
+  void owner_partitioned() {
+    for (int j = 0; j < size_; ++j) {
+      if (j == me_) continue;
+      move(j, count_in(positions_[me_], begin(ug_, size_, j), len(ug_, size_, j)) * row_bytes_,
+           count_in(positions_[j], begin(ug_, size_, me_), len(ug_, size_, me_)) * row_bytes_);
+      move(j, len(ug_, size_, me_) * row_bytes_, len(ug_, size_, j) * row_bytes_);
+    }
+  }
+
+  void hierarchical() {
+    const int L = per_node_, N = size_ / per_node_;
+    const int node = me_ / L, li = me_ % L;
+    const size_t lo1 = begin(ug_, L, li), len1 = len(ug_, L, li);
+    for (int j = 0; j < L; ++j) {  // step 1, and the node's gather
+      const int peer = node * L + j;
+      if (peer == me_) continue;
+      move(peer, count_in(positions_[me_], begin(ug_, L, j), len(ug_, L, j)) * row_bytes_,
+           count_in(positions_[peer], lo1, len1) * row_bytes_);
+      move(peer, len1 * row_bytes_, len(ug_, L, j) * row_bytes_);
+    }
+    const std::set<size_t> mine = node_union(node);
+    for (int k = 0; k < N; ++k) {  // step 2, and the rail's gather
+      if (k == node) continue;
+      const size_t lo = lo1 + begin(len1, N, k), n = len(len1, N, k);
+      const size_t my_lo = lo1 + begin(len1, N, node), my_n = len(len1, N, node);
+      const std::set<size_t> theirs = node_union(k);
+      move(k * L + li, count_in(mine, lo, n) * row_bytes_, count_in(theirs, my_lo, my_n) * row_bytes_);
+      move(k * L + li, my_n * row_bytes_, n * row_bytes_);
+    }
+  }
+
+  void expect(const zfcOpStats_t& s, const char* what) const {
+    EXPECT_EQ(s.bytes_sent, sent_) << what;
+    EXPECT_EQ(s.bytes_received, received_) << what;
+    EXPECT_EQ(s.internode_bytes_sent, inter_sent_) << what;
+    EXPECT_EQ(s.internode_bytes_received, inter_received_) << what;
+  }
+
+ private:
+  static size_t len(size_t n, int parts, int j) {
+    return n / parts + (static_cast<size_t>(j) < n % parts ? 1 : 0);
+  }
+  static size_t begin(size_t n, int parts, int j) {
+    return n / parts * j + std::min(static_cast<size_t>(j), n % parts);
+  }
+  template <class C>
+  static size_t count_in(const C& sorted, size_t lo, size_t n) {
+    size_t c = 0;
+    for (size_t p : sorted) c += p >= lo && p < lo + n ? 1 : 0;
+    return c;
+  }
+  std::set<size_t> node_union(int node) const {
+    std::set<size_t> u;
+    for (int r = node * per_node_; r < (node + 1) * per_node_; ++r) {
+      u.insert(positions_[r].begin(), positions_[r].end());
+    }
+    return u;
+  }
+  void move(int peer, uint64_t out, uint64_t in) {
+    sent_ += out;
+    received_ += in;
+    if (peer / per_node_ != me_ / per_node_) {
+      inter_sent_ += out;
+      inter_received_ += in;
+    }
+  }
+
+  int size_, per_node_, me_;
+  size_t row_bytes_;
+  size_t ug_ = 0;
+  std::vector<std::vector<size_t>> positions_;
+  uint64_t sent_ = 0, received_ = 0, inter_sent_ = 0, inter_received_ = 0;
+};
+
+TEST_P(NodesTest, BytesAndInternodeBytesMatchTheDescription) {
+  const size_t dim = 32;
+  const Workload w = zipf_workload(size_, dim, 50000, 1.1, 53, [](int r) {
+    return 640 - 30 * static_cast<size_t>(r % 3);
+  });
+  for (zfcCompressionKind_t kind : {zfcCompressNone, zfcCompressFp16}) {
+    const size_t row_bytes = dim * (kind == zfcCompressNone ? 4 : 2);
+    PlanOptions o;
+    o.compression = kind;
+    o.algorithm = zfcAlgoOwnerPartitioned;
+    ExpectedTraffic owner(w, per_node_, rank_, row_bytes);
+    owner.owner_partitioned();
+    const PlanRun flat = run_plan(comm_, w.ranks[static_cast<size_t>(rank_)], dim, w.vocab, o);
+    ASSERT_EQ(flat.result, zfcSuccess) << zfcGetLastError(comm_);
+    owner.expect(flat.stats, "owner_partitioned");
+    if (!hierarchical()) continue;
+    o.algorithm = zfcAlgoHierarchical;
+    ExpectedTraffic hier(w, per_node_, rank_, row_bytes);
+    hier.hierarchical();
+    const PlanRun two = run_plan(comm_, w.ranks[static_cast<size_t>(rank_)], dim, w.vocab, o);
+    ASSERT_EQ(two.result, zfcSuccess) << zfcGetLastError(comm_);
+    hier.expect(two.stats, "hierarchical");
+    // Summed over ranks, fewer bytes cross between nodes.
+    uint64_t mine[2] = {flat.stats.internode_bytes_sent, two.stats.internode_bytes_sent};
+    uint64_t total[2];
+    MPI_Allreduce(mine, total, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    EXPECT_LT(total[1], total[0]);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(RanksPerNode, NodesTest, ::testing::Values(2, 3, 4),
                          [](const auto& info) { return std::to_string(info.param); });
 
