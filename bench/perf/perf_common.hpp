@@ -39,5 +39,14 @@ zfcCompressionKind_t compression_kind(const std::string& name);
 double max_over_ranks(double v);
 double sum_over_ranks(double v);
 
+// Nodes of the communicator: from --ranks-per-node, else hosts (ranks / ranks per host).
+int node_count(const PerfContext& ctx, zfcComm_t comm);
+
+// Collective. The median over timed steps of the cost model's time for the algorithm each
+// step ran, from this rank's U_i per step, the steps' U_g and K tokens per rank.
+double predicted_seconds(const PerfContext& ctx, zfcComm_t comm, const std::vector<int>& ran,
+                         const std::vector<double>& ui, const std::vector<double>& ug,
+                         size_t tokens, zfcCompressionKind_t wire);
+
 int run_allreduce(PerfContext& ctx);
 int run_sparse(PerfContext& ctx);

@@ -1,5 +1,6 @@
 #include "perf_options.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -28,8 +29,10 @@ void usage() {
       "  -i BYTES          size increment, instead of -f\n"
       "sparse:\n"
       "  --algo L          comma list of allgather, unique_allreduce, unique_allgather,\n"
-      "                    dense_vocab, auto; or all (allgather,unique_allreduce,\n"
-      "                    unique_allgather,auto; dense_vocab only when named)\n"
+      "                    owner_partitioned, hierarchical, dense_vocab, auto; or all\n"
+      "                    (allgather,unique_allreduce,unique_allgather,owner_partitioned,\n"
+      "                    auto; hierarchical and dense_vocab only when named)\n"
+      "  --ranks-per-node N  group ranks [0,N), [N,2N), ... into nodes (default: by host)\n"
       "  -K TOKENS         tokens per rank per step (640)\n"
       "  -D DIM            row width (512)\n"
       "  --zipf S,V        seeded Zipf(S) stream over V ids (default 1.1,100000)\n"
@@ -110,6 +113,7 @@ bool apply(const char* a, const char* v, PerfOptions* o) {
   if (is("-L")) return parse_size(v, &o->window_len);
   if (is("--candidates")) return parse_size(v, &o->candidates);
   if (is("--seed-groups")) return parse_int(v, &o->seed_groups);
+  if (is("--ranks-per-node")) return parse_int(v, &o->ranks_per_node);
   if (is("--zipf")) return parse_zipf(v, o);
   if (is("--corpus")) return (o->corpus = v), true;
   if (is("--json")) return (o->json = v), true;
@@ -141,12 +145,24 @@ bool validate(PerfOptions* o) {
   static const char* const kTransports[] = {"mpi", "ucx", nullptr};
   if (o->transports.empty()) o->transports = {"mpi"};
   if (!known(o->transports, kTransports)) return false;
-  static const char* const kAlgos[] = {"allgather", "unique_allreduce", "unique_allgather",
-                                       "dense_vocab", "auto", "all", nullptr};
+  static const char* const kAlgos[] = {"allgather",         "unique_allreduce",
+                                       "unique_allgather",  "owner_partitioned",
+                                       "hierarchical",      "dense_vocab",
+                                       "auto",              "all",
+                                       nullptr};
   if (o->compressions.empty()) o->compressions = {"none", "fp16", "bf16"};
-  if (o->algorithms.empty() || (o->algorithms.size() == 1 && o->algorithms[0] == "all")) {
-    o->algorithms = {"allgather", "unique_allreduce", "unique_allgather", "auto"};
+  if (o->algorithms.empty()) o->algorithms = {"all"};
+  std::vector<std::string> algos;  // "all" expands in place; each name once
+  for (const std::string& a : o->algorithms) {
+    const std::vector<std::string> names =
+        a == "all" ? std::vector<std::string>{"allgather", "unique_allreduce", "unique_allgather",
+                                              "owner_partitioned", "auto"}
+                   : std::vector<std::string>{a};
+    for (const std::string& n : names) {
+      if (std::find(algos.begin(), algos.end(), n) == algos.end()) algos.push_back(n);
+    }
   }
+  o->algorithms = algos;
   if (!known(o->compressions, kCompressions)) return false;
   if (!known(o->algorithms, kAlgos)) return false;
   if (o->mode == "allreduce") {
@@ -154,7 +170,7 @@ bool validate(PerfOptions* o) {
            (o->step_bytes > 0 || o->factor > 1.0) && o->iters > 0;
   }
   return o->mode == "sparse" && o->tokens > 0 && o->dim > 0 && o->vocab >= 2 &&
-         o->seed_groups >= 1 && o->candidates <= static_cast<size_t>(o->vocab) &&
+         o->seed_groups >= 1 && o->ranks_per_node >= 0 && o->candidates <= static_cast<size_t>(o->vocab) &&
          o->vocab <= INT32_MAX && o->window_len > 0 && o->iters > 0 && o->scale > 0 &&
          (o->corpus.empty() || o->tokens % o->window_len == 0);
 }

@@ -31,6 +31,7 @@ struct PerfOptions {
   size_t candidates = 0;         // --candidates C: sampled-softmax candidates per rank
   int seed_groups = 1;           // --seed-groups S: ranks drawing the same candidates
   uint64_t seed = 1;             // --seed
+  int ranks_per_node = 0;        // --ranks-per-node N: group ranks into nodes of N (0: hosts)
   std::string json;              // --json FILE
   std::string command_line;      // argv joined, for the record
 };

@@ -26,6 +26,9 @@ struct Variant {
   double global_unique = 0;     // U_g summed over timed steps
   double formula = 0;           // the byte formula of the algorithm each step ran, summed
   std::vector<int> ran;         // the algorithm each timed step ran
+  std::vector<double> ui;       // this rank's U_i per timed step (later: sum over ranks)
+  std::vector<double> ug;       // U_g per timed step
+  double internode = 0;         // this rank's internode sent + received, summed over steps
   double phase[zfcNumPhases] = {};  // this rank's seconds per phase, summed over timed steps
   zfcSparseResult_t last{};     // valid until the plan's next call
 };
@@ -35,6 +38,8 @@ int algorithm_id(const std::string& name) {
   if (name == "unique_allreduce") return zfcAlgoUniqueAllReduce;
   if (name == "unique_allgather") return zfcAlgoUniqueAllGather;
   if (name == "dense_vocab") return zfcAlgoDenseVocab;
+  if (name == "owner_partitioned") return zfcAlgoOwnerPartitioned;
+  if (name == "hierarchical") return zfcAlgoHierarchical;
   return zfcAlgoAuto;
 }
 
@@ -165,6 +170,10 @@ void run_steps(const PerfContext& ctx, const zfc::workload::StepSource& source,
       v.global_unique += static_cast<double>(v.last.num_unique);
       v.formula += step_formula(ctx, v, static_cast<double>(stats.last.local_unique));
       v.ran.push_back(v.last.algorithm);
+      v.ui.push_back(static_cast<double>(stats.last.local_unique));
+      v.ug.push_back(static_cast<double>(v.last.num_unique));
+      v.internode += static_cast<double>(stats.last.internode_bytes_sent +
+                                         stats.last.internode_bytes_received);
       for (int p = 0; p < zfcNumPhases; ++p) v.phase[p] += stats.last.seconds[p];
     }
   }
@@ -177,7 +186,8 @@ std::vector<double> check_last_step(const PerfContext& ctx,
                                     const std::vector<Variant>& vs) {
   const PerfOptions& o = ctx.options;
   const SparseReference ref =
-      build_reference(source, step_indices(ctx, source), o.iters - 1, ctx.ranks, o.dim);
+      build_reference(source, step_indices(ctx, source), o.iters - 1, ctx.ranks, o.dim,
+                      ctx.ranks / node_count(ctx, ctx.comm));
   std::vector<double> wrong;
   for (const Variant& v : vs) {
     double w = count_sparse_wrong(ref, v.last, compression_kind(v.wire), o.scale, ctx.ranks);
@@ -218,6 +228,9 @@ Row result_row(const PerfContext& ctx, Variant& v, double wrong, bool baseline,
   const double peak = max_over_ranks(v.peak);
   const double ug = v.global_unique / steps;
   const double formula = v.formula / steps;
+  const double internode = sum_over_ranks(v.internode) / ctx.ranks / steps;
+  const double model = predicted_seconds(ctx, v.comm, v.ran, v.ui, v.ug, tokens_per_rank(o),
+                                         compression_kind(v.wire));
   if (baseline) *base_seconds = sec, *base_bytes = bytes;
   Row row;
   row.text("algo", v.algo, 16)
@@ -230,12 +243,15 @@ Row result_row(const PerfContext& ctx, Variant& v, double wrong, bool baseline,
       .num("U_g/GK", ug / gk, 6, 3)
       .num("time_us", sec * 1e6, 10, 1)
       .num("MB", bytes / 1e6, 9, 3)
+      .num("xnode_MB", internode / 1e6, 8, 3)
       .num("x_formula", formula > 0 ? bytes / formula : (bytes == 0 ? 1.0 : NAN), 9, 4)
       .num("peak_ws_MB", peak / 1e6, 10, 3)
       .count("wrong", wrong, 6)
       .num("speedup", *base_seconds / sec, 7, 2)
       .num("byte_ratio", bytes > 0 ? *base_bytes / bytes : NAN, 10, 2)
-      .text("ran", describe_ran(v.ran), 16);
+      .text("ran", describe_ran(v.ran), 17)
+      .num("model_us", model * 1e6, 9, 1)
+      .num("model_err", model / sec - 1.0, 9, 3);
   // Where the time goes: each phase's mean per step on the slowest rank, JSON only.
   for (int p = 0; p < zfcNumPhases; ++p) {
     const std::string key = std::string("phase_us_") + zfcGetPhaseName(p);

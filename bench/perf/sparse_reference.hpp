@@ -13,16 +13,18 @@
 
 struct SparseReference {
   std::vector<int32_t> indices;   // U_g sorted distinct indices
-  std::vector<float> rows;        // U_g x D: ((+0 + p_0) + p_1) + ..., p_r in token order
+  std::vector<float> rows;        // U_g x D: ((+0 + p_0) + p_1) + ..., p_r in token order (per node)
   std::vector<float> magnitude;   // U_g x D: sum of |value| over every contribution
 };
 
 // Rank r's indices at a step (its tokens, and its sampled candidates if any).
 using StepIndices = std::function<std::vector<int32_t>(int64_t step, int rank)>;
 
+// ranks_per_node > 0: ranks [0, n), [n, 2n), ... are nodes, summed inside first (the
+// library's order of sums on a communicator with nodes).
 SparseReference build_reference(const zfc::workload::StepSource& source,
                                 const StepIndices& indices, int64_t step, int ranks,
-                                size_t dim);
+                                size_t dim, int ranks_per_node);
 
 // Elements of `result` (indices and rows) that differ from the reference: exactly for an
 // uncompressed wire, beyond the wire's rounding bound otherwise. All of them if the sizes

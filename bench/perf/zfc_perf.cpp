@@ -32,7 +32,8 @@ std::vector<std::string> run_metadata(const PerfContext& ctx) {
             ", \"corpus\": " + json_string(o.corpus) +
             ", \"zipf_s\": " + std::to_string(o.zipf_s) +
             ", \"window_len\": " + std::to_string(o.window_len) +
-            ", \"seed\": " + std::to_string(o.seed);
+            ", \"seed\": " + std::to_string(o.seed) +
+            ", \"ranks_per_node\": " + std::to_string(o.ranks_per_node);
     std::string transports;
     for (const std::string& t : o.transports) transports += (transports.empty() ? "" : ",") + t;
     opts += ", \"transports\": " + json_string(transports);
@@ -52,11 +53,13 @@ std::vector<std::string> run_metadata(const PerfContext& ctx) {
 
 // A communicator over MPI_COMM_WORLD's processes: over MPI itself, or over UCX with the
 // meeting point's id made on rank 0 and broadcast by MPI.
-zfcComm_t open_comm(const std::string& transport, int rank) {
+zfcComm_t open_comm(const std::string& transport, int rank, int ranks_per_node) {
   zfcComm_t comm = nullptr;
+  zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
+  cfg.ranks_per_node = ranks_per_node;
   if (transport == "mpi") {
     MPI_Comm world = MPI_COMM_WORLD;
-    const zfcResult_t r = zfcCommInitMpi(&comm, &world, nullptr);
+    const zfcResult_t r = zfcCommInitMpi(&comm, &world, &cfg);
     if (r != zfcSuccess) perf_fail("zfcCommInitMpi", r, nullptr);
     return comm;
   }
@@ -68,7 +71,6 @@ zfcComm_t open_comm(const std::string& transport, int rank) {
   MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
   cfg.transport = zfcTransportUcx;
   const zfcResult_t r = zfcCommInitRank(&comm, size, id, rank, &cfg);
   if (r != zfcSuccess) perf_fail("zfcCommInitRank", r, nullptr);
@@ -88,11 +90,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::vector<NamedComm> comms;
-  for (const std::string& t : o.transports) comms.push_back({t, open_comm(t, rank)});
+  for (const std::string& t : o.transports) comms.push_back({t, open_comm(t, rank, o.ranks_per_node)});
   zfcComm_t comm = comms.front().comm;
   if (rank == 0) {
     std::printf("# zfc_perf %s (zipfcoll %s), %d ranks\n# rank 0: %s\n", o.mode.c_str(),
                 ZFC_VERSION_STRING, ranks, zfcCommGetTopology(comm));
+    zfcMachineModel_t m;
+    if (zfcCommGetMachineModel(comm, &m) == zfcSuccess) {
+      std::printf("# cost model: intra-node %.2f us + %.2f GB/s, inter-node %.2f us + %.2f GB/s,"
+                  " local memory %.2f GB/s\n", m.intra_node.latency_us,
+                  m.intra_node.bandwidth_gbs, m.inter_node.latency_us,
+                  m.inter_node.bandwidth_gbs, m.local_gbs);
+    }
   }
   Report report;
   PerfContext ctx{o, comm, comms, rank, ranks, report};

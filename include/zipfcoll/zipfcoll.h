@@ -403,6 +403,48 @@ ZFC_API zfcResult_t zfcSparseReduce(zfcSparsePlan_t plan, const void* indices, s
 /* Local. NULL is a no-op. The plan must be destroyed before its communicator. */
 ZFC_API zfcResult_t zfcSparsePlanDestroy(zfcSparsePlan_t plan);
 
+/* ---- the cost model ------------------------------------------------------------------ */
+
+/* What zfcAlgoAuto assumes of the machine (see zfcLinkModel_t). */
+typedef struct {
+  zfcLinkModel_t intra_node;
+  zfcLinkModel_t inter_node;
+  double local_gbs; /* bytes one rank reads plus writes per second in local passes, / 1e9 */
+} zfcMachineModel_t;
+
+/* The sizes of one sparse-reduce step, as every rank sees them after the index exchange. */
+typedef struct {
+  int ranks;                 /* G */
+  int nodes;                 /* N (1: one node); hierarchical needs G = N * L, L > 1 */
+  double tokens;             /* sum over ranks of K_i */
+  double max_tokens;         /* max over ranks of K_i */
+  double local_unique;       /* sum over ranks of U_i */
+  double max_local_unique;   /* max over ranks of U_i */
+  double global_unique;      /* U_g */
+  int64_t vocab_size;        /* V */
+  size_t dim;                /* D (indices travel as 4 bytes when V <= 2^32, else 8) */
+  zfcDataType_t row_type;    /* the caller's rows */
+  zfcCompressionKind_t compression;
+} zfcStepShape_t;
+
+typedef struct {
+  double seconds;         /* the whole call, header and index exchange included */
+  double bytes;           /* sent + received per rank, averaged over ranks */
+  double internode_bytes; /* the part of `bytes` between nodes */
+  double workspace_bytes; /* library scratch on one rank */
+} zfcPrediction_t;
+
+/* Local. The model the communicator's zfcAlgoAuto uses: the config's links, or those
+ * measured when it was made, agreed over ranks (the slowest rank's figures). */
+ZFC_API zfcResult_t zfcCommGetMachineModel(zfcComm_t comm, zfcMachineModel_t* model);
+
+/* Local. The alpha-beta prediction for `algorithm` (not zfcAlgoAuto) on `shape` and
+ * `model`: what zfcAlgoAuto compares, and what zfc_model projects to thousands of ranks
+ * (docs/algorithms.md gives the formulas). */
+ZFC_API zfcResult_t zfcPredictSparseReduce(const zfcMachineModel_t* model,
+                                           const zfcStepShape_t* shape, int algorithm,
+                                           zfcPrediction_t* prediction);
+
 /* ---- seed groups and the candidate sampler of sampled softmax ------------------------ */
 
 /* How many seed groups S a communicator of G ranks is split into. Ranks of one group draw

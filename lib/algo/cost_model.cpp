@@ -2,77 +2,246 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 
 namespace zfc {
 namespace {
 
-int collectives(zfcAlgorithm_t algorithm) {
-  switch (algorithm) {
-    case zfcAlgoAllGather: return 2;        // indices, rows
-    case zfcAlgoUniqueAllReduce: return 3;  // indices, reduce-scatter, gather
-    case zfcAlgoUniqueAllGather: return 2;  // indices, rows
-    case zfcAlgoDenseVocab: return 2;       // reduce-scatter, gather
-    default: return 0;
+// Bytes each local pass touches (reads plus writes), per element or per key. The
+// deduplication and merge sort keys in a few passes; scatters read a row and read and
+// write the target; encodes and decodes read one format and write the other.
+constexpr double kDedupeBytesPerToken = 24.0;
+constexpr double kMergeBytesPerKey = 24.0;
+constexpr double kLocateBytesPerKey = 8.0;
+constexpr double kHeaderBytes = 192.0;
+
+
+// Which ranks a collective spans: all G, the L of a node, or the N of a rail.
+enum class Level { kFlat, kNode, kRail };
+
+struct Cost {
+  const CostInputs& in;
+  const MachineModel& m;
+  Prediction p;
+
+  double g() const { return in.ranks; }
+  double per_node() const { return g() / std::max(in.nodes, 1); }
+  double ranks(Level l) const {
+    return l == Level::kFlat ? g() : l == Level::kNode ? per_node() : in.nodes;
   }
+  // A collective: ranks - 1 latencies of its link, and `each_way` bytes sent by the busiest
+  // rank; `avg` is the ranks' mean of sent + received. A flat collective runs at the speed
+  // of the links between nodes when there are several.
+  void collective(Level l, double each_way, double avg) {
+    const double n = ranks(l);
+    if (n <= 1) return;
+    const bool across = l == Level::kRail || (l == Level::kFlat && in.nodes > 1);
+    const LinkParams& link = across ? m.inter : m.intra;
+    p.seconds += link.latency_s * (n - 1);
+    if (link.bytes_per_s > 0) p.seconds += each_way / link.bytes_per_s;
+    p.bytes += avg;
+    if (l == Level::kRail) p.internode_bytes += avg;
+    if (l == Level::kFlat) p.internode_bytes += avg * (g() - per_node()) / (g() - 1);
+  }
+  // An allgather(v) of `total` bytes over the level's ranks, `largest` from one rank.
+  void gather(Level l, double total, double largest) {
+    const double n = ranks(l);
+    collective(l, std::max(total - largest, largest * (n - 1)), 2 * total * frac(n));
+  }
+  void local(double bytes) {
+    if (m.local_bytes_per_s > 0) p.seconds += bytes / m.local_bytes_per_s;
+  }
+  void scratch(double bytes) { p.workspace_bytes += bytes; }
+  static double frac(double parts) { return parts > 0 ? (parts - 1) / parts : 0.0; }
+};
+
+// What every algorithm pays: the header allgather and the rank's deduplication.
+void common(Cost& c) {
+  const CostInputs& in = c.in;
+  c.gather(Level::kFlat, kHeaderBytes * c.g(), kHeaderBytes);
+  c.local(kDedupeBytesPerToken * in.max_tokens);
+  c.scratch(16.0 * in.max_tokens + kHeaderBytes * c.g());
+}
+
+// The index exchange and the merge of the gathered distinct keys.
+void index_exchange(Cost& c) {
+  const CostInputs& in = c.in;
+  const double kb = static_cast<double>(in.key_bytes);
+  c.gather(Level::kFlat, in.local_unique * kb, in.max_local_unique * kb);
+  c.local(kMergeBytesPerKey * in.local_unique + 8.0 * in.max_tokens);
+  c.scratch(2.0 * in.local_unique * kb + 8.0 * in.local_unique + 4.0 * in.global_unique);
+}
+
+// Sums of this rank's tokens' rows into `rows` rows of fp32, the rows zeroed first.
+void scatter(Cost& c, double rows) {
+  const double d = static_cast<double>(c.in.dim);
+  c.local(4.0 * rows * d + (c.in.input_bytes + 8.0) * c.in.max_tokens * d);
+}
+
+// Encoding n fp32 values for a compressed wire (nothing for fp32).
+double encode_bytes(const Cost& c, double n) {
+  return c.in.row_bytes < 4 ? n * (4.0 + c.in.row_bytes) : 0.0;
+}
+
+void allgather(Cost& c) {
+  const CostInputs& in = c.in;
+  const double d = static_cast<double>(in.dim), w = in.row_bytes, ug = in.global_unique;
+  const double row = in.key_bytes + d * w;
+  c.gather(Level::kFlat, in.tokens * row, in.max_tokens * row);
+  c.local(kDedupeBytesPerToken * in.tokens + (w + 8.0) * in.tokens * d +
+          16.0 * in.local_unique * d + 12.0 * ug * d);
+  c.scratch(in.tokens * row + 4.0 * in.max_tokens * d + 4.0 * ug * d);
+}
+
+// The deterministic allreduce of n values: reduce-scatter by alltoallv, then allgather.
+void allreduce(Cost& c, double n) {
+  const double w = c.in.row_bytes;
+  c.collective(Level::kFlat, n * w * Cost::frac(c.g()), 2 * n * w * Cost::frac(c.g()));
+  c.gather(Level::kFlat, n * w, n * w / c.g());
+  c.local(encode_bytes(c, n) + n * (w + 8.0) + n * (w + 4.0) + 4.0 * n);
+  c.scratch(4.0 * n + (w < 4 ? 2.0 * n * w : n * w));
+}
+
+void dense_vocab(Cost& c) {
+  const CostInputs& in = c.in;
+  scatter(c, static_cast<double>(in.vocab));
+  allreduce(c, static_cast<double>(in.vocab) * (in.dim + 1.0));
+  c.local(8.0 * in.global_unique * in.dim + 4.0 * in.vocab);
+}
+
+void unique_allreduce(Cost& c) {
+  scatter(c, static_cast<double>(c.in.global_unique));
+  allreduce(c, static_cast<double>(c.in.global_unique) * c.in.dim);
+}
+
+void unique_allgather(Cost& c) {
+  const CostInputs& in = c.in;
+  const double d = static_cast<double>(in.dim), w = in.row_bytes;
+  const double all = static_cast<double>(in.local_unique) * d;
+  scatter(c, static_cast<double>(in.max_local_unique));
+  c.local(encode_bytes(c, in.max_local_unique * d));
+  c.gather(Level::kFlat, all * w, in.max_local_unique * d * w);
+  c.local(kLocateBytesPerKey * in.local_unique + all * (w + 8.0) + 12.0 * in.global_unique * d);
+  c.scratch(all * w + 4.0 * in.max_local_unique * d + 4.0 * in.global_unique * d);
+}
+
+// Owners over the level's ranks: the alltoallv of each rank's `out_rows` rows and the sum of
+// the `in_rows` an owner receives.
+void owner_reduce(Cost& c, Level l, double out_rows, double in_rows) {
+  const double d = static_cast<double>(c.in.dim), w = c.in.row_bytes;
+  const double f = Cost::frac(c.ranks(l));
+  c.collective(l, std::max(out_rows, in_rows) * d * w * f, (out_rows + in_rows) * d * w * f);
+  c.local(in_rows * d * (w + 8.0));
+}
+
+// The owners' rows back to every rank: an allgatherv of `rows` rows over the level.
+void owner_share(Cost& c, Level l, double rows) {
+  const double bytes = rows * c.in.dim * c.in.row_bytes;
+  c.gather(l, bytes, bytes / c.ranks(l));
+}
+
+void owner_partitioned(Cost& c) {
+  const CostInputs& in = c.in;
+  const double d = static_cast<double>(in.dim), w = in.row_bytes;
+  const double ug = in.global_unique, ui = in.max_local_unique;
+  scatter(c, ui);
+  c.local(kLocateBytesPerKey * in.local_unique + encode_bytes(c, ui * d));
+  owner_reduce(c, Level::kFlat, ui, in.local_unique / c.g());
+  c.local(encode_bytes(c, ug / c.g() * d) + (w < 4 ? ug * d * (w + 4.0) : 4.0 * ug * d));
+  owner_share(c, Level::kFlat, ug);
+  c.scratch(ui * d * (4.0 + w) + in.local_unique / c.g() * d * w + 4.0 * ug * d +
+            (w < 4 ? ug * d * w : 0.0));
+}
+
+void hierarchical(Cost& c) {
+  const CostInputs& in = c.in;
+  const double d = static_cast<double>(in.dim), w = in.row_bytes;
+  const double ug = in.global_unique, ui = in.max_local_unique;
+  const double L = c.per_node();
+  const double un = node_unique(in, static_cast<int>(L));
+  scatter(c, ui);
+  c.local(kLocateBytesPerKey * in.local_unique + encode_bytes(c, ui * d));
+  owner_reduce(c, Level::kNode, ui, in.local_unique / c.g());
+  c.local(encode_bytes(c, un / L * d) + un / L * d * 4.0);
+  owner_reduce(c, Level::kRail, un / L, un / L);
+  owner_share(c, Level::kRail, ug / L);
+  owner_share(c, Level::kNode, ug);
+  c.local(encode_bytes(c, ug / c.g() * d) + (w < 4 ? ug * d * (w + 4.0) : 4.0 * ug * d));
+  c.scratch(ui * d * (4.0 + w) + 2.0 * un / L * d * (w + 4.0) + 4.0 * ug * d +
+            (w < 4 ? ug * d * w : 0.0) + 16.0 * ug / L);
+}
+
+bool can_run_hierarchical(const CostInputs& in) {
+  return in.nodes > 1 && in.nodes < in.ranks && in.ranks % in.nodes == 0;
 }
 
 }  // namespace
 
-double estimated_bytes(zfcAlgorithm_t algorithm, const CostInputs& in) {
-  const double g = in.ranks;
-  // A gather moves each rank's block to G-1 peers and brings G-1 blocks in; averaged over
-  // ranks that is 2 (G-1)/G of the total per rank. A reduce-scatter + gather of n elements
-  // sends and receives (G-1)/G n twice each: 4 (G-1)/G n.
-  const double gather = 2.0 * (g - 1.0) / g;
-  const double reduce = 4.0 * (g - 1.0) / g;
-  const double d = static_cast<double>(in.dim);
-  const double kb = static_cast<double>(in.key_bytes);
-  const double rb = static_cast<double>(in.row_bytes);
-  const double index_exchange = gather * static_cast<double>(in.local_unique) * kb;
+double node_unique(const CostInputs& in, int ranks_per_node) {
+  const double g = in.ranks, ug = static_cast<double>(in.global_unique);
+  const double mean = static_cast<double>(in.local_unique) / std::max(g, 1.0);
+  if (g <= 1 || mean <= 0 || ug <= mean) return std::min(ug, mean * ranks_per_node);
+  const double beta = std::log(ug / mean) / std::log(g);
+  return std::min(ug, mean * std::pow(static_cast<double>(ranks_per_node), beta));
+}
+
+Prediction predict(zfcAlgorithm_t algorithm, const CostInputs& in, const MachineModel& m) {
+  Cost c{in, m, {}};
+  common(c);
   switch (algorithm) {
-    case zfcAlgoAllGather:
-      return gather * static_cast<double>(in.tokens) * (kb + d * rb);
-    case zfcAlgoUniqueAllReduce:
-      return index_exchange + reduce * static_cast<double>(in.global_unique) * d * rb;
-    case zfcAlgoUniqueAllGather:
-      return index_exchange + gather * static_cast<double>(in.local_unique) * d * rb;
-    case zfcAlgoDenseVocab:  // V rows and a presence column; no index exchange
-      return reduce * static_cast<double>(in.vocab) * (d + 1.0) * rb;
-    default:
-      return 0.0;
+    case zfcAlgoAllGather: allgather(c); break;
+    case zfcAlgoDenseVocab: dense_vocab(c); break;
+    case zfcAlgoUniqueAllReduce: index_exchange(c); unique_allreduce(c); break;
+    case zfcAlgoUniqueAllGather: index_exchange(c); unique_allgather(c); break;
+    case zfcAlgoHierarchical:
+      index_exchange(c);
+      if (can_run_hierarchical(in)) {
+        hierarchical(c);
+      } else {
+        owner_partitioned(c);
+      }
+      break;
+    default: index_exchange(c); owner_partitioned(c); break;
   }
+  return c.p;
 }
 
-double local_matrix_bytes(zfcAlgorithm_t algorithm, const CostInputs& in) {
-  const double row = 4.0 * static_cast<double>(in.dim);
-  switch (algorithm) {
-    case zfcAlgoAllGather: return static_cast<double>(in.tokens) * row;
-    case zfcAlgoUniqueAllReduce: return static_cast<double>(in.global_unique) * row;
-    case zfcAlgoUniqueAllGather: return static_cast<double>(in.local_unique) * row;
-    case zfcAlgoDenseVocab: return static_cast<double>(in.vocab) * (row + 4.0);
-    default: return 0.0;
-  }
-}
-
-double estimated_cost(zfcAlgorithm_t algorithm, const CostInputs& in) {
-  const double latency = in.ranks > 1 ? kCollectiveLatencyBytes * collectives(algorithm) : 0.0;
-  return estimated_bytes(algorithm, in) + latency +
-         kLocalByteWeight * local_matrix_bytes(algorithm, in);
-}
-
-zfcAlgorithm_t choose_before_index_exchange(const CostInputs& in) {
-  if (in.vocab > INT32_MAX) return zfcAlgoAuto;
+zfcAlgorithm_t choose_before_index_exchange(const CostInputs& in, const MachineModel& m) {
   CostInputs best_case = in;
   best_case.global_unique = in.max_local_unique;
-  const double unique_best = std::min(estimated_cost(zfcAlgoUniqueAllReduce, best_case),
-                                      estimated_cost(zfcAlgoUniqueAllGather, best_case));
-  return estimated_cost(zfcAlgoDenseVocab, in) <= unique_best ? zfcAlgoDenseVocab : zfcAlgoAuto;
+  double unique_best = 1e300;
+  for (zfcAlgorithm_t a : {zfcAlgoUniqueAllReduce, zfcAlgoUniqueAllGather,
+                           zfcAlgoOwnerPartitioned, zfcAlgoHierarchical}) {
+    unique_best = std::min(unique_best, predict(a, best_case, m).seconds);
+  }
+  zfcAlgorithm_t choice = zfcAlgoAuto;
+  double best = unique_best;
+  // The baseline's cost does not depend on U_g beyond its final pass: take the best case.
+  const double gather = predict(zfcAlgoAllGather, best_case, m).seconds;
+  if (gather < best) {
+    choice = zfcAlgoAllGather;
+    best = gather;
+  }
+  if (in.vocab <= INT32_MAX && predict(zfcAlgoDenseVocab, best_case, m).seconds < best) {
+    choice = zfcAlgoDenseVocab;
+  }
+  return choice;
 }
 
-zfcAlgorithm_t choose_after_index_exchange(const CostInputs& in) {
-  return estimated_cost(zfcAlgoUniqueAllGather, in) < estimated_cost(zfcAlgoUniqueAllReduce, in)
-             ? zfcAlgoUniqueAllGather
-             : zfcAlgoUniqueAllReduce;
+zfcAlgorithm_t choose_after_index_exchange(const CostInputs& in, const MachineModel& m,
+                                           bool hierarchical) {
+  zfcAlgorithm_t choice = zfcAlgoUniqueAllReduce;
+  double best = predict(choice, in, m).seconds;
+  for (zfcAlgorithm_t a : {zfcAlgoUniqueAllGather, zfcAlgoOwnerPartitioned,
+                           zfcAlgoHierarchical}) {
+    if (a == zfcAlgoHierarchical && !hierarchical) continue;
+    const double t = predict(a, in, m).seconds;
+    if (t < best) {
+      choice = a;
+      best = t;
+    }
+  }
+  return choice;
 }
 
 }  // namespace zfc

@@ -1,19 +1,26 @@
-// The cost model behind zfcAlgoAuto: bytes each rank sends plus receives, on average, plus a
-// fixed charge per collective for its latency, from the step's agreed sizes. Every input is
-// known identically on every rank (from the headers, then from the index exchange), so every
-// rank makes the same choice. docs/algorithms.md gives the formulas.
+// The alpha-beta cost model behind zfcAlgoAuto, and the scale model of zfc_model. From a
+// step's sizes it predicts, per algorithm, the bytes a rank sends plus receives (the figure
+// zfcCommGetStats reports, averaged over ranks), the bytes that cross between nodes, the
+// workspace, and the time: each collective step costs a link's latency and each byte its
+// inverse bandwidth; each local pass over memory costs its bytes over the rank's memory
+// throughput. Every input is known identically on every rank (the headers, then the index
+// exchange; the machine model is agreed when the communicator is made), so every rank makes
+// the same choice. docs/algorithms.md gives the formulas.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "core/machine_model.hpp"
 #include "zipfcoll/zipfcoll.h"
 
 namespace zfc {
 
 struct CostInputs {
   int ranks = 1;                  // G
+  int nodes = 1;                  // N; hierarchical only when N > 1 and G = N * L
   uint64_t tokens = 0;            // sum over ranks of K_i
+  uint64_t max_tokens = 0;        // max over ranks of K_i
   uint64_t local_unique = 0;      // sum over ranks of U_i
   uint64_t max_local_unique = 0;  // max over ranks of U_i: a lower bound on U_g
   uint64_t global_unique = 0;     // U_g, once known
@@ -21,32 +28,32 @@ struct CostInputs {
   size_t dim = 0;                 // D
   size_t key_bytes = 4;           // bytes per index on the wire
   size_t row_bytes = 4;           // bytes per row element on the wire
+  size_t input_bytes = 4;         // bytes per element of the caller's rows
 };
 
-// What one collective's latency is worth, in bytes of traffic.
-constexpr double kCollectiveLatencyBytes = 8192.0;
-// What a byte of the reduced matrix that a rank builds and scans locally is worth, relative
-// to a byte on the network (memory is roughly an order of magnitude faster). This keeps a
-// single rank, which moves no bytes, from choosing the V x D matrix.
-constexpr double kLocalByteWeight = 0.125;
+struct Prediction {
+  double seconds = 0.0;          // the step, header and index exchange included
+  double bytes = 0.0;            // sent + received per rank, averaged over ranks
+  double internode_bytes = 0.0;  // the part of `bytes` between nodes
+  double workspace_bytes = 0.0;  // the library's scratch on one rank
+};
 
-// Bytes of the fp32 matrix each rank builds and reads locally for `algorithm`.
-double local_matrix_bytes(zfcAlgorithm_t algorithm, const CostInputs& in);
+// Distinct indices on one node of L ranks, interpolated on the Heaps curve through the mean
+// U_i (K tokens) and U_g (G K tokens): U_node = mean U_i * L^beta.
+double node_unique(const CostInputs& in, int ranks_per_node);
 
-// Average bytes sent + received per rank by `algorithm` (not auto), headers excluded.
-double estimated_bytes(zfcAlgorithm_t algorithm, const CostInputs& in);
+// The prediction for `algorithm` (not auto). zfcAlgoHierarchical needs in.nodes to divide
+// in.ranks with several ranks per node; otherwise it is predicted as owner_partitioned.
+Prediction predict(zfcAlgorithm_t algorithm, const CostInputs& in, const MachineModel& m);
 
-// estimated_bytes plus the latency charge for the algorithm's collectives and the weighted
-// local matrix bytes.
-double estimated_cost(zfcAlgorithm_t algorithm, const CostInputs& in);
+// Before the index exchange (U_g unknown): an algorithm that needs no index exchange
+// (allgather, dense_vocab) when it is faster than every other even at the smallest possible
+// U_g; else zfcAlgoAuto (decide after the exchange).
+zfcAlgorithm_t choose_before_index_exchange(const CostInputs& in, const MachineModel& m);
 
-// Before the index exchange (U_g unknown): zfcAlgoDenseVocab when the dense matrix costs no
-// more than the unique exchanges would even at the smallest possible U_g, else zfcAlgoAuto
-// (decide after the exchange).
-zfcAlgorithm_t choose_before_index_exchange(const CostInputs& in);
-
-// After the index exchange: zfcAlgoUniqueAllReduce or zfcAlgoUniqueAllGather (ties go to
-// the first, whose memory does not grow with G).
-zfcAlgorithm_t choose_after_index_exchange(const CostInputs& in);
+// After the index exchange: the fastest of unique_allreduce, unique_allgather,
+// owner_partitioned and, when `hierarchical`, hierarchical (ties to the earlier one).
+zfcAlgorithm_t choose_after_index_exchange(const CostInputs& in, const MachineModel& m,
+                                           bool hierarchical);
 
 }  // namespace zfc

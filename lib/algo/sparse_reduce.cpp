@@ -31,11 +31,14 @@ Status check_call(const void* indices, size_t count, const void* rows,
   return Status::Ok();
 }
 
-CostInputs cost_inputs(const OpHeader* all, int size, const PlanSpec& spec, size_t key_bytes) {
+CostInputs cost_inputs(const OpHeader* all, int size, int nodes, const PlanSpec& spec,
+                       size_t key_bytes) {
   CostInputs in;
   in.ranks = size;
+  in.nodes = nodes;
   for (int r = 0; r < size; ++r) {
     in.tokens += static_cast<uint64_t>(all[r].count);
+    in.max_tokens = std::max(in.max_tokens, static_cast<uint64_t>(all[r].count));
     in.local_unique += static_cast<uint64_t>(all[r].local_unique);
     in.max_local_unique =
         std::max(in.max_local_unique, static_cast<uint64_t>(all[r].local_unique));
@@ -44,6 +47,7 @@ CostInputs cost_inputs(const OpHeader* all, int size, const PlanSpec& spec, size
   in.dim = spec.dim;
   in.key_bytes = key_bytes;
   in.row_bytes = kernels::float_type_bytes(kernels::wire_type(spec.compression.kind));
+  in.input_bytes = kernels::float_type_bytes(spec.row_type);
   return in;
 }
 
@@ -63,11 +67,12 @@ OpHeader plan_header(const PlanSpec& spec, size_t count) {
 
 // Runs the exchange, resolving zfcAlgoAuto; returns the algorithm that ran in *ran.
 template <class K>
-Status run_exchange(SparseCall<K>& call, zfcAlgorithm_t* ran) {
+Status run_exchange(SparseCall<K>& call, const MachineModel& machine, zfcAlgorithm_t* ran) {
   Transport& t = call.transport;
   zfcAlgorithm_t algorithm = call.spec.algorithm;
-  CostInputs costs = cost_inputs(call.headers, t.size(), call.spec, sizeof(K));
-  if (algorithm == zfcAlgoAuto) algorithm = choose_before_index_exchange(costs);
+  CostInputs costs =
+      cost_inputs(call.headers, t.size(), call.nodes.node_count(), call.spec, sizeof(K));
+  if (algorithm == zfcAlgoAuto) algorithm = choose_before_index_exchange(costs, machine);
   *ran = algorithm;
   if (algorithm == zfcAlgoAllGather) return exchange_allgather(call);
   if (algorithm == zfcAlgoDenseVocab) return exchange_dense_vocab(call);
@@ -81,7 +86,7 @@ Status run_exchange(SparseCall<K>& call, zfcAlgorithm_t* ran) {
   }
   if (algorithm == zfcAlgoAuto) {
     costs.global_unique = call.set.global_count();
-    algorithm = choose_after_index_exchange(costs);
+    algorithm = choose_after_index_exchange(costs, machine, call.nodes.hierarchical());
     *ran = algorithm;
   }
   switch (algorithm) {
@@ -159,7 +164,7 @@ Status run_sparse(zfcSparsePlan& plan, const void* indices, size_t count, const 
                      op,  set,         all,       host_rows,
                      {comm->node_transport.get(), comm->rail_transport.get()}};
   zfcAlgorithm_t algorithm = spec.algorithm;
-  ZFC_RETURN_IF_ERROR(run_exchange(call, &algorithm));
+  ZFC_RETURN_IF_ERROR(run_exchange(call, comm->machine, &algorithm));
   const size_t ug = set.global_count();
   const size_t index_bytes = spec.index_type == zfcInt32 ? 4 : 8;
   void* result_indices = ws.get<char>(Slot::kResultIndices, ug * index_bytes);

@@ -1,8 +1,11 @@
 #include "core/machine_model.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "core/comm.hpp"
@@ -61,6 +64,17 @@ double measure_local_memory() {
   return 2.0 * kBytes / std::max(best, 1e-9);
 }
 
+// The share of a core each rank of this host gets: below 1 when more ranks than cores run
+// here, as when ranks are oversubscribed for testing.
+double core_share(int ranks_on_host) {
+  cpu_set_t set;
+  int cpus = 0;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) cpus = CPU_COUNT(&set);
+  if (cpus <= 0) cpus = static_cast<int>(std::thread::hardware_concurrency());
+  if (cpus <= 0 || ranks_on_host <= cpus) return 1.0;
+  return static_cast<double>(cpus) / ranks_on_host;
+}
+
 }  // namespace
 
 Status calibrate_machine(zfcComm* comm) {
@@ -82,7 +96,7 @@ Status calibrate_machine(zfcComm* comm) {
   if (!inter.given()) inter = intra;
   // The slowest rank's figures, on every rank.
   double mine[5] = {intra.latency_s, -intra.bytes_per_s, inter.latency_s, -inter.bytes_per_s,
-                    -measure_local_memory()};
+                    -measure_local_memory() * core_share(comm->local_size)};
   std::vector<double> all(5 * static_cast<size_t>(flat.size()));
   ZFC_RETURN_IF_ERROR(flat.allgather(mine, sizeof mine, all.data()));
   double worst[5] = {all[0], all[1], all[2], all[3], all[4]};

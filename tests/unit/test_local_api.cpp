@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include "algo/cost_model.hpp"
 #include "algo/sparse_reduce.hpp"
 #include "core/config.hpp"
 #include "core/memory_space.hpp"
@@ -180,57 +179,6 @@ TEST(Config, PlanConfigDefaultsComeFromTheCommunicator) {
   cfg.magic = 1;
   EXPECT_EQ(parse_plan_config(&cfg, comm, &spec).code(), zfcInvalidUsage);
   EXPECT_EQ(parse_plan_config(nullptr, comm, &spec).code(), zfcInvalidArgument);
-}
-
-CostInputs inputs(int ranks, uint64_t tokens, uint64_t local_unique, uint64_t max_local_unique,
-                  int64_t vocab) {
-  CostInputs in;
-  in.ranks = ranks;
-  in.tokens = tokens;
-  in.local_unique = local_unique;
-  in.max_local_unique = max_local_unique;
-  in.vocab = vocab;
-  in.dim = 512;
-  return in;
-}
-
-// The paper's word model on 8 ranks: K = 640, D = 512, V = 100k.
-CostInputs word_model() { return inputs(8, 8 * 640, 8 * 350, 380, 100000); }
-
-TEST(CostModel, Formulas) {
-  CostInputs in = word_model();
-  in.global_unique = 1640;
-  const double g = 2.0 * 7 / 8, r = 4.0 * 7 / 8;
-  EXPECT_DOUBLE_EQ(estimated_bytes(zfcAlgoAllGather, in), g * 5120 * (4 + 512 * 4));
-  EXPECT_DOUBLE_EQ(estimated_bytes(zfcAlgoUniqueAllReduce, in),
-                   g * 2800 * 4 + r * 1640 * 512 * 4);
-  EXPECT_DOUBLE_EQ(estimated_bytes(zfcAlgoUniqueAllGather, in), g * 2800 * 4 + g * 2800 * 2048);
-  EXPECT_DOUBLE_EQ(estimated_bytes(zfcAlgoDenseVocab, in), r * 100000 * 513 * 4);
-  EXPECT_DOUBLE_EQ(estimated_cost(zfcAlgoUniqueAllReduce, in),
-                   estimated_bytes(zfcAlgoUniqueAllReduce, in) + 3 * kCollectiveLatencyBytes +
-                       kLocalByteWeight * 1640 * 512 * 4);
-}
-
-TEST(CostModel, Choices) {
-  CostInputs word = word_model();
-  EXPECT_EQ(choose_before_index_exchange(word), zfcAlgoAuto);
-  word.global_unique = 1640;  // 2 * 1640 > 2800: gathering summed rows moves fewer bytes
-  EXPECT_EQ(choose_after_index_exchange(word), zfcAlgoUniqueAllGather);
-  word.global_unique = 1200;  // more overlap between ranks: the reduction wins
-  EXPECT_EQ(choose_after_index_exchange(word), zfcAlgoUniqueAllReduce);
-
-  // A character model: every rank sees nearly every character.
-  CostInputs chars = inputs(8, 8 * 19200, 8 * 98, 98, 98);
-  EXPECT_EQ(choose_before_index_exchange(chars), zfcAlgoDenseVocab);
-  chars.vocab = 5000;  // a larger alphabet that a step only partly covers
-  EXPECT_EQ(choose_before_index_exchange(chars), zfcAlgoAuto);
-
-  CostInputs one = word;  // one rank moves no bytes; the small matrix still wins
-  one.ranks = 1;
-  one.tokens = 640;
-  one.local_unique = one.max_local_unique = one.global_unique = 350;
-  EXPECT_EQ(choose_before_index_exchange(one), zfcAlgoAuto);
-  EXPECT_EQ(choose_after_index_exchange(one), zfcAlgoUniqueAllReduce);
 }
 
 }  // namespace

@@ -1,0 +1,94 @@
+// The cost model through the C API.
+#include "algo/cost_model.hpp"
+#include "api/api_guard.hpp"
+#include "core/comm.hpp"
+#include "kernels/cast.hpp"
+
+using zfc::error;
+using zfc::Status;
+
+namespace {
+
+zfc::LinkParams to_link(const zfcLinkModel_t& l) {
+  return {l.latency_us * 1e-6, l.bandwidth_gbs * 1e9};
+}
+
+zfcLinkModel_t from_link(const zfc::LinkParams& l) { return {l.latency_s * 1e6, l.bytes_per_s / 1e9}; }
+
+Status check_shape(const zfcStepShape_t& s) {
+  if (s.ranks < 1 || s.nodes < 1 || s.nodes > s.ranks) {
+    return error(zfcInvalidArgument, "shape has %d ranks on %d nodes: need 1 <= nodes <= ranks",
+                 s.ranks, s.nodes);
+  }
+  const double values[] = {s.tokens, s.max_tokens, s.local_unique, s.max_local_unique,
+                           s.global_unique};
+  for (double v : values) {
+    if (!(v >= 0.0 && v < 1e18)) {
+      return error(zfcInvalidArgument, "shape sizes must be finite and >= 0, not %g", v);
+    }
+  }
+  if (s.dim == 0 || s.vocab_size <= 0) {
+    return error(zfcInvalidArgument, "shape dim %zu and vocab_size %lld must be > 0", s.dim,
+                 static_cast<long long>(s.vocab_size));
+  }
+  if (s.row_type != zfcFloat32 && s.row_type != zfcFloat16 && s.row_type != zfcBFloat16) {
+    return error(zfcInvalidArgument, "shape row_type %d is not a float type",
+                 static_cast<int>(s.row_type));
+  }
+  if (s.compression < zfcCompressNone || s.compression > zfcCompressBf16) {
+    return error(zfcInvalidArgument, "shape compression %d is not a zfcCompressionKind_t",
+                 static_cast<int>(s.compression));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+extern "C" {
+
+zfcResult_t zfcCommGetMachineModel(zfcComm_t comm, zfcMachineModel_t* model) {
+  return zfc::guarded(comm, [&] {
+    if (comm == nullptr) return zfc::null_handle("comm");
+    if (model == nullptr) return zfc::null_handle("model");
+    model->intra_node = from_link(comm->machine.intra);
+    model->inter_node = from_link(comm->machine.inter);
+    model->local_gbs = comm->machine.local_bytes_per_s / 1e9;
+    return Status::Ok();
+  });
+}
+
+zfcResult_t zfcPredictSparseReduce(const zfcMachineModel_t* model, const zfcStepShape_t* shape,
+                                   int algorithm, zfcPrediction_t* prediction) {
+  return zfc::guarded(nullptr, [&]() -> Status {
+    if (model == nullptr) return zfc::null_handle("model");
+    if (shape == nullptr) return zfc::null_handle("shape");
+    if (prediction == nullptr) return zfc::null_handle("prediction");
+    if (algorithm <= zfcAlgoAuto || algorithm >= zfcNumAlgorithms) {
+      return error(zfcInvalidArgument, "algorithm %d: name one (not auto or default)",
+                   algorithm);
+    }
+    ZFC_RETURN_IF_ERROR(check_shape(*shape));
+    zfc::MachineModel m;
+    m.intra = to_link(model->intra_node);
+    m.inter = to_link(model->inter_node);
+    m.local_bytes_per_s = model->local_gbs * 1e9;
+    zfc::CostInputs in;
+    in.ranks = shape->ranks;
+    in.nodes = shape->nodes;
+    in.tokens = static_cast<uint64_t>(shape->tokens);
+    in.max_tokens = static_cast<uint64_t>(shape->max_tokens);
+    in.local_unique = static_cast<uint64_t>(shape->local_unique);
+    in.max_local_unique = static_cast<uint64_t>(shape->max_local_unique);
+    in.global_unique = static_cast<uint64_t>(shape->global_unique);
+    in.vocab = shape->vocab_size;
+    in.dim = shape->dim;
+    in.key_bytes = static_cast<uint64_t>(shape->vocab_size) <= (uint64_t{1} << 32) ? 4 : 8;
+    in.row_bytes = zfc::kernels::float_type_bytes(zfc::kernels::wire_type(shape->compression));
+    in.input_bytes = zfc::kernels::float_type_bytes(shape->row_type);
+    const zfc::Prediction p = zfc::predict(static_cast<zfcAlgorithm_t>(algorithm), in, m);
+    *prediction = {p.seconds, p.bytes, p.internode_bytes, p.workspace_bytes};
+    return Status::Ok();
+  });
+}
+
+}  // extern "C"

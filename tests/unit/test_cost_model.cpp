@@ -1,0 +1,118 @@
+// The cost model: its byte counts are the documented formulas, and its choices follow the
+// machine it is given.
+#include <gtest/gtest.h>
+
+#include "algo/cost_model.hpp"
+
+namespace zfc {
+namespace {
+
+CostInputs inputs(int ranks, uint64_t k, uint64_t mean_ui, uint64_t ug, int64_t vocab) {
+  CostInputs in;
+  in.ranks = ranks;
+  in.tokens = k * ranks;
+  in.max_tokens = k;
+  in.local_unique = mean_ui * ranks;
+  in.max_local_unique = mean_ui;
+  in.global_unique = ug;
+  in.vocab = vocab;
+  in.dim = 512;
+  return in;
+}
+
+// The paper's word model on 8 ranks, with gutenberg's sizes: K = 640, U_i = 340, U_g = 1620.
+CostInputs word_model() { return inputs(8, 640, 340, 1620, 100000); }
+
+MachineModel machine(double intra_gbs, double inter_gbs, double latency_us = 5.0) {
+  MachineModel m;
+  m.intra = {latency_us * 1e-6, intra_gbs * 1e9};
+  m.inter = {latency_us * 1e-6, inter_gbs * 1e9};
+  m.local_bytes_per_s = 20e9;
+  return m;
+}
+
+TEST(CostModel, BytesAreTheDocumentedFormulas) {
+  const CostInputs in = word_model();
+  const MachineModel m = machine(10, 10);
+  const double g = 8, f = 2.0 * 7 / 8, d = 512;
+  const double header = 2 * 192 * 7, index = f * 8 * 340 * 4;
+  EXPECT_DOUBLE_EQ(predict(zfcAlgoAllGather, in, m).bytes, header + f * 5120 * (4 + d * 4));
+  EXPECT_DOUBLE_EQ(predict(zfcAlgoUniqueAllReduce, in, m).bytes,
+                   header + index + 2 * f * 1620 * d * 4);
+  EXPECT_DOUBLE_EQ(predict(zfcAlgoUniqueAllGather, in, m).bytes,
+                   header + index + f * 8 * 340 * d * 4);
+  EXPECT_DOUBLE_EQ(predict(zfcAlgoDenseVocab, in, m).bytes,
+                   header + 2 * f * 100000 * (d + 1) * 4);
+  // Each rank sends its U_i rows to owners and receives sum U_i / G; then the gather.
+  EXPECT_DOUBLE_EQ(predict(zfcAlgoOwnerPartitioned, in, m).bytes,
+                   header + index + f * (340 + 340) / 2 * d * 4 + f * 1620 * d * 4);
+  (void)g;
+}
+
+TEST(CostModel, OwnerPartitionedMovesAtMostTwoThirdsOfTheAllreduce) {
+  const CostInputs in = word_model();
+  const MachineModel m = machine(10, 10);
+  const double ratio = predict(zfcAlgoOwnerPartitioned, in, m).bytes /
+                       predict(zfcAlgoUniqueAllReduce, in, m).bytes;
+  EXPECT_LT(ratio, 0.65);
+  EXPECT_GT(ratio, 0.5);
+}
+
+TEST(CostModel, HierarchicalCrossesBetweenNodesLess) {
+  CostInputs in = inputs(64, 640, 340, 6550, 100000);
+  in.nodes = 8;
+  const MachineModel m = machine(450, 50);
+  const Prediction flat = predict(zfcAlgoOwnerPartitioned, in, m);
+  const Prediction two = predict(zfcAlgoHierarchical, in, m);
+  EXPECT_LT(two.internode_bytes, 0.5 * flat.internode_bytes);
+  EXPECT_EQ(choose_after_index_exchange(in, m, true), zfcAlgoHierarchical);
+  EXPECT_NE(choose_after_index_exchange(in, m, false), zfcAlgoHierarchical);
+  // Its rings are shorter too: 2 (L - 1) + 2 (N - 1) latencies against 2 (G - 1).
+  const MachineModel far = machine(1e6, 1e6, 100.0);
+  EXPECT_LT(predict(zfcAlgoHierarchical, in, far).seconds,
+            predict(zfcAlgoOwnerPartitioned, in, far).seconds);
+}
+
+TEST(CostModel, NodeUniqueFollowsHeapsCurve) {
+  const CostInputs in = inputs(64, 640, 340, 6550, 100000);
+  EXPECT_DOUBLE_EQ(node_unique(in, 1), 340);
+  EXPECT_NEAR(node_unique(in, 64), 6550, 1e-6);
+  EXPECT_GT(node_unique(in, 8), 340);
+  EXPECT_LT(node_unique(in, 8), 8 * 340);
+}
+
+TEST(CostModel, Choices) {
+  const MachineModel m = machine(10, 10);
+  CostInputs word = word_model();
+  EXPECT_EQ(choose_before_index_exchange(word, m), zfcAlgoAuto);
+  const zfcAlgorithm_t after = choose_after_index_exchange(word, m, false);
+  EXPECT_TRUE(after == zfcAlgoOwnerPartitioned || after == zfcAlgoUniqueAllReduce ||
+              after == zfcAlgoUniqueAllGather);
+
+  // A character model: every rank sees nearly every one of 98 characters.
+  CostInputs chars = inputs(8, 19200, 98, 98, 98);
+  EXPECT_EQ(choose_before_index_exchange(chars, m), zfcAlgoDenseVocab);
+
+  // Every token distinct and nothing shared: the unique exchanges only add an index step.
+  CostInputs distinct = inputs(8, 64, 64, 512, 1 << 30);
+  distinct.dim = 8;
+  EXPECT_NE(choose_before_index_exchange(distinct, m), zfcAlgoDenseVocab);
+
+  CostInputs one = word_model();  // one rank moves no bytes
+  one.ranks = 1;
+  one.tokens = 640;
+  one.local_unique = one.max_local_unique = one.global_unique = 340;
+  EXPECT_EQ(choose_before_index_exchange(one, m), zfcAlgoAuto);
+}
+
+TEST(CostModel, LatencyAndBandwidthBothCount) {
+  const CostInputs in = word_model();
+  const double slow = predict(zfcAlgoUniqueAllReduce, in, machine(1, 1)).seconds;
+  const double fast = predict(zfcAlgoUniqueAllReduce, in, machine(100, 100)).seconds;
+  const double far = predict(zfcAlgoUniqueAllReduce, in, machine(100, 100, 500)).seconds;
+  EXPECT_GT(slow, 3 * fast);
+  EXPECT_GT(far, fast + 7 * 3 * 400e-6);  // 3 collectives of 7 steps at least
+}
+
+}  // namespace
+}  // namespace zfc
