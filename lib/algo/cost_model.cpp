@@ -98,7 +98,8 @@ void allreduce(Cost& c, double n) {
   const double w = c.in.row_bytes;
   c.collective(Level::kFlat, n * w * Cost::frac(c.g()), 2 * n * w * Cost::frac(c.g()));
   c.gather(Level::kFlat, n * w, n * w / c.g());
-  c.local(encode_bytes(c, n) + n * (w + 8.0) + n * (w + 4.0) + 4.0 * n);
+  // Encode, the owners' sums, decode (compressed) or the finiteness check (fp32).
+  c.local(encode_bytes(c, n) + n * (w + 8.0) + (w < 4 ? n * (w + 4.0) : 4.0 * n));
   c.scratch(4.0 * n + (w < 4 ? 2.0 * n * w : n * w));
 }
 

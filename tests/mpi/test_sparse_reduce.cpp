@@ -107,6 +107,27 @@ TEST_F(WorldTest, OwnerPartitionedEqualsTheAllreduceOnEveryWire) {
   }
 }
 
+// Where one algorithm clearly wins, the cost model (with the links measured when the
+// communicator was made) picks it.
+TEST_F(WorldTest, AutoPicksTheClearWinner) {
+  // A character model: 98 symbols, every rank sees nearly all of them many times over.
+  const Workload chars = zipf_workload(size_, 64, 98, 0.3, 61, [](int) { return size_t{8000}; });
+  PlanOptions o;
+  o.algorithm = zfcAlgoAuto;
+  PlanRun run = run_plan(comm_, chars.ranks[static_cast<size_t>(rank_)], 64, 98, o);
+  ASSERT_EQ(run.result, zfcSuccess) << zfcGetLastError(comm_);
+  if (size_ > 1) EXPECT_EQ(run.algorithm, zfcAlgoDenseVocab);
+  // Words of a large vocabulary, a few hundred per rank: an exchange of distinct rows.
+  const Workload words = zipf_workload(size_, 64, 1000000, 1.1, 63,
+                                       [](int) { return size_t{640}; });
+  run = run_plan(comm_, words.ranks[static_cast<size_t>(rank_)], 64, 1000000, o);
+  ASSERT_EQ(run.result, zfcSuccess) << zfcGetLastError(comm_);
+  EXPECT_NE(run.algorithm, zfcAlgoDenseVocab);
+  if (size_ > 1) EXPECT_NE(run.algorithm, zfcAlgoAllGather);
+  // Every rank made the same choice.
+  EXPECT_TRUE(same_on_all_ranks(static_cast<uint64_t>(run.algorithm)));
+}
+
 TEST_F(WorldTest, AllRanksEmpty) {
   for (zfcAlgorithm_t a : kAlgorithms) {
     PlanOptions o;
