@@ -9,7 +9,8 @@ import re
 import numpy as np
 
 ALGO_COLORS = {"allgather": "tab:red", "unique_allreduce": "tab:blue",
-               "unique_allgather": "tab:green", "auto": "tab:purple", "dense_vocab": "tab:gray"}
+               "unique_allgather": "tab:green", "auto": "tab:purple", "dense_vocab": "tab:gray",
+               "owner_partitioned": "tab:orange", "hierarchical": "tab:brown"}
 WIRE_STYLES = {"none": "-", "fp16": "--", "bf16": ":"}
 PHASES = ["local", "header", "index_exchange", "merge", "scatter", "row_exchange", "total"]
 

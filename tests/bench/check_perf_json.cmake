@@ -25,8 +25,17 @@ foreach(i RANGE ${last})
   if(NOT wrong EQUAL 0 OR NOT g EQUAL RANKS)
     message(FATAL_ERROR "row ${i} (${algo}): wrong=${wrong} G=${g}")
   endif()
-  # Bytes moved are exact: every algorithm must match its formula (docs/algorithms.md).
-  if(ratio LESS 0.9999 OR ratio GREATER 1.0001)
+  # Bytes moved are exact: every algorithm must match its formula (docs/algorithms.md),
+  # except that owner_partitioned's assumes each rank's rows spread evenly over the owners
+  # (tests/mpi/test_nodes.cpp counts its bytes exactly).
+  string(JSON ran GET "${doc}" rows ${i} ran)
+  set(low 0.9999)
+  set(high 1.0001)
+  if(ran MATCHES "owner_partitioned")
+    set(low 0.98)
+    set(high 1.02)
+  endif()
+  if(ratio LESS low OR ratio GREATER high)
     message(FATAL_ERROR "row ${i} (${algo}): bytes / formula = ${ratio}")
   endif()
 endforeach()

@@ -105,6 +105,28 @@ inline std::vector<float> reference_allreduce(const std::vector<std::vector<floa
   return out;
 }
 
+// The same with ranks grouped into nodes of ranks_per_node: each node's wire values summed
+// from +0 in rank order, then the node sums from +0 in node order.
+inline std::vector<float> reference_allreduce_nodes(
+    const std::vector<std::vector<float>>& ranks, zfcCompressionKind_t kind, float scale,
+    size_t ranks_per_node) {
+  const size_t n = ranks.empty() ? 0 : ranks[0].size();
+  const float f = kind == zfcCompressNone ? 1.0f : scale;
+  std::vector<float> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    float acc = 0.0f;
+    for (size_t first = 0; first < ranks.size(); first += ranks_per_node) {
+      float node = 0.0f;
+      for (size_t r = first; r < ranks.size() && r < first + ranks_per_node; ++r) {
+        node += wire_round(ranks[r][i] * f, kind);
+      }
+      acc += node;
+    }
+    out[i] = kind == zfcCompressNone ? acc : wire_round(acc, kind) / f;
+  }
+  return out;
+}
+
 // FNV-1a over raw bytes, for comparing outputs across ranks.
 inline uint64_t fnv1a(const void* data, size_t bytes, uint64_t h = 0xcbf29ce484222325ull) {
   const unsigned char* p = static_cast<const unsigned char*>(data);

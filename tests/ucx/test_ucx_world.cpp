@@ -24,6 +24,9 @@ namespace zfc {
 namespace {
 
 zfcComm_t g_comm = nullptr;
+// Ranks per node: ZIPFCOLL_TEST_RANKS_PER_NODE (then also the config's, to stand in for
+// several hosts on one), else the launcher's ranks per host. Sums follow these nodes.
+size_t g_per_node = 1;
 int g_rank = 0, g_size = 1;
 
 std::vector<float> rows_of(int rank, size_t n, uint64_t seed) {
@@ -65,7 +68,8 @@ TEST(Ucx, AllReduceMatchesTheReference) {
                 zfcSuccess)
           << zfcGetLastError(g_comm);
       EXPECT_EQ(overflowed, 0);
-      const std::vector<float> want = test::reference_allreduce(all, kind, how.scale);
+      const std::vector<float> want =
+          test::reference_allreduce_nodes(all, kind, how.scale, g_per_node);
       ASSERT_EQ(std::memcmp(out.data(), want.data(), n * sizeof(float)), 0) << n << " " << kind;
     }
   }
@@ -78,10 +82,16 @@ TEST(Ucx, SparseReduceOfEveryAlgorithmMatchesTheReference) {
   for (int r = 0; r < g_size; ++r) {
     inputs.push_back({ids_of(r, count, vocab, 9), rows_of(r, count * dim, 10 + r)});
   }
-  const test::SparseReference ref = test::reference_sparse(inputs, dim);
+  const test::SparseReference ref = test::reference_sparse_nodes(inputs, dim, g_per_node);
   const test::RankInput& mine = inputs[static_cast<size_t>(g_rank)];
-  for (zfcAlgorithm_t algo : {zfcAlgoAllGather, zfcAlgoUniqueAllReduce, zfcAlgoUniqueAllGather,
-                              zfcAlgoDenseVocab, zfcAlgoAuto}) {
+  std::vector<zfcAlgorithm_t> algos = {zfcAlgoAllGather, zfcAlgoUniqueAllReduce,
+                                       zfcAlgoUniqueAllGather, zfcAlgoOwnerPartitioned,
+                                       zfcAlgoDenseVocab, zfcAlgoAuto};
+  const size_t size = static_cast<size_t>(g_size);
+  if (g_per_node > 1 && g_per_node < size && size % g_per_node == 0) {
+    algos.push_back(zfcAlgoHierarchical);
+  }
+  for (zfcAlgorithm_t algo : algos) {
     zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
     cfg.dim = dim;
     cfg.vocab_size = vocab;
@@ -187,10 +197,15 @@ int main(int argc, char** argv) {
   zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
   cfg.timeout_ms = 60000;  // a rank that dies ends the run with an error, never a hang
   if (argc == 2 && std::strcmp(argv[1], "--peer-dies") == 0) return zfc::peer_dies(cfg);
+  const char* per_node = std::getenv("ZIPFCOLL_TEST_RANKS_PER_NODE");
+  if (per_node != nullptr) cfg.ranks_per_node = std::atoi(per_node);
   if (zfcCommInitFromEnv(&zfc::g_comm, &cfg) != zfcSuccess) {
     std::fprintf(stderr, "zfcCommInitFromEnv: %s\n", zfcGetLastError(nullptr));
     return 1;
   }
+  int per_host = 1;
+  zfcCommLocalRank(zfc::g_comm, nullptr, &per_host);
+  zfc::g_per_node = static_cast<size_t>(per_node != nullptr ? std::atoi(per_node) : per_host);
   zfcCommRank(zfc::g_comm, &zfc::g_rank);
   zfcCommCount(zfc::g_comm, &zfc::g_size);
   zfc::test::report_failures_per_rank(zfc::g_rank);
