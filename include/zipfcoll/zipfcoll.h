@@ -435,7 +435,7 @@ typedef struct {
 } zfcPrediction_t;
 
 /* Local. The model the communicator's zfcAlgoAuto uses: the config's links, or those
- * measured when it was made, agreed over ranks (the slowest rank's figures). */
+ * measured when it was made, agreed over ranks (each figure's median). */
 ZFC_API zfcResult_t zfcCommGetMachineModel(zfcComm_t comm, zfcMachineModel_t* model);
 
 /* Local. The alpha-beta prediction for `algorithm` (not zfcAlgoAuto) on `shape` and

@@ -42,8 +42,8 @@ Status measure_link(Transport& t, LinkParams* out) {
   }
   double small = 0.0, large = 0.0;
   ZFC_RETURN_IF_ERROR(time_allgather(t, 8, 2, &small));  // the first warms the path up
-  ZFC_RETURN_IF_ERROR(time_allgather(t, 8, 5, &small));
-  ZFC_RETURN_IF_ERROR(time_allgather(t, kLarge, 3, &large));
+  ZFC_RETURN_IF_ERROR(time_allgather(t, 8, 9, &small));
+  ZFC_RETURN_IF_ERROR(time_allgather(t, kLarge, 5, &large));
   out->latency_s = small / peers;
   out->bytes_per_s = static_cast<double>(kLarge) * peers / std::max(large - small, 1e-7);
   return Status::Ok();
@@ -94,18 +94,24 @@ Status calibrate_machine(zfcComm* comm) {
   }
   if (!intra.given()) intra = inter;
   if (!inter.given()) inter = intra;
-  // The slowest rank's figures, on every rank.
-  double mine[5] = {intra.latency_s, -intra.bytes_per_s, inter.latency_s, -inter.bytes_per_s,
-                    -measure_local_memory() * core_share(comm->local_size)};
-  std::vector<double> all(5 * static_cast<size_t>(flat.size()));
+  // The median over ranks of each figure, on every rank: the same model everywhere, and
+  // one rank descheduled while it measured does not set it.
+  const double mine[5] = {intra.latency_s, intra.bytes_per_s, inter.latency_s,
+                          inter.bytes_per_s,
+                          measure_local_memory() * core_share(comm->local_size)};
+  const size_t ranks = static_cast<size_t>(flat.size());
+  std::vector<double> all(5 * ranks);
   ZFC_RETURN_IF_ERROR(flat.allgather(mine, sizeof mine, all.data()));
-  double worst[5] = {all[0], all[1], all[2], all[3], all[4]};
-  for (size_t r = 1; r < static_cast<size_t>(flat.size()); ++r) {
-    for (size_t i = 0; i < 5; ++i) worst[i] = std::max(worst[i], all[5 * r + i]);
+  double agreed[5];
+  for (size_t i = 0; i < 5; ++i) {
+    std::vector<double> v;
+    for (size_t r = 0; r < ranks; ++r) v.push_back(all[5 * r + i]);
+    std::sort(v.begin(), v.end());
+    agreed[i] = v[(ranks - 1) / 2];
   }
-  comm->machine.intra = {worst[0], -worst[1]};
-  comm->machine.inter = {worst[2], -worst[3]};
-  comm->machine.local_bytes_per_s = -worst[4];
+  comm->machine.intra = {agreed[0], agreed[1]};
+  comm->machine.inter = {agreed[2], agreed[3]};
+  comm->machine.local_bytes_per_s = agreed[4];
   return Status::Ok();
 }
 

@@ -1,7 +1,7 @@
 // What the cost model knows of the machine: the alpha-beta parameters of the links inside
 // and between nodes, and how fast one rank streams through its own memory. Given in the
-// config or measured once when a communicator is made, then agreed (the slowest rank's
-// figures), so that every rank predicts the same times and makes the same choices.
+// config or measured once when a communicator is made, then agreed (each figure's
+// median over ranks), so that every rank predicts the same times and makes the same choices.
 #pragma once
 
 #include "base/status.hpp"
