@@ -16,18 +16,6 @@
 namespace zfc {
 namespace {
 
-struct Wire {
-  zfcDataType_t type;
-  float scale;
-  size_t bytes;
-};
-
-Wire wire_of(const PlanSpec& spec) {
-  if (spec.compression.kind == zfcCompressNone) return {zfcFloat32, 1.0f, 4};
-  const zfcDataType_t t = kernels::wire_type(spec.compression.kind);
-  return {t, spec.compression.scale, kernels::float_type_bytes(t)};
-}
-
 // Everything the steps share: the ranges, the positions, the scratch.
 struct Hier {
   const RankPositions& at;

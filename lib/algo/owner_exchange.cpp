@@ -10,18 +10,6 @@
 namespace zfc {
 namespace {
 
-struct Wire {
-  zfcDataType_t type;
-  float scale;
-  size_t bytes;  // per element
-};
-
-Wire row_wire_of(const PlanSpec& spec) {
-  if (spec.compression.kind == zfcCompressNone) return {zfcFloat32, 1.0f, 4};
-  const zfcDataType_t t = kernels::wire_type(spec.compression.kind);
-  return {t, spec.compression.scale, kernels::float_type_bytes(t)};
-}
-
 // Sizes of the alltoallv: to owner j, this rank's rows inside j's range; from rank r, r's
 // rows inside this rank's range.
 void owner_layout(const RankPositions& at, const OwnerRanges& owners, int me, size_t row_bytes,
@@ -51,7 +39,7 @@ Status exchange_owner_partitioned(SparseCall<K>& call) {
   const int size = t.size(), me = t.rank();
   const size_t dim = call.spec.dim;
   const size_t ug = call.set.global_count();
-  const Wire wire = row_wire_of(call.spec);
+  const Wire wire = wire_of(call.spec);
   const size_t row_bytes = dim * wire.bytes;
   const OwnerRanges owners{ug, size};
   const size_t lo = owners.begin(me), mine = owners.len(me);

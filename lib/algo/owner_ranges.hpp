@@ -26,6 +26,19 @@ struct OwnerRanges {
   }
 };
 
+// How rows travel: the wire type, the scale applied before sending, bytes per element.
+struct Wire {
+  zfcDataType_t type;
+  float scale;
+  size_t bytes;
+};
+
+inline Wire wire_of(const PlanSpec& spec) {
+  if (spec.compression.kind == zfcCompressNone) return {zfcFloat32, 1.0f, 4};
+  const zfcDataType_t t = kernels::wire_type(spec.compression.kind);
+  return {t, spec.compression.scale, kernels::float_type_bytes(t)};
+}
+
 // The global positions of every rank's distinct keys, rank r's (sorted) at
 // all + displs[r], counts[r] of them.
 struct RankPositions {

@@ -34,7 +34,7 @@ MachineModel machine(double intra_gbs, double inter_gbs, double latency_us = 5.0
 TEST(CostModel, BytesAreTheDocumentedFormulas) {
   const CostInputs in = word_model();
   const MachineModel m = machine(10, 10);
-  const double g = 8, f = 2.0 * 7 / 8, d = 512;
+  const double f = 2.0 * 7 / 8, d = 512;
   const double header = 2 * 192 * 7, index = f * 8 * 340 * 4;
   EXPECT_DOUBLE_EQ(predict(zfcAlgoAllGather, in, m).bytes, header + f * 5120 * (4 + d * 4));
   EXPECT_DOUBLE_EQ(predict(zfcAlgoUniqueAllReduce, in, m).bytes,
@@ -46,7 +46,6 @@ TEST(CostModel, BytesAreTheDocumentedFormulas) {
   // Each rank sends its U_i rows to owners and receives sum U_i / G; then the gather.
   EXPECT_DOUBLE_EQ(predict(zfcAlgoOwnerPartitioned, in, m).bytes,
                    header + index + f * (340 + 340) / 2 * d * 4 + f * 1620 * d * 4);
-  (void)g;
 }
 
 TEST(CostModel, OwnerPartitionedMovesAtMostTwoThirdsOfTheAllreduce) {
