@@ -49,14 +49,6 @@ size_t union_in_range(const Hier& h, const std::vector<int>& ranks, size_t lo, s
   return n;
 }
 
-void finish_layout(size_t* bytes, size_t* displs, int parts) {
-  size_t off = 0;
-  for (int j = 0; j < parts; ++j) {
-    displs[j] = off;
-    off += bytes[j];
-  }
-}
-
 // Step 1: this rank's rows to the local owners; returns the node's sums of the rows present
 // in this rank's range, encoded for the rail, and their relative positions in *present.
 Status reduce_in_node(Hier& h, Transport& node, int me, const void* send, size_t* present) {
@@ -69,8 +61,8 @@ Status reduce_in_node(Hier& h, Transport& node, int me, const void* send, size_t
     send_bytes[j] = h.at.count_in(me, b, b + h.ranges.len(j)) * h.row_bytes;
     recv_bytes[j] = h.at.count_in(members[j], h.lo1, h.lo1 + h.len1) * h.row_bytes;
   }
-  finish_layout(send_bytes, send_displs, L);
-  finish_layout(recv_bytes, recv_displs, L);
+  pack_displacements(send_bytes, send_displs, L);
+  pack_displacements(recv_bytes, recv_displs, L);
   char* in = h.ws.get<char>(Slot::kOwnerRows, recv_displs[L - 1] + recv_bytes[L - 1]);
   ZFC_RETURN_IF_ERROR(node.alltoallv(send, send_bytes, send_displs, in, recv_bytes,
                                      recv_displs));
@@ -115,8 +107,8 @@ Status reduce_across_nodes(Hier& h, Transport& rail, size_t present, float* acc)
     recv_bytes[k] = n * h.row_bytes;
     listed += n;
   }
-  finish_layout(send_bytes, send_displs, N);
-  finish_layout(recv_bytes, recv_displs, N);
+  pack_displacements(send_bytes, send_displs, N);
+  pack_displacements(recv_bytes, recv_displs, N);
   char* in = h.ws.get<char>(Slot::kOwnerRows, recv_displs[N - 1] + recv_bytes[N - 1]);
   const char* node_rows = h.ws.get<char>(Slot::kNodeRows, present * h.row_bytes);
   ZFC_RETURN_IF_ERROR(rail.alltoallv(node_rows, send_bytes, send_displs, in, recv_bytes,

@@ -18,16 +18,13 @@ void owner_layout(const RankPositions& at, const OwnerRanges& owners, int me, si
   size_t *send_bytes = sizes, *send_displs = sizes + size;
   size_t *recv_bytes = sizes + 2 * size, *recv_displs = sizes + 3 * size;
   const size_t lo = owners.begin(me), hi = lo + owners.len(me);
-  size_t sent = 0, received = 0;
   for (int j = 0; j < size; ++j) {
     const size_t b = owners.begin(j);
     send_bytes[j] = at.count_in(me, b, b + owners.len(j)) * row_bytes;
-    send_displs[j] = sent;
-    sent += send_bytes[j];
     recv_bytes[j] = at.count_in(j, lo, hi) * row_bytes;
-    recv_displs[j] = received;
-    received += recv_bytes[j];
   }
+  pack_displacements(send_bytes, send_displs, size);
+  pack_displacements(recv_bytes, recv_displs, size);
 }
 
 }  // namespace

@@ -80,14 +80,12 @@ const void* local_partial_rows(SparseCall<K>& call, zfcDataType_t wire, float sc
   return sent;
 }
 
-// Byte sizes and displacements of a block per rank of counts[r] items of item_bytes.
-inline void block_layout(const size_t* counts, int size, size_t item_bytes, size_t* bytes,
-                         size_t* displs) {
+// displs[j] = bytes[0] + ... + bytes[j-1]: blocks laid out back to back.
+inline void pack_displacements(const size_t* bytes, size_t* displs, int parts) {
   size_t off = 0;
-  for (int r = 0; r < size; ++r) {
-    bytes[r] = counts[r] * item_bytes;
-    displs[r] = off;
-    off += bytes[r];
+  for (int j = 0; j < parts; ++j) {
+    displs[j] = off;
+    off += bytes[j];
   }
 }
 
