@@ -61,6 +61,21 @@ __global__ void sum_blocks_kernel(const void* blocks, int nblocks, size_t n, zfc
   }
 }
 
+// acc[i] += fp32(src[i]): one more block joining a running sum, as the host's add_to.
+__global__ void add_to_kernel(const void* src, zfcDataType_t wire, size_t n, float* acc) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    float v;
+    if (wire == zfcFloat32) {
+      v = static_cast<const float*>(src)[i];
+    } else {
+      const uint16_t h = static_cast<const uint16_t*>(src)[i];
+      v = wire == zfcFloat16 ? kernels::f16_to_f32(h) : kernels::bf16_to_f32(h);
+    }
+    acc[i] = acc[i] + v;
+  }
+}
+
 __global__ void divide_kernel(float* v, size_t n, float divisor) {
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<size_t>(gridDim.x) * blockDim.x) {
@@ -115,6 +130,12 @@ Status sum_blocks(const void* d_blocks, int nblocks, size_t n, zfcDataType_t wir
   sum_blocks_kernel<<<grid_for(n), kBlock, 0, as_stream(stream)>>>(d_blocks, nblocks, n, wire,
                                                                    d_acc);
   return launch_check("sum_blocks_kernel");
+}
+
+Status add_to(const void* d_src, zfcDataType_t wire, size_t n, float* d_acc, void* stream) {
+  if (n == 0) return Status::Ok();
+  add_to_kernel<<<grid_for(n), kBlock, 0, as_stream(stream)>>>(d_src, wire, n, d_acc);
+  return launch_check("add_to_kernel");
 }
 
 Status flag_nonfinite(const float* d_v, size_t n, int* d_nonfinite, void* stream) {

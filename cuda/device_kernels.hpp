@@ -88,6 +88,9 @@ Status decode(const void* d_src, size_t n, zfcDataType_t wire, float scale, floa
 Status sum_blocks(const void* d_blocks, int nblocks, size_t n, zfcDataType_t wire,
                   float* d_acc, void* stream);
 
+// d_acc[i] += fp32(d_src[i]) for n wire elements (the host's kernels::add_to).
+Status add_to(const void* d_src, zfcDataType_t wire, size_t n, float* d_acc, void* stream);
+
 // ORs 1 into *d_nonfinite when some d_v[i] is inf or NaN.
 Status flag_nonfinite(const float* d_v, size_t n, int* d_nonfinite, void* stream);
 

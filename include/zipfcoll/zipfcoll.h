@@ -165,10 +165,12 @@ typedef struct {
   unsigned int magic;    /* ZFC_CONFIG_MAGIC */
   unsigned int version;  /* ZFC_VERSION_CODE of the header the caller compiled against */
   int transport;         /* zfcTransport_t */
-  int device;            /* -1 (the only choice in this version): each call's buffers are
-                            host or device memory, found out per call */
+  int device;            /* zfcTransportNccl: this rank's CUDA device (-1: the current
+                            one). Other transports: -1; each call's buffers are found to
+                            be host or device memory */
   int timeout_ms;        /* bound on every wait, in ms, where the transport allows one:
-                            the bootstrap and UCX honour it; MPI cannot and needs 0.
+                            the bootstrap, UCX and NCCL (which is then aborted) honour it;
+                            MPI cannot and needs 0.
                             0: the bootstrap waits 60 s and UCX as long as it does (a
                             failed peer still ends the wait) */
   int algorithm;         /* zfcAlgorithm_t used by plans created with zfcAlgoDefault */
@@ -197,6 +199,9 @@ typedef struct {
  * whose address is `mpi_comm` (an `MPI_Comm*`, passed as void* to keep mpi.h out of this
  * header). MPI must already be initialised; the library duplicates the communicator, so the
  * caller's own traffic never mixes with zipfcoll's. `config` may be NULL for defaults.
+ * With config->transport zfcTransportNccl, MPI only starts an NCCL communicator (one GPU
+ * per rank; a rank without one fails every rank with zfcUnsupported naming it), and device
+ * buffers of zfcAllReduce then stay on the device.
  * *comm is set only on success. Returns zfcUnsupported in a build without MPI. */
 ZFC_API zfcResult_t zfcCommInitMpi(zfcComm_t* comm, const void* mpi_comm,
                                    const zfcConfig_t* config);
@@ -213,8 +218,9 @@ typedef struct {
 ZFC_API zfcResult_t zfcGetUniqueId(zfcUniqueId* id);
 
 /* Collective over `nranks` processes that pass the same id, each with its own `rank` in
- * [0, nranks). Builds a communicator without MPI, over UCX (config->transport must be
- * zfcTransportAuto or zfcTransportUcx). Every wait is bounded (config->timeout_ms, else
+ * [0, nranks). Builds a communicator without MPI, over UCX (config->transport
+ * zfcTransportAuto or zfcTransportUcx), or over NCCL started through UCX
+ * (zfcTransportNccl). Every wait is bounded (config->timeout_ms, else
  * 60 s): a rank that never arrives or a wrong rank number is an error, not a hang. */
 ZFC_API zfcResult_t zfcCommInitRank(zfcComm_t* comm, int nranks, zfcUniqueId id, int rank,
                                     const zfcConfig_t* config);

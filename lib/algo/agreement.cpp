@@ -92,6 +92,9 @@ Status agree(const OpHeader* all, int size) {
     if (init && h.count != h0.count) {
       return differs("config ranks_per_node", h0.count, r, h.count);
     }
+    if (init && h.color != h0.color) {
+      return differs("config transport", h0.color, r, h.color);
+    }
     if (init && h.key != h0.key) {
       return error(zfcMismatch, "config links differ across ranks: rank 0 gives %s, rank %d "
                    "gives %s (set intra_node and inter_node alike on every rank)",

@@ -17,31 +17,61 @@ struct Chunking {
 
 // One rank: the same wire rounding as many, so results do not depend on the rank count's
 // being 1.
-bool allreduce_single(Workspace& ws, const float* send, float* recv, size_t n,
-                      zfcDataType_t wire, float scale) {
+Status allreduce_single(WireKernels& k, const float* send, float* recv, size_t n,
+                        zfcDataType_t wire, float scale) {
   if (wire == zfcFloat32) {
-    kernels::sum_blocks(send, 1, n, wire, recv);
-    return kernels::all_finite(recv, n);
+    ZFC_RETURN_IF_ERROR(k.sum_blocks(send, 1, n, wire, recv));
+    return k.check_finite(recv, n);
   }
-  const size_t w = kernels::float_type_bytes(wire);
-  void* buf = ws.get<char>(Slot::kWireSend, n * w);
-  kernels::encode(send, n, wire, scale, buf);
-  kernels::sum_blocks(buf, 1, n, wire, recv);
-  kernels::encode(recv, n, wire, 1.0f, buf);
-  return kernels::decode(buf, n, wire, scale, recv);
+  void* buf = nullptr;
+  ZFC_RETURN_IF_ERROR(k.scratch(Slot::kWireSend, n * kernels::float_type_bytes(wire), &buf));
+  ZFC_RETURN_IF_ERROR(k.encode(send, n, wire, scale, buf));
+  ZFC_RETURN_IF_ERROR(k.sum_blocks(buf, 1, n, wire, recv));
+  ZFC_RETURN_IF_ERROR(k.encode(recv, n, wire, 1.0f, buf));
+  return k.decode(buf, n, wire, scale, recv);
+}
+
+// The byte sizes and displacements of both steps, on the host (the transports read them
+// there): the reduce-scatter's four lists, then the gather's, which is every rank's chunk at
+// its offset.
+struct StepSizes {
+  size_t* send_bytes;
+  size_t* send_displs;
+  size_t* recv_bytes;
+  size_t* recv_displs;
+};
+
+StepSizes scatter_sizes(Workspace& ws, const Chunking& ch, int size, int me, size_t w) {
+  size_t* sizes = ws.get<size_t>(Slot::kReduceSizes, 4 * static_cast<size_t>(size));
+  StepSizes s{sizes, sizes + size, sizes + 2 * size, sizes + 3 * size};
+  for (int j = 0; j < size; ++j) {
+    s.send_bytes[j] = ch.len(j) * w;
+    s.send_displs[j] = ch.off(j) * w;
+    s.recv_bytes[j] = ch.len(me) * w;
+    s.recv_displs[j] = static_cast<size_t>(j) * ch.len(me) * w;
+  }
+  return s;
+}
+
+void gather_sizes(StepSizes* s, const Chunking& ch, int size, size_t w) {
+  for (int j = 0; j < size; ++j) {
+    s->recv_bytes[j] = ch.len(j) * w;
+    s->recv_displs[j] = ch.off(j) * w;
+  }
 }
 
 }  // namespace
 
-Status allreduce_sum(Transport& t, Workspace& ws, const float* send, float* recv, size_t n,
-                     const Compression& compression, bool* finite, const NodeMap* nodes) {
+Status allreduce_sum(Transport& t, Workspace& ws, WireKernels& k, const float* send,
+                     float* recv, size_t n, const Compression& compression, bool* finite,
+                     const NodeMap* nodes) {
   const zfcDataType_t wire = kernels::wire_type(compression.kind);
   const float scale = compression.kind == zfcCompressNone ? 1.0f : compression.scale;
   const int size = t.size();
   const int me = t.rank();
   if (size == 1) {
-    *finite = allreduce_single(ws, send, recv, n, wire, scale);
-    return Status::Ok();
+    ZFC_RETURN_IF_ERROR(allreduce_single(k, send, recv, n, wire, scale));
+    return k.all_finite(finite);
   }
   const size_t w = kernels::float_type_bytes(wire);
   const Chunking ch{n / size, n % size};
@@ -50,44 +80,46 @@ Status allreduce_sum(Transport& t, Workspace& ws, const float* send, float* recv
   const void* wire_send = send;
   char* wire_buf = nullptr;  // the compressed copy; it holds the gathered result later
   if (wire != zfcFloat32) {
-    wire_buf = ws.get<char>(Slot::kWireSend, n * w);
-    kernels::encode(send, n, wire, scale, wire_buf);
+    void* buf = nullptr;
+    ZFC_RETURN_IF_ERROR(k.scratch(Slot::kWireSend, n * w, &buf));
+    ZFC_RETURN_IF_ERROR(k.encode(send, n, wire, scale, buf));
+    wire_buf = static_cast<char*>(buf);
     wire_send = wire_buf;
   }
-  size_t* sizes = ws.get<size_t>(Slot::kReduceSizes, 4 * static_cast<size_t>(size));
-  size_t *send_bytes = sizes, *send_displs = sizes + size;
-  size_t *recv_bytes = sizes + 2 * size, *recv_displs = sizes + 3 * size;
-  for (int j = 0; j < size; ++j) {
-    send_bytes[j] = ch.len(j) * w;
-    send_displs[j] = ch.off(j) * w;
-    recv_bytes[j] = mine * w;
-    recv_displs[j] = static_cast<size_t>(j) * mine * w;
-  }
-  char* wire_recv = ws.get<char>(Slot::kWireRecv, static_cast<size_t>(size) * mine * w);
-  ZFC_RETURN_IF_ERROR(
-      t.alltoallv(wire_send, send_bytes, send_displs, wire_recv, recv_bytes, recv_displs));
-
-  // The gather reuses the reduce-scatter's size arrays: every rank's chunk, at its offset.
-  for (int j = 0; j < size; ++j) {
-    recv_bytes[j] = ch.len(j) * w;
-    recv_displs[j] = ch.off(j) * w;
-  }
+  StepSizes sz = scatter_sizes(ws, ch, size, me, w);
+  void* wire_recv = nullptr;
+  ZFC_RETURN_IF_ERROR(k.scratch(Slot::kWireRecv, static_cast<size_t>(size) * mine * w,
+                                &wire_recv));
+  ZFC_RETURN_IF_ERROR(k.settle());
+  ZFC_RETURN_IF_ERROR(t.alltoallv(wire_send, sz.send_bytes, sz.send_displs, wire_recv,
+                                  sz.recv_bytes, sz.recv_displs));
+  gather_sizes(&sz, ch, size, w);
   if (wire == zfcFloat32) {
     float* own = recv + ch.off(me);
-    sum_rank_blocks(nodes, size, ws, wire_recv, mine, wire, own);
-    ZFC_RETURN_IF_ERROR(t.allgatherv(own, recv, recv_bytes, recv_displs));
-    *finite = kernels::all_finite(recv, n);
-    return Status::Ok();
+    ZFC_RETURN_IF_ERROR(sum_rank_blocks(nodes, size, k, wire_recv, mine, wire, own));
+    ZFC_RETURN_IF_ERROR(k.settle());
+    ZFC_RETURN_IF_ERROR(t.allgatherv(own, recv, sz.recv_bytes, sz.recv_displs));
+    ZFC_RETURN_IF_ERROR(k.check_finite(recv, n));
+    return k.all_finite(finite);
   }
-  float* acc = ws.get<float>(Slot::kPartial, mine);
-  sum_rank_blocks(nodes, size, ws, wire_recv, mine, wire, acc);
+  void* acc = nullptr;
+  ZFC_RETURN_IF_ERROR(k.scratch(Slot::kPartial, mine * sizeof(float), &acc));
+  float* partial = static_cast<float*>(acc);
+  ZFC_RETURN_IF_ERROR(sum_rank_blocks(nodes, size, k, wire_recv, mine, wire, partial));
   // The reduce-scatter has consumed the compressed copy: gather into it.
   char* gathered = wire_buf;
   char* own = gathered + ch.off(me) * w;
-  kernels::encode(acc, mine, wire, 1.0f, own);  // already in scaled units
-  ZFC_RETURN_IF_ERROR(t.allgatherv(own, gathered, recv_bytes, recv_displs));
-  *finite = kernels::decode(gathered, n, wire, scale, recv);
-  return Status::Ok();
+  ZFC_RETURN_IF_ERROR(k.encode(partial, mine, wire, 1.0f, own));  // already in scaled units
+  ZFC_RETURN_IF_ERROR(k.settle());
+  ZFC_RETURN_IF_ERROR(t.allgatherv(own, gathered, sz.recv_bytes, sz.recv_displs));
+  ZFC_RETURN_IF_ERROR(k.decode(gathered, n, wire, scale, recv));
+  return k.all_finite(finite);
+}
+
+Status allreduce_sum(Transport& t, Workspace& ws, const float* send, float* recv, size_t n,
+                     const Compression& compression, bool* finite, const NodeMap* nodes) {
+  HostWireKernels k(ws);
+  return allreduce_sum(t, ws, k, send, recv, n, compression, finite, nodes);
 }
 
 }  // namespace zfc

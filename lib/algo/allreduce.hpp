@@ -11,6 +11,7 @@
 #include "base/status.hpp"
 #include "core/config.hpp"
 #include "core/node_map.hpp"
+#include "core/wire_kernels.hpp"
 #include "core/workspace.hpp"
 #include "transport/transport.hpp"
 
@@ -22,5 +23,11 @@ namespace zfc {
 Status allreduce_sum(Transport& t, Workspace& ws, const float* send, float* recv, size_t n,
                      const Compression& compression, bool* finite,
                      const NodeMap* nodes = nullptr);
+
+// The same on the memory space of `k` (send, recv and the wire copies are there; ws holds
+// the host-side size lists). With device kernels the transport must take device buffers.
+Status allreduce_sum(Transport& t, Workspace& ws, WireKernels& k, const float* send,
+                     float* recv, size_t n, const Compression& compression, bool* finite,
+                     const NodeMap* nodes);
 
 }  // namespace zfc

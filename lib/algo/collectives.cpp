@@ -36,6 +36,7 @@ Status agree_init(Transport& t, const Status& local, const Config& config, uint6
   mine.node = node;
   mine.count = config.ranks_per_node;
   mine.key = (config.intra_node.given() ? 1 : 0) | (config.inter_node.given() ? 2 : 0);
+  mine.color = static_cast<int32_t>(config.transport);
   header_fail(&mine, local);
   const OpHeader* all = nullptr;
   ZFC_RETURN_IF_ERROR(exchange_headers(t, ws, mine, &all));
@@ -262,20 +263,33 @@ Status allreduce(zfcComm& comm, const void* send, void* recv, size_t count,
     local = error(zfcInvalidArgument, "%s is NULL with count %zu",
                   send == nullptr ? "send" : "recv", count);
   }
+  // Device buffers stay on the device when the transport takes them (NCCL, CUDA-aware
+  // MPI); otherwise they go through host memory.
+  const bool direct = staging.on_device() && t.accepts_device_buffers();
   const void* host_send = send;
-  if (local.ok()) local = staging.input(0, send, count * sizeof(float), &host_send);
+  if (local.ok() && !direct) local = staging.input(0, send, count * sizeof(float), &host_send);
+  std::unique_ptr<WireKernels> device_kernels;
+  if (local.ok() && direct) {
+    local = make_device_wire_kernels(comm.device_scratch, stream, &device_kernels);
+  }
   header_fail(&mine, local);
   const OpHeader* all = nullptr;
   ZFC_RETURN_IF_ERROR(exchange_and_agree(t, ws, mine, op, &all));
   bool finite = true;
   {
     PhaseTimer timer(op, zfcPhaseRowExchange);
-    void* host_recv = nullptr;
-    ZFC_RETURN_IF_ERROR(staging.output(1, recv, count * sizeof(float), &host_recv));
-    ZFC_RETURN_IF_ERROR(allreduce_sum(t, ws, static_cast<const float*>(host_send),
-                                      static_cast<float*>(host_recv), count, compression,
-                                      &finite, &comm.nodes));
-    ZFC_RETURN_IF_ERROR(staging.finish());
+    if (direct) {
+      ZFC_RETURN_IF_ERROR(allreduce_sum(t, ws, *device_kernels, static_cast<const float*>(send),
+                                        static_cast<float*>(recv), count, compression, &finite,
+                                        &comm.nodes));
+    } else {
+      void* host_recv = nullptr;
+      ZFC_RETURN_IF_ERROR(staging.output(1, recv, count * sizeof(float), &host_recv));
+      ZFC_RETURN_IF_ERROR(allreduce_sum(t, ws, static_cast<const float*>(host_send),
+                                        static_cast<float*>(host_recv), count, compression,
+                                        &finite, &comm.nodes));
+      ZFC_RETURN_IF_ERROR(staging.finish());
+    }
   }
   if (overflowed != nullptr) *overflowed = finite ? 0 : 1;
   op->overflows = finite ? 0 : 1;

@@ -9,6 +9,7 @@
 #include <cstddef>
 
 #include "core/node_map.hpp"
+#include "core/wire_kernels.hpp"
 #include "core/workspace.hpp"
 #include "kernels/cast.hpp"
 #include "kernels/rows.hpp"
@@ -16,9 +17,10 @@
 namespace zfc {
 
 // acc = the sum of `ranks` consecutive blocks of n wire elements, block r from rank r, in
-// the order above. nodes (of `ranks` ranks) may be NULL: rank order.
-void sum_rank_blocks(const NodeMap* nodes, int ranks, Workspace& ws, const void* blocks,
-                     size_t n, zfcDataType_t wire, float* acc);
+// the order above, by the kernels of the blocks' memory space. nodes (of `ranks` ranks) may
+// be NULL: rank order.
+Status sum_rank_blocks(const NodeMap* nodes, int ranks, WireKernels& k, const void* blocks,
+                       size_t n, zfcDataType_t wire, float* acc);
 
 // Zeroes the rows x dim matrix `out` and calls add(rank, dst) for every rank in the order
 // above; add must add that rank's contribution into dst, a rows x dim fp32 matrix (out, or

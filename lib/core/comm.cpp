@@ -2,19 +2,19 @@
 
 #include "bootstrap/tcp_rendezvous.hpp"
 #include "transport/mpi/mpi_transport.hpp"
+#include "transport/nccl/nccl_transport.hpp"
 #include "transport/ucx/ucx_transport.hpp"
 
 namespace zfc {
 
 Status comm_create_mpi(const void* mpi_comm, const Config& config,
                        std::unique_ptr<zfcComm>* out) {
-  if (config.transport != zfcTransportAuto && config.transport != zfcTransportMpi) {
+  if (config.transport == zfcTransportUcx) {
     return error(zfcUnsupported,
-                 "config transport %d cannot be initialised from an MPI communicator in "
-                 "this build (use zfcTransportMpi or zfcTransportAuto)",
-                 static_cast<int>(config.transport));
+                 "config transport zfcTransportUcx cannot be initialised from an MPI "
+                 "communicator (use zfcCommInitRank or zfcCommInitFromEnv for UCX)");
   }
-  if (config.timeout_ms != 0) {
+  if (config.timeout_ms != 0 && config.transport != zfcTransportNccl) {
     return error(zfcUnsupported, "config timeout_ms %d: the MPI transport cannot bound its "
                  "waits (use 0, or the UCX transport)", config.timeout_ms);
   }
@@ -27,10 +27,10 @@ Status comm_create_mpi(const void* mpi_comm, const Config& config,
 Status comm_create_bootstrap(const MeetingPoint& where, int rank, int size,
                              const Config& config, std::unique_ptr<zfcComm>* out) {
   constexpr int kDefaultMeetingMs = 60000;
-  if (config.transport != zfcTransportAuto && config.transport != zfcTransportUcx) {
-    return error(zfcUnsupported, "config transport %d cannot start without MPI (use "
-                 "zfcTransportUcx or zfcTransportAuto, or zfcCommInitMpi for MPI)",
-                 static_cast<int>(config.transport));
+  if (config.transport == zfcTransportMpi) {
+    return error(zfcUnsupported, "config transport zfcTransportMpi cannot start without MPI "
+                 "(use zfcCommInitMpi, or zfcTransportUcx, zfcTransportNccl or "
+                 "zfcTransportAuto here)");
   }
   if (size < 1 || rank < 0 || rank >= size) {
     return error(zfcInvalidArgument, "rank %d is not in [0, %d)", rank, size);
@@ -48,6 +48,17 @@ Status comm_create_bootstrap(const MeetingPoint& where, int rank, int size,
   std::unique_ptr<Transport> transport;
   ZFC_RETURN_IF_ERROR(create_ucx_transport(*meeting, config.timeout_ms, &transport));
   *out = comm_wrap(std::move(transport), config);
+  return Status::Ok();
+}
+
+Status open_device_transport(zfcComm* comm) {
+  if (comm->config.transport != zfcTransportNccl) return Status::Ok();
+  // The transport the communicator was started on carries NCCL's unique id and the ranks'
+  // verdicts, then is let go.
+  std::unique_ptr<Transport> nccl;
+  ZFC_RETURN_IF_ERROR(create_nccl_transport(*comm->transport, comm->config.device,
+                                            comm->config.timeout_ms, &nccl));
+  comm->transport = std::move(nccl);
   return Status::Ok();
 }
 

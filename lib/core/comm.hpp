@@ -11,6 +11,7 @@
 #include "core/machine_model.hpp"
 #include "core/node_map.hpp"
 #include "core/stats.hpp"
+#include "core/wire_kernels.hpp"
 #include "core/workspace.hpp"
 #include "transport/transport.hpp"
 
@@ -20,6 +21,7 @@ struct zfcComm {
   zfc::StatsBook stats;
   zfc::Workspace workspace;
   zfc::StagingBuffers staging;  // device buffers of standalone collectives, through the host
+  zfc::DeviceScratch device_scratch;  // or on the device, when the transport takes them
   std::string last_error;
   int local_rank = 0;     // among this communicator's ranks on the same machine
   int local_size = 1;
@@ -39,7 +41,8 @@ struct zfcComm {
 
 namespace zfc {
 
-// Creates a communicator over an MPI communicator (collective). Config already parsed.
+// Creates a communicator over an MPI communicator (collective). Config already parsed. For
+// zfcTransportNccl the MPI transport is the bootstrap of open_device_transport.
 Status comm_create_mpi(const void* mpi_comm, const Config& config,
                        std::unique_ptr<zfcComm>* out);
 
@@ -55,6 +58,10 @@ struct MeetingPoint {
 // every wait bounded by config.timeout_ms, or 60 s when it is 0). Config already parsed.
 Status comm_create_bootstrap(const MeetingPoint& where, int rank, int size,
                              const Config& config, std::unique_ptr<zfcComm>* out);
+
+// Collective, after the ranks agreed on the config: for zfcTransportNccl, replaces the
+// transport the communicator was started on (MPI or UCX) by NCCL, started over it.
+Status open_device_transport(zfcComm* comm);
 
 // Collective. Records the node map in the communicator, marks which peers are on other
 // nodes, and, when the map is hierarchical, splits off the node and cross-node transports.

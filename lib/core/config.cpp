@@ -55,11 +55,14 @@ Status parse_config(const zfcConfig_t* user, Config* out) {
       return error(zfcInvalidArgument, "config transport %d is not a zfcTransport_t",
                    user->transport);
     }
-    if (user->device != -1) {
-      return error(zfcUnsupported,
-                   "config device %d: communicators bound to one device (NCCL) are not in "
-                   "this version; use -1, and each call's buffers are found to be host or "
-                   "device memory", user->device);
+    if (user->device < -1) {
+      return error(zfcInvalidArgument, "config device %d must be >= -1 (-1: the current "
+                   "device)", user->device);
+    }
+    if (user->device != -1 && user->transport != zfcTransportNccl) {
+      return error(zfcInvalidArgument, "config device %d is for zfcTransportNccl only (other "
+                   "transports find each call's buffers to be host or device memory); use -1",
+                   user->device);
     }
     if (user->timeout_ms < 0) {
       return error(zfcInvalidArgument, "config timeout_ms %d must be >= 0 (0: no bound)",

@@ -33,6 +33,10 @@ class Transport {
   int size() const { return size_; }
   virtual const char* name() const = 0;
 
+  // True when the calls take device buffers directly (NCCL, CUDA-aware MPI), so device
+  // algorithms can hand it their buffers without copying them to the host first.
+  virtual bool accepts_device_buffers() const { return false; }
+
   // Every rank contributes `bytes` bytes; recv receives size()*bytes, rank r's block at
   // offset r*bytes. send may equal recv + rank()*bytes (in place).
   Status allgather(const void* send, size_t bytes, void* recv);

@@ -140,8 +140,13 @@ TEST(Config, GuardsRefuseUninitialisedOrUnknownStructs) {
   cfg.algorithm = 17;
   EXPECT_EQ(parse_config(&cfg, &parsed).code(), zfcInvalidArgument);
   cfg = ZFC_CONFIG_INITIALIZER;
-  cfg.device = 0;
-  EXPECT_EQ(parse_config(&cfg, &parsed).code(), zfcUnsupported);
+  cfg.device = 0;  // a device is chosen for NCCL only
+  EXPECT_EQ(parse_config(&cfg, &parsed).code(), zfcInvalidArgument);
+  cfg.transport = zfcTransportNccl;
+  EXPECT_TRUE(parse_config(&cfg, &parsed).ok());
+  EXPECT_EQ(parsed.device, 0);
+  cfg.device = -2;
+  EXPECT_EQ(parse_config(&cfg, &parsed).code(), zfcInvalidArgument);
   cfg = ZFC_CONFIG_INITIALIZER;
   cfg.timeout_ms = -1;
   EXPECT_EQ(parse_config(&cfg, &parsed).code(), zfcInvalidArgument);

@@ -1,6 +1,9 @@
 #include "transport/mpi/mpi_transport.hpp"
 
 #include <mpi.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>  // MPIX_Query_cuda_support
+#endif
 
 #include <climits>
 #include <vector>
@@ -77,6 +80,7 @@ class MpiTransport final : public Transport {
     }
   }
   const char* name() const override { return "mpi"; }
+  bool accepts_device_buffers() const override { return mpi_is_cuda_aware(); }
 
   Status split(int color, int key, std::unique_ptr<Transport>* out) override {
     MPI_Comm child = MPI_COMM_NULL;
@@ -158,6 +162,18 @@ class MpiTransport final : public Transport {
 }  // namespace
 
 bool mpi_transport_available() { return true; }
+
+bool mpi_is_cuda_aware() {
+  // Open MPI says at compile time whether it was built with CUDA support and at run time
+  // whether that support is on; other MPIs are taken not to be CUDA-aware, and device
+  // buffers then go through host memory.
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  static const bool aware = MPIX_Query_cuda_support() == 1;
+  return aware;
+#else
+  return false;
+#endif
+}
 
 Status create_mpi_transport(const void* mpi_comm, std::unique_ptr<Transport>* out) {
   int initialized = 0, finalized = 0;

@@ -12,6 +12,9 @@ namespace zfc {
 // Whether this build has the MPI transport.
 bool mpi_transport_available();
 
+// Whether MPI takes device buffers directly (a CUDA-aware build with that support on).
+bool mpi_is_cuda_aware();
+
 // Collective over *(MPI_Comm*)mpi_comm: duplicates it into a new transport. Fails with
 // zfcInvalidUsage if MPI is not initialised, zfcUnsupported in a build without MPI.
 Status create_mpi_transport(const void* mpi_comm, std::unique_ptr<Transport>* out);

@@ -1,0 +1,116 @@
+// The device side of core/wire_kernels.hpp: the CUDA kernels of cuda/ on the caller's
+// stream. Without CUDA, the scratch and the factory refuse with zfcUnsupported.
+#include <array>
+
+#include "core/wire_kernels.hpp"
+
+#if ZIPFCOLL_HAVE_CUDA
+#include "device_kernels.hpp"
+#include "device_runtime.hpp"
+#endif
+
+namespace zfc {
+
+#if ZIPFCOLL_HAVE_CUDA
+struct DeviceScratch::Buffers {
+  std::array<cuda::DeviceBuffer, static_cast<size_t>(Slot::kNumSlots)> slots;
+  cuda::DeviceBuffer flag;
+};
+#else
+struct DeviceScratch::Buffers {};
+#endif
+
+DeviceScratch::DeviceScratch() = default;
+DeviceScratch::~DeviceScratch() = default;
+
+#if ZIPFCOLL_HAVE_CUDA
+
+Status DeviceScratch::get(Slot slot, size_t bytes, void** out) {
+  if (!buffers_) buffers_ = std::make_unique<Buffers>();
+  cuda::DeviceBuffer& b = buffers_->slots[static_cast<size_t>(slot)];
+  ZFC_RETURN_IF_ERROR(b.reserve(bytes == 0 ? 1 : bytes));
+  *out = b.data();
+  return Status::Ok();
+}
+
+Status DeviceScratch::flag(int** d_flag) {
+  if (!buffers_) buffers_ = std::make_unique<Buffers>();
+  ZFC_RETURN_IF_ERROR(buffers_->flag.reserve(sizeof(int)));
+  *d_flag = static_cast<int*>(buffers_->flag.data());
+  return Status::Ok();
+}
+
+namespace {
+
+class DeviceWireKernels final : public WireKernels {
+ public:
+  DeviceWireKernels(DeviceScratch& scratch, void* stream, int* d_flag)
+      : scratch_(scratch), stream_(stream), d_flag_(d_flag) {}
+
+  Status scratch(Slot slot, size_t bytes, void** out) override {
+    return scratch_.get(slot, bytes, out);
+  }
+  Status encode(const float* src, size_t n, zfcDataType_t wire, float scale,
+                void* dst) override {
+    return cuda::encode(src, n, wire, scale, dst, stream_);
+  }
+  Status sum_blocks(const void* blocks, int nblocks, size_t n, zfcDataType_t wire,
+                    float* acc) override {
+    return cuda::sum_blocks(blocks, nblocks, n, wire, acc, stream_);
+  }
+  Status add_to(const void* src, zfcDataType_t wire, size_t n, float* acc) override {
+    return cuda::add_to(src, wire, n, acc, stream_);
+  }
+  Status decode(const void* src, size_t n, zfcDataType_t wire, float scale,
+                float* dst) override {
+    return cuda::decode(src, n, wire, scale, dst, d_flag_, stream_);
+  }
+  Status check_finite(const float* v, size_t n) override {
+    return cuda::flag_nonfinite(v, n, d_flag_, stream_);
+  }
+  // The transports run on their own stream (NCCL) or from the host (MPI).
+  Status settle() override { return cuda::synchronize(stream_); }
+  Status all_finite(bool* out) override {
+    int flag = 0;
+    ZFC_RETURN_IF_ERROR(cuda::copy_to_host(&flag, d_flag_, sizeof flag, stream_));
+    ZFC_RETURN_IF_ERROR(cuda::synchronize(stream_));
+    *out = flag == 0;
+    return Status::Ok();
+  }
+
+ private:
+  DeviceScratch& scratch_;
+  void* stream_;
+  int* d_flag_;
+};
+
+}  // namespace
+
+Status make_device_wire_kernels(DeviceScratch& scratch, const void* stream,
+                                std::unique_ptr<WireKernels>* out) {
+  int* d_flag = nullptr;
+  ZFC_RETURN_IF_ERROR(scratch.flag(&d_flag));
+  const int zero = 0;
+  void* s = const_cast<void*>(stream);
+  ZFC_RETURN_IF_ERROR(cuda::copy_to_device(d_flag, &zero, sizeof zero, s));
+  out->reset(new DeviceWireKernels(scratch, s, d_flag));
+  return Status::Ok();
+}
+
+#else
+
+Status DeviceScratch::get(Slot, size_t, void**) {
+  return error(zfcUnsupported, "device buffers need a build with CUDA");
+}
+
+Status DeviceScratch::flag(int**) {
+  return error(zfcUnsupported, "device buffers need a build with CUDA");
+}
+
+Status make_device_wire_kernels(DeviceScratch&, const void*, std::unique_ptr<WireKernels>*) {
+  return error(zfcUnsupported, "device buffers need a build with CUDA");
+}
+
+#endif
+
+}  // namespace zfc

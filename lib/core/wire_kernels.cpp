@@ -1,0 +1,45 @@
+#include "core/wire_kernels.hpp"
+
+#include "kernels/cast.hpp"
+
+namespace zfc {
+
+Status HostWireKernels::scratch(Slot slot, size_t bytes, void** out) {
+  *out = ws_.get<char>(slot, bytes);
+  return Status::Ok();
+}
+
+Status HostWireKernels::encode(const float* src, size_t n, zfcDataType_t wire, float scale,
+                               void* dst) {
+  kernels::encode(src, n, wire, scale, dst);
+  return Status::Ok();
+}
+
+Status HostWireKernels::sum_blocks(const void* blocks, int nblocks, size_t n,
+                                   zfcDataType_t wire, float* acc) {
+  kernels::sum_blocks(blocks, nblocks, n, wire, acc);
+  return Status::Ok();
+}
+
+Status HostWireKernels::add_to(const void* src, zfcDataType_t wire, size_t n, float* acc) {
+  kernels::add_to(src, wire, n, acc);
+  return Status::Ok();
+}
+
+Status HostWireKernels::decode(const void* src, size_t n, zfcDataType_t wire, float scale,
+                               float* dst) {
+  if (!kernels::decode(src, n, wire, scale, dst)) finite_ = false;
+  return Status::Ok();
+}
+
+Status HostWireKernels::check_finite(const float* v, size_t n) {
+  if (!kernels::all_finite(v, n)) finite_ = false;
+  return Status::Ok();
+}
+
+Status HostWireKernels::all_finite(bool* out) {
+  *out = finite_;
+  return Status::Ok();
+}
+
+}  // namespace zfc

@@ -1,0 +1,85 @@
+// The local steps of the row collectives (encode to the wire, rank-ordered sums, decode with
+// the overflow check) on one memory space: the host kernels, or the CUDA kernels on the
+// caller's stream. The allreduce is written once against this interface, so the algorithm
+// the host tests prove is the one that runs on device buffers over NCCL or CUDA-aware MPI.
+// Both implementations give the same bits (cuda/device_kernels.hpp).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "base/status.hpp"
+#include "core/workspace.hpp"
+#include "zipfcoll/zipfcoll.h"
+
+namespace zfc {
+
+class WireKernels {
+ public:
+  virtual ~WireKernels() = default;
+
+  // Scratch of at least `bytes` in this memory space, one buffer per slot.
+  virtual Status scratch(Slot slot, size_t bytes, void** out) = 0;
+
+  // dst[i] = wire(src[i] * scale).
+  virtual Status encode(const float* src, size_t n, zfcDataType_t wire, float scale,
+                        void* dst) = 0;
+  // acc[i] = ((+0 + block_0[i]) + block_1[i]) + ... over nblocks consecutive blocks.
+  virtual Status sum_blocks(const void* blocks, int nblocks, size_t n, zfcDataType_t wire,
+                            float* acc) = 0;
+  // acc[i] += fp32(src[i]).
+  virtual Status add_to(const void* src, zfcDataType_t wire, size_t n, float* acc) = 0;
+  // dst[i] = fp32(src[i]) / scale, noting whether some value is not finite.
+  virtual Status decode(const void* src, size_t n, zfcDataType_t wire, float scale,
+                        float* dst) = 0;
+  // Notes whether some v[i] is not finite.
+  virtual Status check_finite(const float* v, size_t n) = 0;
+
+  // Before the transport reads or writes the buffers: the work queued so far is done.
+  virtual Status settle() = 0;
+  // Whether every value noted since the call began was finite (waits for the work).
+  virtual Status all_finite(bool* out) = 0;
+};
+
+// The host kernels (lib/kernels) with the communicator's workspace.
+class HostWireKernels final : public WireKernels {
+ public:
+  explicit HostWireKernels(Workspace& ws) : ws_(ws) {}
+  Status scratch(Slot slot, size_t bytes, void** out) override;
+  Status encode(const float* src, size_t n, zfcDataType_t wire, float scale,
+                void* dst) override;
+  Status sum_blocks(const void* blocks, int nblocks, size_t n, zfcDataType_t wire,
+                    float* acc) override;
+  Status add_to(const void* src, zfcDataType_t wire, size_t n, float* acc) override;
+  Status decode(const void* src, size_t n, zfcDataType_t wire, float scale,
+                float* dst) override;
+  Status check_finite(const float* v, size_t n) override;
+  Status settle() override { return Status::Ok(); }
+  Status all_finite(bool* out) override;
+
+ private:
+  Workspace& ws_;
+  bool finite_ = true;
+};
+
+// Device scratch a communicator keeps between calls (one buffer per slot, and the word the
+// overflow check writes). Without CUDA it only refuses.
+class DeviceScratch {
+ public:
+  DeviceScratch();
+  ~DeviceScratch();
+  DeviceScratch(const DeviceScratch&) = delete;
+  DeviceScratch& operator=(const DeviceScratch&) = delete;
+  Status get(Slot slot, size_t bytes, void** out);
+  Status flag(int** d_flag);
+
+ private:
+  struct Buffers;
+  std::unique_ptr<Buffers> buffers_;
+};
+
+// The CUDA kernels on `stream`, with scratch from `scratch`; zfcUnsupported without CUDA.
+Status make_device_wire_kernels(DeviceScratch& scratch, const void* stream,
+                                std::unique_ptr<WireKernels>* out);
+
+}  // namespace zfc

@@ -1,0 +1,24 @@
+// The NCCL transport: NCCL's communicator on one CUDA device, for collectives whose buffers
+// live on that device. Every wait polls NCCL's asynchronous error state and is bounded by the
+// communicator's timeout, after which the NCCL communicator is aborted, so a dead or stalled
+// peer becomes zfcTimeout or zfcTransportError instead of a hang. Host buffers (operation
+// headers, counts) are staged through device memory, so every algorithm runs over it.
+#pragma once
+
+#include <memory>
+
+#include "transport/transport.hpp"
+
+namespace zfc {
+
+// Whether this build has the NCCL transport (CUDA and NCCL were found).
+bool nccl_transport_available();
+
+// Collective over the ranks of `bootstrap` (MPI or the library's own bootstrap), which
+// carries NCCL's unique id and the ranks' verdicts: a rank without a usable device
+// (`device` -1: the current one) fails every rank with the same zfcUnsupported naming it.
+// timeout_ms bounds every wait (0: init is bounded by 60 s, operations are not).
+Status create_nccl_transport(Transport& bootstrap, int device, int timeout_ms,
+                             std::unique_ptr<Transport>* out);
+
+}  // namespace zfc
