@@ -15,6 +15,16 @@ out="${2:-$build/gpu-results}"
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/gpu.txt"
 "$build/tests/zfc_cuda_tests" 2>&1 | tee "$out/cuda_tests.log"
+# With MPI: the collectives on device buffers, ranks sharing the GPU, and NCCL on one rank.
+if [ -x "$build/tests/mpi_nccl" ] && command -v mpirun > /dev/null; then
+  run=(mpirun --oversubscribe)
+  [ "$(id -u)" = 0 ] && run+=(--allow-run-as-root)
+  for np in 1 2 4; do
+    "${run[@]}" -np "$np" "$build/tests/mpi_device_collectives" 2>&1 |
+      tee "$out/mpi_device_collectives_np$np.log"
+  done
+  "${run[@]}" -np 1 "$build/tests/mpi_nccl" 2>&1 | tee "$out/mpi_nccl_np1.log"
+fi
 "$build/bench/zfc_gpu_bench" --json "$out/zfc_gpu.json" | tee "$out/zfc_gpu.txt"
 python3 bench/gpu/torch_pipeline.py --json "$out/torch.json" | tee "$out/torch.txt"
 python3 bench/gpu/compare.py --zfc "$out/zfc_gpu.json" --torch "$out/torch.json" \
