@@ -1,0 +1,48 @@
+// Every gradient goes through zipfcoll: the dense LSTM weights by zfcAllReduce, the input
+// embedding and (with sampled softmax) the output embedding by a sparse plan each, and a
+// dense output embedding (full softmax) by zfcAllReduce. The library's results are the same
+// bits on every rank, so every rank's update is the same.
+#pragma once
+
+#include <string>
+
+#include "model.hpp"
+#include "optimizer.hpp"
+#include "options.hpp"
+#include "zipfcoll/zipfcoll.h"
+
+namespace lm {
+
+struct SyncedGradients {
+  RowGrad in;                                  // the input embedding's distinct rows
+  RowGrad out;                                 // sampled: the output embedding's
+  const std::vector<float>* out_dense = nullptr;  // full: the synced V x (D+1) table
+  bool overflowed = false;                     // compressed wire overflowed on some rank
+  size_t in_tokens_global = 0;                 // G * K, for U_g / (G K)
+};
+
+class GradientSync {
+ public:
+  // Collective over comm (creates the plans).
+  GradientSync(zfcComm_t comm, const Options& o, const ModelShape& shape);
+  ~GradientSync();
+  GradientSync(const GradientSync&) = delete;
+  GradientSync& operator=(const GradientSync&) = delete;
+
+  // Collective. Sums g over ranks (dense parts in place); inputs are the batch's input ids.
+  // Result rows are owned by the plans until the next call. Returns the library's code;
+  // *error gets its message.
+  zfcResult_t sync(const std::vector<int32_t>& inputs, Gradients* g, SyncedGradients* out,
+                   std::string* error);
+  // Collective: sums n floats in place (fp32, no compression).
+  zfcResult_t sum(float* v, size_t n);
+
+ private:
+  zfcComm_t comm_;
+  zfcCompression_t compression_;
+  zfcSparsePlan_t in_plan_ = nullptr;
+  zfcSparsePlan_t out_plan_ = nullptr;
+  int ranks_ = 1;
+};
+
+}  // namespace lm

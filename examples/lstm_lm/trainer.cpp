@@ -1,0 +1,270 @@
+#include "trainer.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdarg>
+#include <stdexcept>
+
+#include "checkpoint.hpp"
+
+namespace lm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+uint64_t bytes_moved(zfcComm_t comm) {
+  zfcStats_t s = ZFC_STATS_INITIALIZER;
+  zfcCommGetStats(comm, &s);
+  return s.total.bytes_sent + s.total.bytes_received;
+}
+
+}  // namespace
+
+// What the progress line reports: sums since the last line.
+struct Trainer::Interval {
+  double loss = 0;        // global summed loss
+  double tokens = 0;      // global tokens
+  double compute_s = 0;   // this rank's forward, backward and update
+  double comm_s = 0;      // this rank's time in the library
+  double ug_ratio = 0;    // summed U_g / (G K) of the input embedding
+  int64_t steps = 0;
+  int64_t skipped = 0;    // steps dropped for a compressed-wire overflow
+  uint64_t bytes = 0;     // this rank's bytes sent + received at the interval's start
+  Clock::time_point start = Clock::now();
+};
+
+Trainer::Trainer(const Options& o, zfcComm_t comm, Corpus corpus)
+    : o_(o), comm_(comm), corpus_(std::move(corpus)) {
+  zfcCommRank(comm, &rank_);
+  zfcCommCount(comm, &size_);
+  ModelShape shape{corpus_.vocab.size(), o.dim, o.hidden, o.layers, o.projection};
+  model_ = Model(shape, o.seed, o.init_scale);
+  opt_ = std::make_unique<Optimizer>(o.optimizer, model_);
+  if (!o.load.empty()) {
+    Checkpoint c = load_checkpoint(o.load);
+    if (c.vocab.words != corpus_.vocab.words || c.shape.dim != o.dim ||
+        c.shape.hidden != o.hidden || c.shape.layers != o.layers) {
+      throw std::runtime_error(o.load + " was trained with another vocabulary or shape");
+    }
+    model_ = std::move(c.model);
+    opt_->acc_dense = std::move(c.acc_dense);
+    opt_->acc_in = std::move(c.acc_in);
+    opt_->acc_out = std::move(c.acc_out);
+    step_ = c.step;
+  }
+  sync_ = std::make_unique<GradientSync>(comm, o, shape);
+  if (o.softmax == SoftmaxKind::kSampled &&
+      zfcSeedGroupCreate(comm, o.seed_policy, o.seed_alpha, -1, o.seed, &group_) != zfcSuccess) {
+    throw std::runtime_error(std::string("zfcSeedGroupCreate: ") + zfcGetLastError(comm));
+  }
+  if (rank_ == 0 && !o.log_json.empty()) json_ = std::fopen(o.log_json.c_str(), "w");
+}
+
+Trainer::~Trainer() {
+  if (json_ != nullptr) std::fclose(json_);
+  sync_.reset();
+  zfcSeedGroupDestroy(group_);
+}
+
+void Trainer::log_json(const char* fmt, ...) const {
+  if (json_ == nullptr) return;
+  va_list ap;
+  va_start(ap, fmt);
+  std::vfprintf(json_, fmt, ap);
+  va_end(ap);
+  std::fputc('\n', json_);
+  std::fflush(json_);
+}
+
+float Trainer::learning_rate(int epoch) const {
+  if (epoch < o_.decay_after) return o_.lr;
+  return o_.lr * std::pow(o_.lr_decay, static_cast<float>(epoch - o_.decay_after + 1));
+}
+
+OutputSpec Trainer::output_for(int64_t step, const std::vector<int32_t>& targets) const {
+  OutputSpec spec;
+  spec.full = o_.softmax == SoftmaxKind::kFull;
+  if (spec.full) return spec;
+  const size_t S = static_cast<size_t>(std::min<int64_t>(o_.samples, corpus_.vocab.size()));
+  const std::vector<int64_t> t64(targets.begin(), targets.end());
+  spec.samples.resize(S);
+  spec.sample_expected.resize(S);
+  spec.target_expected.resize(targets.size());
+  // The rank's seed group draws the same candidates on all its members this step.
+  zfcSampleLogUniform(zfcSeedGroupStepSeed(group_, static_cast<uint64_t>(step)),
+                      corpus_.vocab.size(), S, 1, spec.samples.data(),
+                      spec.sample_expected.data(), t64.data(), t64.size(),
+                      spec.target_expected.data(), nullptr);
+  return spec;
+}
+
+void Trainer::log_progress(int64_t step, Interval* iv, double elapsed) {
+  const double dt = seconds_since(iv->start);
+  const uint64_t now_bytes = bytes_moved(comm_);
+  const double steps = static_cast<double>(std::max<int64_t>(iv->steps, 1));
+  const double loss = iv->tokens > 0 ? iv->loss / iv->tokens : 0;
+  const double tps = iv->tokens / dt;
+  const double bytes = static_cast<double>(now_bytes - iv->bytes) / steps;
+  const double ug = iv->ug_ratio / steps;
+  if (rank_ == 0) {
+    // A sampled-softmax loss is not a perplexity: only the full softmax's is shown as one.
+    const bool full = o_.softmax == SoftmaxKind::kFull;
+    std::printf("step %6lld  %s %.4f (ppl %8.2f)  %8.0f tok/s (%6.0f /rank)  U_g/GK %.3f  "
+                "%.2f MB/step  compute %.0f%%  skipped %lld  %.0f s\n",
+                static_cast<long long>(step), full ? "loss" : "sampled loss", loss,
+                full ? std::exp(loss) : NAN, tps, tps / size_, ug,
+                bytes / 1e6, 100 * iv->compute_s / std::max(iv->compute_s + iv->comm_s, 1e-9),
+                static_cast<long long>(iv->skipped), elapsed);
+    std::fflush(stdout);
+  }
+  log_json("{\"event\":\"progress\",\"step\":%lld,\"loss\":%.6f,\"tokens_per_s\":%.1f,"
+           "\"ug_ratio\":%.5f,\"bytes_per_step\":%.0f,\"compute_s\":%.4f,\"comm_s\":%.4f,"
+           "\"steps\":%lld,\"skipped\":%lld,\"elapsed\":%.2f}",
+           static_cast<long long>(step), loss, tps, ug, bytes, iv->compute_s, iv->comm_s,
+           static_cast<long long>(iv->steps), static_cast<long long>(iv->skipped), elapsed);
+  ug_sum_ += iv->ug_ratio;
+  *iv = Interval{};
+  iv->bytes = now_bytes;
+}
+
+int Trainer::train() {
+  const int B = o_.batch, T = o_.bptt;
+  const Streams streams(corpus_.train, size_ * B, rank_ * B, B);
+  const int64_t per_epoch = streams.steps_per_epoch(T);
+  if (per_epoch == 0) throw std::runtime_error("corpus too short for the streams and --bptt");
+  const float grad_scale = 1.0f / (static_cast<float>(size_) * B * T);
+  const auto start = Clock::now();
+  Interval iv;
+  iv.bytes = bytes_moved(comm_);
+  std::vector<int32_t> inputs, targets;
+  Gradients g;
+  SyncedGradients synced;
+  std::string why;
+  bool stop = false;
+  for (int epoch = 0; epoch < o_.epochs && !stop; ++epoch) {
+    State state = model_.zero_state(B);
+    for (int64_t k = 0; k < per_epoch && !stop; ++k) {
+      auto t0 = Clock::now();
+      streams.batch(k, T, &inputs, &targets);
+      const double loss = model_.train_batch(&state, inputs, targets, B, T,
+                                             output_for(step_, targets), grad_scale, &g);
+      iv.compute_s += seconds_since(t0);
+      t0 = Clock::now();
+      if (sync_->sync(inputs, &g, &synced, &why) != zfcSuccess) {
+        std::fprintf(stderr, "rank %d: gradient sync failed: %s\n", rank_, why.c_str());
+        return 1;
+      }
+      // The loss, the tokens and rank 0's verdict on the time budget, summed over ranks.
+      float shared[3] = {static_cast<float>(loss), static_cast<float>(B * T), 0.0f};
+      if (rank_ == 0 && o_.time_budget > 0 && seconds_since(start) >= o_.time_budget) {
+        shared[2] = 1.0f;
+      }
+      if (sync_->sum(shared, 3) != zfcSuccess) return 1;
+      iv.comm_s += seconds_since(t0);
+      t0 = Clock::now();
+      if (synced.overflowed) {
+        ++iv.skipped;  // every rank skips the same step
+      } else {
+        const double norm = Optimizer::grad_norm(g.dense, synced.in, o_.dim, synced.out,
+                                                 synced.out_dense, o_.dim + 1);
+        const float scale = o_.clip > 0 && norm > o_.clip ? static_cast<float>(o_.clip / norm)
+                                                          : 1.0f;
+        opt_->step(&model_, learning_rate(epoch), scale, g.dense, synced.in, synced.out,
+                   synced.out_dense);
+      }
+      iv.compute_s += seconds_since(t0);
+      iv.loss += shared[0];
+      iv.tokens += shared[1];
+      iv.ug_ratio += static_cast<double>(synced.in.count) / synced.in_tokens_global;
+      ++iv.steps;
+      ++step_;
+      stop = shared[2] > 0 || (o_.max_steps >= 0 && step_ >= o_.max_steps);
+      if (step_ % o_.log_every == 0 || stop) log_progress(step_, &iv, seconds_since(start));
+      if (o_.eval_every > 0 && step_ % o_.eval_every == 0 && !stop) {
+        const double ppl = validation_perplexity();
+        if (rank_ == 0) std::printf("step %6lld  validation perplexity %.2f\n",
+                                    static_cast<long long>(step_), ppl);
+        log_json("{\"event\":\"valid\",\"step\":%lld,\"ppl\":%.4f,\"elapsed\":%.2f}",
+                 static_cast<long long>(step_), ppl, seconds_since(start));
+      }
+    }
+    if (o_.eval_every == 0 || stop) {
+      const double ppl = validation_perplexity();
+      if (rank_ == 0) std::printf("epoch %d  step %lld  validation perplexity %.2f\n", epoch + 1,
+                                  static_cast<long long>(step_), ppl);
+      log_json("{\"event\":\"valid\",\"step\":%lld,\"epoch\":%d,\"ppl\":%.4f,\"elapsed\":%.2f}",
+               static_cast<long long>(step_), epoch + 1, ppl, seconds_since(start));
+    }
+  }
+  return 0;
+}
+
+double Trainer::validation_perplexity() {
+  const int B = o_.batch, T = o_.bptt;
+  const Streams streams(corpus_.valid, size_ * B, rank_ * B, B);
+  int64_t steps = streams.steps_per_epoch(T);
+  if (o_.valid_tokens > 0) {
+    steps = std::min<int64_t>(steps, std::max<int64_t>(1, o_.valid_tokens / (size_ * B * T)));
+  }
+  State state = model_.zero_state(B);
+  std::vector<int32_t> inputs, targets;
+  double loss = 0;
+  for (int64_t k = 0; k < steps; ++k) {
+    streams.batch(k, T, &inputs, &targets);
+    loss += model_.eval_batch(&state, inputs, targets, B, T);
+  }
+  // Summed in two fp32 parts, so the total keeps its precision.
+  const float hi = static_cast<float>(loss);
+  float shared[3] = {hi, static_cast<float>(loss - hi), static_cast<float>(steps * B * T)};
+  if (sync_->sum(shared, 3) != zfcSuccess || shared[2] == 0) return NAN;
+  return std::exp((static_cast<double>(shared[0]) + shared[1]) / shared[2]);
+}
+
+double Trainer::unigram_perplexity() const {
+  std::vector<double> counts(static_cast<size_t>(corpus_.vocab.size()), 0.0);
+  for (int32_t t : corpus_.train) counts[static_cast<size_t>(t)] += 1;
+  const double total = static_cast<double>(corpus_.train.size());
+  double nll = 0;
+  size_t n = 0;
+  for (int32_t t : corpus_.valid) {
+    const double c = counts[static_cast<size_t>(t)];
+    if (c == 0) continue;  // a byte never seen in training (char mode) has no estimate
+    nll -= std::log(c / total);
+    ++n;
+  }
+  return n > 0 ? std::exp(nll / static_cast<double>(n)) : NAN;
+}
+
+void Trainer::generate(int n) {
+  if (rank_ != 0 || n <= 0) return;
+  State state = model_.zero_state(1);
+  uint64_t rng = o_.seed * 0x9e3779b97f4a7c15ull + 7;
+  int32_t token = corpus_.vocab.bytes ? '\n' : corpus_.vocab.eos;
+  std::string text;
+  for (int i = 0; i < n; ++i) {
+    const std::vector<float> p = model_.next_distribution(&state, token);
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    const double u = static_cast<double>(rng >> 11) / 9007199254740992.0;
+    double acc = 0;
+    token = static_cast<int32_t>(p.size()) - 1;
+    for (size_t k = 0; k < p.size(); ++k) {
+      if ((acc += p[k]) > u) { token = static_cast<int32_t>(k); break; }
+    }
+    const std::string w = corpus_.vocab.spell(token);
+    text += corpus_.vocab.bytes || w == "\n" || text.empty() || text.back() == '\n' ? w : " " + w;
+  }
+  std::printf("---- %d sampled %s ----\n%s\n----\n", n, corpus_.vocab.bytes ? "bytes" : "words",
+              text.c_str());
+}
+
+bool Trainer::save(const std::string& path) const {
+  return rank_ != 0 || save_checkpoint(path, model_, corpus_.vocab, *opt_, step_);
+}
+
+}  // namespace lm
