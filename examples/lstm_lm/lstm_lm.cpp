@@ -20,7 +20,18 @@ bool launched_like_torchrun() {
   return std::getenv("MASTER_ADDR") != nullptr && std::getenv("MASTER_PORT") != nullptr;
 }
 
-int run(const lm::Options& o, zfcComm_t comm, int rank, int size) {
+int run(lm::Options o, zfcComm_t comm, int rank, int size) {
+  if (!o.load.empty()) {
+    // The checkpoint fixes the model's shape and mode.
+    const lm::Checkpoint ck = lm::load_checkpoint(o.load);
+    o.dim = ck.shape.dim;
+    o.hidden = ck.shape.hidden;
+    o.layers = ck.shape.layers;
+    o.projection = ck.shape.projection;
+    o.mode = ck.vocab.bytes ? lm::Mode::kChar : lm::Mode::kWord;
+    if (o.mode == lm::Mode::kChar) o.softmax = lm::SoftmaxKind::kFull;
+    o.vocab = ck.shape.vocab;
+  }
   lm::Corpus corpus;
   if (!o.corpus.empty()) {
     corpus = lm::load_corpus(o.corpus, o.mode == lm::Mode::kWord, o.vocab);

@@ -27,7 +27,8 @@ double softmax_row(float* row, int64_t n) {
 std::vector<float> with_bias_column(const float* out, int n, int dim) {
   std::vector<float> aug(static_cast<size_t>(n) * (dim + 1));
   for (int i = 0; i < n; ++i) {
-    std::copy_n(out + static_cast<size_t>(i) * dim, dim, aug.data() + static_cast<size_t>(i) * (dim + 1));
+    std::copy_n(out + static_cast<size_t>(i) * dim, dim,
+                aug.data() + static_cast<size_t>(i) * (dim + 1));
     aug[static_cast<size_t>(i) * (dim + 1) + dim] = 1.0f;
   }
   return aug;
@@ -52,7 +53,8 @@ double full_softmax(const float* out, int n, int dim, const float* emb, int64_t 
   std::vector<float> d_aug(static_cast<size_t>(n) * w);
   gemm(false, false, n, w, V, 1.0f, logits.data(), V, emb, w, 0.0f, d_aug.data(), w);
   for (int i = 0; i < n; ++i) {
-    std::copy_n(d_aug.data() + static_cast<size_t>(i) * w, dim, d_out + static_cast<size_t>(i) * dim);
+    std::copy_n(d_aug.data() + static_cast<size_t>(i) * w, dim,
+                d_out + static_cast<size_t>(i) * dim);
   }
   gemm(true, false, V, w, n, 1.0f, logits.data(), V, aug.data(), w, 1.0f, d_emb, w);
   return loss;
@@ -67,7 +69,8 @@ double sampled_softmax(const float* out, int n, int dim, const float* emb,
   const std::vector<float> aug = with_bias_column(out, n, dim);
   std::vector<float> cand(static_cast<size_t>(S) * w);
   for (int j = 0; j < S; ++j) {
-    std::copy_n(emb + static_cast<size_t>(samples[j]) * w, w, cand.data() + static_cast<size_t>(j) * w);
+    std::copy_n(emb + static_cast<size_t>(samples[j]) * w, w,
+                cand.data() + static_cast<size_t>(j) * w);
   }
   // Column 0: the target; columns 1..S: the candidates.
   std::vector<float> logits(static_cast<size_t>(n) * C);

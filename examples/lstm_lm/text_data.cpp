@@ -129,6 +129,47 @@ std::vector<int32_t> encode_text(const std::string& text, const Vocabulary& voca
   return out;
 }
 
+namespace {
+
+// Char mode: every byte value is a token; each file's last 10% is held out.
+void split_bytes(const std::vector<std::vector<int32_t>>& parts, Corpus* c) {
+  c->vocab.bytes = true;
+  for (int b = 0; b < 256; ++b) c->vocab.words.push_back(std::string(1, static_cast<char>(b)));
+  for (const auto& p : parts) {
+    const auto cut = p.begin() + static_cast<std::ptrdiff_t>(p.size() - p.size() / 10);
+    c->train.insert(c->train.end(), p.begin(), cut);
+    c->valid.insert(c->valid.end(), cut, p.end());
+  }
+}
+
+// Word mode: the vocabulary of the training parts, then both splits as ids.
+void index_words(const std::vector<std::vector<std::string>>& train_parts,
+                 const std::vector<std::vector<std::string>>& valid_parts, int64_t vocab_size,
+                 Corpus* c) {
+  c->vocab = word_vocabulary(train_parts, vocab_size);
+  std::unordered_map<std::string, int32_t> ids;
+  for (size_t i = 0; i < c->vocab.words.size(); ++i) {
+    ids[c->vocab.words[i]] = static_cast<int32_t>(i);
+  }
+  ids["\n"] = c->vocab.eos;
+  int64_t unk = 0;
+  auto map_parts = [&](const auto& parts, std::vector<int32_t>* out, bool count_unk) {
+    for (const auto& part : parts) {
+      for (const std::string& w : part) {
+        const auto it = ids.find(w);
+        const bool known = it != ids.end();
+        if (!known && count_unk) ++unk;
+        out->push_back(known ? it->second : c->vocab.unk);
+      }
+    }
+  };
+  map_parts(train_parts, &c->train, false);
+  map_parts(valid_parts, &c->valid, true);
+  c->unk_rate = c->valid.empty() ? 0 : static_cast<double>(unk) / c->valid.size();
+}
+
+}  // namespace
+
 Corpus load_corpus(const std::string& path, bool words, int64_t vocab_size) {
   Corpus c;
   std::vector<std::vector<std::string>> train_parts, valid_parts;
@@ -146,35 +187,14 @@ Corpus load_corpus(const std::string& path, bool words, int64_t vocab_size) {
     toks.resize(cut);
     train_parts.push_back(std::move(toks));
   }
-  if (!words) {
-    c.vocab.bytes = true;
-    for (int b = 0; b < 256; ++b) c.vocab.words.push_back(std::string(1, static_cast<char>(b)));
-    for (const auto& p : byte_parts) {
-      const size_t cut = p.size() - p.size() / 10;
-      c.train.insert(c.train.end(), p.begin(), p.begin() + static_cast<std::ptrdiff_t>(cut));
-      c.valid.insert(c.valid.end(), p.begin() + static_cast<std::ptrdiff_t>(cut), p.end());
-    }
+  if (words) {
+    index_words(train_parts, valid_parts, vocab_size, &c);
   } else {
-    c.vocab = word_vocabulary(train_parts, vocab_size);
-    std::unordered_map<std::string, int32_t> ids;
-    for (size_t i = 0; i < c.vocab.words.size(); ++i) ids[c.vocab.words[i]] = static_cast<int32_t>(i);
-    ids["\n"] = c.vocab.eos;
-    int64_t unk = 0;
-    auto map_parts = [&](const auto& parts, std::vector<int32_t>* out, bool count_unk) {
-      for (const auto& part : parts) {
-        for (const std::string& w : part) {
-          const auto it = ids.find(w);
-          const bool known = it != ids.end();
-          if (!known && count_unk) ++unk;
-          out->push_back(known ? it->second : c.vocab.unk);
-        }
-      }
-    };
-    map_parts(train_parts, &c.train, false);
-    map_parts(valid_parts, &c.valid, true);
-    c.unk_rate = c.valid.empty() ? 0 : static_cast<double>(unk) / c.valid.size();
+    split_bytes(byte_parts, &c);
   }
-  if (c.train.size() < 2) throw std::runtime_error("corpus " + path + " has no text to train on");
+  if (c.train.size() < 2) {
+    throw std::runtime_error("corpus " + path + " has no text to train on");
+  }
   return c;
 }
 
@@ -192,7 +212,8 @@ void Streams::batch(int64_t step, int bptt, std::vector<int32_t>* inputs,
   inputs->resize(static_cast<size_t>(count_) * bptt);
   targets->resize(inputs->size());
   for (int s = 0; s < count_; ++s) {
-    const size_t base = static_cast<size_t>(first_ + s) * length_ + static_cast<size_t>(step) * bptt;
+    const size_t base =
+        static_cast<size_t>(first_ + s) * length_ + static_cast<size_t>(step) * bptt;
     for (int t = 0; t < bptt; ++t) {
       (*inputs)[static_cast<size_t>(s) * bptt + t] = tokens_[base + t];
       (*targets)[static_cast<size_t>(s) * bptt + t] = tokens_[base + t + 1];

@@ -46,9 +46,9 @@ Trainer::Trainer(const Options& o, zfcComm_t comm, Corpus corpus)
   opt_ = std::make_unique<Optimizer>(o.optimizer, model_);
   if (!o.load.empty()) {
     Checkpoint c = load_checkpoint(o.load);
-    if (c.vocab.words != corpus_.vocab.words || c.shape.dim != o.dim ||
-        c.shape.hidden != o.hidden || c.shape.layers != o.layers) {
-      throw std::runtime_error(o.load + " was trained with another vocabulary or shape");
+    if (c.vocab.words != corpus_.vocab.words) {
+      throw std::runtime_error(o.load + " was trained with another vocabulary (use the "
+                               "same corpus and --vocab)");
     }
     model_ = std::move(c.model);
     opt_->acc_dense = std::move(c.acc_dense);
@@ -112,11 +112,15 @@ void Trainer::log_progress(int64_t step, Interval* iv, double elapsed) {
   const double ug = iv->ug_ratio / steps;
   if (rank_ == 0) {
     // A sampled-softmax loss is not a perplexity: only the full softmax's is shown as one.
-    const bool full = o_.softmax == SoftmaxKind::kFull;
-    std::printf("step %6lld  %s %.4f (ppl %8.2f)  %8.0f tok/s (%6.0f /rank)  U_g/GK %.3f  "
+    char what[64];
+    if (o_.softmax == SoftmaxKind::kFull) {
+      std::snprintf(what, sizeof what, "loss %.4f (ppl %.2f)", loss, std::exp(loss));
+    } else {
+      std::snprintf(what, sizeof what, "sampled loss %.4f", loss);
+    }
+    std::printf("step %6lld  %s  %8.0f tok/s (%6.0f /rank)  U_g/GK %.3f  "
                 "%.2f MB/step  compute %.0f%%  skipped %lld  %.0f s\n",
-                static_cast<long long>(step), full ? "loss" : "sampled loss", loss,
-                full ? std::exp(loss) : NAN, tps, tps / size_, ug,
+                static_cast<long long>(step), what, tps, tps / size_, ug,
                 bytes / 1e6, 100 * iv->compute_s / std::max(iv->compute_s + iv->comm_s, 1e-9),
                 static_cast<long long>(iv->skipped), elapsed);
     std::fflush(stdout);
@@ -186,21 +190,28 @@ int Trainer::train() {
       if (step_ % o_.log_every == 0 || stop) log_progress(step_, &iv, seconds_since(start));
       if (o_.eval_every > 0 && step_ % o_.eval_every == 0 && !stop) {
         const double ppl = validation_perplexity();
-        if (rank_ == 0) std::printf("step %6lld  validation perplexity %.2f\n",
-                                    static_cast<long long>(step_), ppl);
+        report_validation(-1, ppl);
         log_json("{\"event\":\"valid\",\"step\":%lld,\"ppl\":%.4f,\"elapsed\":%.2f}",
                  static_cast<long long>(step_), ppl, seconds_since(start));
       }
     }
     if (o_.eval_every == 0 || stop) {
       const double ppl = validation_perplexity();
-      if (rank_ == 0) std::printf("epoch %d  step %lld  validation perplexity %.2f\n", epoch + 1,
-                                  static_cast<long long>(step_), ppl);
+      report_validation(epoch + 1, ppl);
       log_json("{\"event\":\"valid\",\"step\":%lld,\"epoch\":%d,\"ppl\":%.4f,\"elapsed\":%.2f}",
                static_cast<long long>(step_), epoch + 1, ppl, seconds_since(start));
     }
   }
   return 0;
+}
+
+void Trainer::report_validation(int epoch, double ppl) const {
+  if (rank_ != 0) return;
+  if (epoch > 0) std::printf("epoch %d  ", epoch);
+  std::printf("step %lld  validation perplexity %.2f", static_cast<long long>(step_), ppl);
+  if (corpus_.vocab.bytes) std::printf(" (%.3f bits per character)", std::log2(ppl));
+  std::printf("\n");
+  std::fflush(stdout);
 }
 
 double Trainer::validation_perplexity() {

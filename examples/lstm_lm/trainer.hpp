@@ -37,6 +37,7 @@ class Trainer {
   void log_progress(int64_t step, Interval* iv, double elapsed);
   void log_json(const char* fmt, ...) const;
   float learning_rate(int epoch) const;
+  void report_validation(int epoch, double ppl) const;  // epoch <= 0: mid-epoch
 
   Options o_;
   zfcComm_t comm_;
