@@ -130,77 +130,78 @@ void Trainer::log_progress(int64_t step, Interval* iv, double elapsed) {
            "\"steps\":%lld,\"skipped\":%lld,\"elapsed\":%.2f}",
            static_cast<long long>(step), loss, tps, ug, bytes, iv->compute_s, iv->comm_s,
            static_cast<long long>(iv->steps), static_cast<long long>(iv->skipped), elapsed);
-  ug_sum_ += iv->ug_ratio;
   *iv = Interval{};
   iv->bytes = now_bytes;
 }
 
-int Trainer::train() {
+// One step: forward and backward on this rank's batch, the gradients summed through the
+// library, the same update on every rank. Returns false after printing the library's error.
+bool Trainer::step(const Streams& streams, int64_t k, int epoch, State* state,
+                   double elapsed, Interval* iv, bool* stop) {
   const int B = o_.batch, T = o_.bptt;
-  const Streams streams(corpus_.train, size_ * B, rank_ * B, B);
-  const int64_t per_epoch = streams.steps_per_epoch(T);
-  if (per_epoch == 0) throw std::runtime_error("corpus too short for the streams and --bptt");
   const float grad_scale = 1.0f / (static_cast<float>(size_) * B * T);
+  auto t0 = Clock::now();
+  streams.batch(k, T, &inputs_, &targets_);
+  const double loss = model_.train_batch(state, inputs_, targets_, B, T,
+                                         output_for(step_, targets_), grad_scale, &grads_);
+  iv->compute_s += seconds_since(t0);
+  t0 = Clock::now();
+  std::string why;
+  if (sync_->sync(inputs_, &grads_, &synced_, &why) != zfcSuccess) {
+    std::fprintf(stderr, "rank %d: gradient sync failed: %s\n", rank_, why.c_str());
+    return false;
+  }
+  // The loss, the tokens and rank 0's verdict on the time budget, summed over ranks.
+  float shared[3] = {static_cast<float>(loss), static_cast<float>(B * T), 0.0f};
+  if (rank_ == 0 && o_.time_budget > 0 && elapsed >= o_.time_budget) shared[2] = 1.0f;
+  if (sync_->sum(shared, 3) != zfcSuccess) return false;
+  iv->comm_s += seconds_since(t0);
+  t0 = Clock::now();
+  if (synced_.overflowed) {
+    ++iv->skipped;  // every rank skips the same step
+  } else {
+    const double norm = Optimizer::grad_norm(grads_.dense, synced_.in, o_.dim, synced_.out,
+                                             synced_.out_dense, o_.dim + 1);
+    const float scale = o_.clip > 0 && norm > o_.clip ? static_cast<float>(o_.clip / norm)
+                                                      : 1.0f;
+    opt_->step(&model_, learning_rate(epoch), scale, grads_.dense, synced_.in, synced_.out,
+               synced_.out_dense);
+  }
+  iv->compute_s += seconds_since(t0);
+  iv->loss += shared[0];
+  iv->tokens += shared[1];
+  iv->ug_ratio += static_cast<double>(synced_.in.count) / synced_.in_tokens_global;
+  ++iv->steps;
+  ++step_;
+  *stop = shared[2] > 0 || (o_.max_steps >= 0 && step_ >= o_.max_steps);
+  return true;
+}
+
+void Trainer::validate(int epoch, double elapsed) {
+  const double ppl = validation_perplexity();
+  report_validation(epoch, ppl);
+  log_json("{\"event\":\"valid\",\"step\":%lld,\"epoch\":%d,\"ppl\":%.4f,"
+           "\"elapsed\":%.2f}", static_cast<long long>(step_), epoch, ppl, elapsed);
+}
+
+int Trainer::train() {
+  const Streams streams(corpus_.train, size_ * o_.batch, rank_ * o_.batch, o_.batch);
+  const int64_t per_epoch = streams.steps_per_epoch(o_.bptt);
+  if (per_epoch == 0) throw std::runtime_error("corpus too short for the streams and --bptt");
   const auto start = Clock::now();
   Interval iv;
   iv.bytes = bytes_moved(comm_);
-  std::vector<int32_t> inputs, targets;
-  Gradients g;
-  SyncedGradients synced;
-  std::string why;
   bool stop = false;
   for (int epoch = 0; epoch < o_.epochs && !stop; ++epoch) {
-    State state = model_.zero_state(B);
+    State state = model_.zero_state(o_.batch);
     for (int64_t k = 0; k < per_epoch && !stop; ++k) {
-      auto t0 = Clock::now();
-      streams.batch(k, T, &inputs, &targets);
-      const double loss = model_.train_batch(&state, inputs, targets, B, T,
-                                             output_for(step_, targets), grad_scale, &g);
-      iv.compute_s += seconds_since(t0);
-      t0 = Clock::now();
-      if (sync_->sync(inputs, &g, &synced, &why) != zfcSuccess) {
-        std::fprintf(stderr, "rank %d: gradient sync failed: %s\n", rank_, why.c_str());
-        return 1;
-      }
-      // The loss, the tokens and rank 0's verdict on the time budget, summed over ranks.
-      float shared[3] = {static_cast<float>(loss), static_cast<float>(B * T), 0.0f};
-      if (rank_ == 0 && o_.time_budget > 0 && seconds_since(start) >= o_.time_budget) {
-        shared[2] = 1.0f;
-      }
-      if (sync_->sum(shared, 3) != zfcSuccess) return 1;
-      iv.comm_s += seconds_since(t0);
-      t0 = Clock::now();
-      if (synced.overflowed) {
-        ++iv.skipped;  // every rank skips the same step
-      } else {
-        const double norm = Optimizer::grad_norm(g.dense, synced.in, o_.dim, synced.out,
-                                                 synced.out_dense, o_.dim + 1);
-        const float scale = o_.clip > 0 && norm > o_.clip ? static_cast<float>(o_.clip / norm)
-                                                          : 1.0f;
-        opt_->step(&model_, learning_rate(epoch), scale, g.dense, synced.in, synced.out,
-                   synced.out_dense);
-      }
-      iv.compute_s += seconds_since(t0);
-      iv.loss += shared[0];
-      iv.tokens += shared[1];
-      iv.ug_ratio += static_cast<double>(synced.in.count) / synced.in_tokens_global;
-      ++iv.steps;
-      ++step_;
-      stop = shared[2] > 0 || (o_.max_steps >= 0 && step_ >= o_.max_steps);
+      if (!step(streams, k, epoch, &state, seconds_since(start), &iv, &stop)) return 1;
       if (step_ % o_.log_every == 0 || stop) log_progress(step_, &iv, seconds_since(start));
       if (o_.eval_every > 0 && step_ % o_.eval_every == 0 && !stop) {
-        const double ppl = validation_perplexity();
-        report_validation(-1, ppl);
-        log_json("{\"event\":\"valid\",\"step\":%lld,\"ppl\":%.4f,\"elapsed\":%.2f}",
-                 static_cast<long long>(step_), ppl, seconds_since(start));
+        validate(-1, seconds_since(start));
       }
     }
-    if (o_.eval_every == 0 || stop) {
-      const double ppl = validation_perplexity();
-      report_validation(epoch + 1, ppl);
-      log_json("{\"event\":\"valid\",\"step\":%lld,\"epoch\":%d,\"ppl\":%.4f,\"elapsed\":%.2f}",
-               static_cast<long long>(step_), epoch + 1, ppl, seconds_since(start));
-    }
+    if (o_.eval_every == 0 || stop) validate(epoch + 1, seconds_since(start));
   }
   return 0;
 }

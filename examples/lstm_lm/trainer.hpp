@@ -37,7 +37,10 @@ class Trainer {
   void log_progress(int64_t step, Interval* iv, double elapsed);
   void log_json(const char* fmt, ...) const;
   float learning_rate(int epoch) const;
-  void report_validation(int epoch, double ppl) const;  // epoch <= 0: mid-epoch
+  bool step(const Streams& streams, int64_t k, int epoch, State* state, double elapsed,
+            Interval* iv, bool* stop);
+  void validate(int epoch, double elapsed);             // epoch <= 0: mid-epoch
+  void report_validation(int epoch, double ppl) const;
 
   Options o_;
   zfcComm_t comm_;
@@ -49,7 +52,9 @@ class Trainer {
   std::unique_ptr<GradientSync> sync_;
   zfcSeedGroup_t group_ = nullptr;
   int64_t step_ = 0;
-  double ug_sum_ = 0;     // U_g / (G K) of the input embedding, summed over logged steps
+  std::vector<int32_t> inputs_, targets_;  // this step's batch
+  Gradients grads_;
+  SyncedGradients synced_;
   FILE* json_ = nullptr;
 };
 
