@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <vector>
 
 #include "device_runtime.hpp"
@@ -41,6 +42,12 @@ class DeviceVector {
   size_t n_;
   cuda::DeviceBuffer buf_;
 };
+
+// Whether two vectors hold the same bits (a float comparison would let -0 equal +0).
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
 
 // Runs a CUB-style call twice: once for the scratch size, once with that much scratch.
 template <class Call>

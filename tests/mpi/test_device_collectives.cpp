@@ -17,11 +17,6 @@ using test::DeviceVector;
 
 class DeviceCollectives : public test::WorldTest {};
 
-template <class T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
-}
-
 TEST_F(DeviceCollectives, UniqueMergeMatchesHostBuffers) {
   ZFC_REQUIRE_GPU();
   const workload::ZipfDistribution zipf(1.1, 20000);
@@ -41,8 +36,8 @@ TEST_F(DeviceCollectives, UniqueMergeMatchesHostBuffers) {
       << zfcGetLastError(comm_);
   ASSERT_EQ(dev_u, host_u);
   host_unique.resize(host_u);
-  EXPECT_TRUE(same_bits(d_unique.to_host(host_u), host_unique));
-  EXPECT_TRUE(same_bits(d_pos.to_host(), host_pos));
+  EXPECT_TRUE(test::same_bits(d_unique.to_host(host_u), host_unique));
+  EXPECT_TRUE(test::same_bits(d_pos.to_host(), host_pos));
 }
 
 TEST_F(DeviceCollectives, AllReduceMatchesHostBuffers) {
@@ -61,7 +56,7 @@ TEST_F(DeviceCollectives, AllReduceMatchesHostBuffers) {
               zfcSuccess)
         << zfcGetLastError(comm_);
     EXPECT_EQ(dev_over, host_over);
-    EXPECT_TRUE(same_bits(d_buf.to_host(), host_recv)) << kind;
+    EXPECT_TRUE(test::same_bits(d_buf.to_host(), host_recv)) << kind;
   }
 }
 
@@ -99,8 +94,8 @@ TEST_F(DeviceCollectives, SparseReduceMatchesHostBuffersForEveryAlgorithm) {
     ASSERT_TRUE(
         cuda::copy_to_host(got_rows.data(), d.rows, got_rows.size() * 4, nullptr).ok());
     const auto* hi = static_cast<const int32_t*>(h.indices);
-    EXPECT_TRUE(same_bits(got_idx, std::vector<int32_t>(hi, hi + h.num_unique))) << algo;
-    EXPECT_TRUE(same_bits(got_rows, std::vector<float>(h.rows, h.rows + h.num_unique * dim)))
+    EXPECT_TRUE(test::same_bits(got_idx, std::vector<int32_t>(hi, hi + h.num_unique))) << algo;
+    EXPECT_TRUE(test::same_bits(got_rows, std::vector<float>(h.rows, h.rows + h.num_unique * dim)))
         << algo;
     zfcSparsePlanDestroy(host_plan);
     zfcSparsePlanDestroy(dev_plan);

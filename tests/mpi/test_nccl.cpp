@@ -101,11 +101,6 @@ class NcclWorld : public ::testing::Test {
   int rank_ = 0;
 };
 
-template <class T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
-}
-
 TEST_F(NcclWorld, DeviceAllReduceMatchesHostOverMpi) {
   const std::vector<float> send = test::random_rows(10007, 1, 6, rank_);
   for (zfcCompressionKind_t kind : {zfcCompressNone, zfcCompressFp16, zfcCompressBf16}) {
@@ -121,7 +116,7 @@ TEST_F(NcclWorld, DeviceAllReduceMatchesHostOverMpi) {
               zfcSuccess)
         << zfcGetLastError(nccl_);
     EXPECT_EQ(dev_over, host_over);
-    EXPECT_TRUE(same_bits(d_buf.to_host(), host_recv)) << kind;
+    EXPECT_TRUE(test::same_bits(d_buf.to_host(), host_recv)) << kind;
   }
 }
 
@@ -152,7 +147,7 @@ TEST_F(NcclWorld, SparseReduceOnDeviceBuffersMatchesHostOverMpi) {
     std::vector<float> d_out(d.num_unique * dim);
     ASSERT_TRUE(cuda::copy_to_host(d_out.data(), d.rows, d_out.size() * sizeof(float), nullptr)
                     .ok());
-    EXPECT_TRUE(same_bits(d_out, std::vector<float>(h.rows, h.rows + h.num_unique * dim)))
+    EXPECT_TRUE(test::same_bits(d_out, std::vector<float>(h.rows, h.rows + h.num_unique * dim)))
         << zfcGetAlgorithmName(algo);
     EXPECT_EQ(zfcSparsePlanDestroy(host_plan), zfcSuccess);
     EXPECT_EQ(zfcSparsePlanDestroy(dev_plan), zfcSuccess);
