@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <string>
 
 #include "checkpoint.hpp"
 #include "options.hpp"
@@ -40,8 +41,12 @@ int run(lm::Options o, zfcComm_t comm, int rank, int size) {
   }
   if (rank == 0) {
     std::printf("lstm_lm: %d ranks; %s\n", size, lm::describe(o).c_str());
+    // The corpus by its own name: logs are shared, the directory they came from is not.
+    std::string name = o.corpus;
+    while (name.size() > 1 && name.back() == '/') name.pop_back();
+    name = name.substr(name.find_last_of('/') + 1);
     std::printf("corpus %s: %zu files, %zu training and %zu held-out tokens, vocabulary %lld",
-                o.corpus.c_str(), corpus.files, corpus.train.size(), corpus.valid.size(),
+                name.c_str(), corpus.files, corpus.train.size(), corpus.valid.size(),
                 static_cast<long long>(corpus.vocab.size()));
     if (!corpus.vocab.bytes) std::printf(" (held-out <unk> rate %.1f%%)", 100 * corpus.unk_rate);
     std::printf("\n");
