@@ -168,11 +168,11 @@ typedef struct {
   int device;            /* zfcTransportNccl: this rank's CUDA device (-1: the current
                             one). Other transports: -1; each call's buffers are found to
                             be host or device memory */
-  int timeout_ms;        /* bound on every wait, in ms, where the transport allows one:
-                            the bootstrap, UCX and NCCL (which is then aborted) honour it;
-                            MPI cannot and needs 0.
-                            0: the bootstrap waits 60 s and UCX as long as it does (a
-                            failed peer still ends the wait) */
+  int timeout_ms;        /* bound on every wait, in ms: a stalled, dead or out-of-step
+                            peer then becomes zfcTimeout or zfcRemoteError, and the
+                            communicator can only be aborted (see zfcCommAbort).
+                            0: MPI and UCX wait as long as their peers live (a failed peer
+                            still ends a UCX wait) and the bootstrap 60 s */
   int algorithm;         /* zfcAlgorithm_t used by plans created with zfcAlgoDefault */
   int compression;       /* zfcCompressionKind_t used by plans that do not set their own */
   float compress_scale;  /* the scale that goes with `compression` */
@@ -245,9 +245,12 @@ ZFC_API zfcResult_t zfcCommSplit(zfcComm_t comm, int color, int key, zfcComm_t* 
 ZFC_API zfcResult_t zfcCommDestroy(zfcComm_t comm);
 
 /* Local (not collective). Frees the communicator without communicating, for use after a
- * failure when peers may be gone. The duplicated MPI communicator is left to MPI_Finalize,
- * because freeing it would need the peers. Plans still alive on it may then only be passed
- * to zfcSparsePlanDestroy, which frees what remains. NULL is a no-op. */
+ * failure when peers may be gone; a new communicator may then be made on the same
+ * processes. Plans still alive on it may then only be passed to zfcSparsePlanDestroy,
+ * which frees what remains. An MPI collective that timed out cannot be withdrawn: its
+ * communicator and buffers are then kept until the process ends, and buffers the caller
+ * passed to the call that timed out must not be freed while it runs (ending the process,
+ * e.g. with MPI_Abort, is the usual recovery on MPI). NULL is a no-op. */
 ZFC_API zfcResult_t zfcCommAbort(zfcComm_t comm);
 
 ZFC_API zfcResult_t zfcCommRank(zfcComm_t comm, int* rank);

@@ -60,6 +60,7 @@ Status exchange_headers(Transport& t, Workspace& ws, const OpHeader& mine,
                         const OpHeader** all) {
   OpHeader* headers = ws.get<OpHeader>(Slot::kHeaders, static_cast<size_t>(t.size()));
   headers[t.rank()] = mine;
+  headers[t.rank()].sequence = t.next_sequence();
   ZFC_RETURN_IF_ERROR(t.allgather(&headers[t.rank()], sizeof(OpHeader), headers));
   *all = headers;
   return Status::Ok();
@@ -74,9 +75,12 @@ Status agree(const OpHeader* all, int size) {
   }
   const OpHeader& h0 = all[0];
   for (int r = 1; r < size; ++r) {
-    if (all[r].op != h0.op) {
-      return error(zfcMismatch, "ranks are calling different operations: rank 0 is in %s, "
-                   "rank %d in %s", op_name(h0.op), r, op_name(all[r].op));
+    const OpHeader& h = all[r];
+    if (h.sequence != h0.sequence || h.op != h0.op) {
+      return error(zfcMismatch, "ranks are out of step: rank 0 is in collective #%llu (%s), "
+                   "rank %d in collective #%llu (%s)",
+                   static_cast<unsigned long long>(h0.sequence), op_name(h0.op), r,
+                   static_cast<unsigned long long>(h.sequence), op_name(h.op));
     }
   }
   for (int r = 0; r < size; ++r) {

@@ -40,7 +40,8 @@ struct OpHeader {
   int32_t color;         // split
   int32_t key;           // split
   uint64_t node;         // init: an id of the rank's host (same id: same machine)
-  char message[104];     // this rank's local error, if any
+  uint64_t sequence;     // the transport's count of agreed operations, this one included
+  char message[96];      // this rank's local error, if any
 };
 // The size is part of the documented traffic (docs/algorithms.md, zfcCommGetStats).
 static_assert(sizeof(OpHeader) == 192, "the operation header is 192 bytes on the wire");
@@ -51,12 +52,14 @@ OpHeader make_header(OpKind op);
 // Records a local failure in the header (the first one wins).
 void header_fail(OpHeader* h, const Status& s);
 
-// Allgathers the headers; *all points at size() headers in ws's kHeaders slot.
+// Numbers the header with the transport's next sequence number and allgathers the headers;
+// *all points at size() headers in ws's kHeaders slot.
 Status exchange_headers(Transport& t, Workspace& ws, const OpHeader& mine,
                         const OpHeader** all);
 
-// The verdict every rank computes identically: the lowest rank's local failure, else the
-// first field that differs from rank 0's (zfcMismatch), else, for operations that give
+// The verdict every rank computes identically: ranks out of step (a sequence number or an
+// operation that differs from rank 0's: zfcMismatch naming both), else the lowest rank's
+// local failure, else the first field that differs from rank 0's (zfcMismatch), else, for operations that give
 // int32 positions, a total count over ranks beyond INT32_MAX.
 Status agree(const OpHeader* all, int size);
 

@@ -114,6 +114,15 @@ zfcResult_t zfcCommAbort(zfcComm_t comm) {
   if (comm->node_transport) comm->node_transport->abandon();
   if (comm->rail_transport) comm->rail_transport->abandon();
   comm->transport->abandon();
+  const auto in_flight = [](const std::unique_ptr<zfc::Transport>& t) {
+    return t && t->has_unfinished_operation();
+  };
+  if (in_flight(comm->transport) || in_flight(comm->node_transport) ||
+      in_flight(comm->rail_transport)) {
+    // A timed-out MPI collective may still write into the communicator's buffers if its
+    // peer wakes up, so they are kept until the process ends.
+    return zfcSuccess;
+  }
   if (comm->live_plans == 0) {
     delete comm;
   } else {

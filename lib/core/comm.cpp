@@ -14,12 +14,8 @@ Status comm_create_mpi(const void* mpi_comm, const Config& config,
                  "config transport zfcTransportUcx cannot be initialised from an MPI "
                  "communicator (use zfcCommInitRank or zfcCommInitFromEnv for UCX)");
   }
-  if (config.timeout_ms != 0 && config.transport != zfcTransportNccl) {
-    return error(zfcUnsupported, "config timeout_ms %d: the MPI transport cannot bound its "
-                 "waits (use 0, or the UCX transport)", config.timeout_ms);
-  }
   std::unique_ptr<Transport> transport;
-  ZFC_RETURN_IF_ERROR(create_mpi_transport(mpi_comm, &transport));
+  ZFC_RETURN_IF_ERROR(create_mpi_transport(mpi_comm, config.timeout_ms, &transport));
   *out = comm_wrap(std::move(transport), config);
   return Status::Ok();
 }
@@ -71,8 +67,8 @@ Status setup_nodes(zfcComm* comm, NodeMap nodes) {
   if (nodes.hierarchical()) {
     ZFC_RETURN_IF_ERROR(t.split(nodes.node_of(me), me, &node));
     ZFC_RETURN_IF_ERROR(t.split(nodes.local_index(me), nodes.node_of(me), &rail));
-    node->count_into(t);
-    rail->count_into(t);
+    node->report_into(t);
+    rail->report_into(t);
     // Every peer on the rail is on another node, none on the node transport.
     std::vector<int> rail_nodes;
     for (int n = 0; n < nodes.node_count(); ++n) rail_nodes.push_back(n);

@@ -3,6 +3,7 @@
 
 #include <chrono>
 
+#include "core/fault_hook.hpp"
 #include "zipfcoll/zipfcoll.h"
 
 namespace zfc {
@@ -24,11 +25,14 @@ class StatsBook {
   zfcOpStats_t total_;
 };
 
-// Adds the wall time between construction and destruction to op->seconds[phase].
+// Adds the wall time between construction and destruction to op->seconds[phase]. A phase's
+// start is also where the reliability tests inject their faults (core/fault_hook.hpp).
 class PhaseTimer {
  public:
   PhaseTimer(zfcOpStats_t* op, zfcPhase_t phase)
-      : op_(op), phase_(phase), start_(std::chrono::steady_clock::now()) {}
+      : op_(op), phase_(phase), start_(std::chrono::steady_clock::now()) {
+    fault_point(phase);
+  }
   ~PhaseTimer() { stop(); }
   void stop() {
     if (op_ == nullptr) return;

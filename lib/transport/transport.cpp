@@ -12,36 +12,53 @@ void Transport::count_received(int from, uint64_t bytes) {
   if (remote(from)) counters_->internode_received += bytes;
 }
 
+Status Transport::check_usable() const {
+  if (health_->failure.empty()) return Status::Ok();
+  return error(zfcInvalidUsage, "rank %d: the communicator failed earlier and can only be "
+               "aborted (zfcCommAbort): %s", rank_, health_->failure.c_str());
+}
+
+Status Transport::note(Status s) {
+  if (!s.ok() && health_->failure.empty()) health_->failure = s.message();
+  return s;
+}
+
 Status Transport::allgather(const void* send, size_t bytes, void* recv) {
+  ZFC_RETURN_IF_ERROR(check_usable());
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
     count_sent(r, bytes);
     count_received(r, bytes);
   }
-  return do_allgather(send, bytes, recv);
+  return note(do_allgather(send, bytes, recv));
 }
 
 Status Transport::allgatherv(const void* send, void* recv, const size_t* recv_bytes,
                              const size_t* displs) {
+  ZFC_RETURN_IF_ERROR(check_usable());
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
     count_sent(r, recv_bytes[rank_]);
     count_received(r, recv_bytes[r]);
   }
-  return do_allgatherv(send, recv, recv_bytes, displs);
+  return note(do_allgatherv(send, recv, recv_bytes, displs));
 }
 
 Status Transport::alltoallv(const void* send, const size_t* send_bytes,
                             const size_t* send_displs, void* recv, const size_t* recv_bytes,
                             const size_t* recv_displs) {
+  ZFC_RETURN_IF_ERROR(check_usable());
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
     count_sent(r, send_bytes[r]);
     count_received(r, recv_bytes[r]);
   }
-  return do_alltoallv(send, send_bytes, send_displs, recv, recv_bytes, recv_displs);
+  return note(do_alltoallv(send, send_bytes, send_displs, recv, recv_bytes, recv_displs));
 }
 
-Status Transport::barrier() { return do_barrier(); }
+Status Transport::barrier() {
+  ZFC_RETURN_IF_ERROR(check_usable());
+  return note(do_barrier());
+}
 
 }  // namespace zfc

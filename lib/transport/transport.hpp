@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "base/status.hpp"
@@ -21,6 +22,12 @@ struct TrafficCounters {
   uint64_t bytes_received = 0;
   uint64_t internode_sent = 0;      // the part of the above exchanged with other nodes
   uint64_t internode_received = 0;
+};
+
+// Whether a transport can still be used. A failed operation may leave peers in the middle
+// of it, so after one, every later operation is refused until the communicator is aborted.
+struct TransportHealth {
+  std::string failure;  // the first failure's message; empty while healthy
 };
 
 class Transport {
@@ -66,9 +73,24 @@ class Transport {
   // from other nodes are also counted as internode. Empty: all on one node.
   void set_peer_nodes(std::vector<int> node_of_rank) { peer_node_ = std::move(node_of_rank); }
 
-  // From now on this transport's bytes are counted in `parent`'s counters (the node and
-  // cross-node transports of the hierarchical exchange count as their communicator's).
-  void count_into(Transport& parent) { counters_ = parent.counters_; }
+  // From now on this transport's bytes are counted in `parent`'s counters, and a failure on
+  // either makes both unusable (the node and cross-node transports of the hierarchical
+  // exchange are parts of their communicator).
+  void report_into(Transport& parent) {
+    counters_ = parent.counters_;
+    health_ = parent.health_;
+  }
+
+  // The sequence number of the next agreed operation on this transport (1, 2, ...): every
+  // rank counts the same operations, so the numbers name where ranks fell out of step.
+  uint64_t next_sequence() { return ++sequence_; }
+
+  // Empty while the transport works; else why it stopped.
+  const std::string& failure() const { return health_->failure; }
+
+  // Local: true when an operation that failed may still be in flight in the layer below
+  // (an MPI collective cannot be withdrawn), so its buffers must outlive the transport.
+  virtual bool has_unfinished_operation() const { return false; }
 
  protected:
   Transport(int rank, int size) : rank_(rank), size_(size) {}
@@ -88,11 +110,15 @@ class Transport {
   }
   void count_sent(int to, uint64_t bytes);
   void count_received(int from, uint64_t bytes);
+  Status check_usable() const;
+  Status note(Status s);
 
   int rank_;
   int size_;
   TrafficCounters traffic_;
   TrafficCounters* counters_ = &traffic_;
+  std::shared_ptr<TransportHealth> health_ = std::make_shared<TransportHealth>();
+  uint64_t sequence_ = 0;
   std::vector<int> peer_node_;
 };
 

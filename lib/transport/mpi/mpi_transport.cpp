@@ -5,6 +5,9 @@
 #include <mpi-ext.h>  // MPIX_Query_cuda_support
 #endif
 
+#include <sched.h>
+
+#include <chrono>
 #include <climits>
 #include <vector>
 
@@ -70,17 +73,57 @@ class UnitTypes {
   MPI_Datatype types_[kUnits];
 };
 
+// Waits on one non-blocking MPI operation for at most timeout_ms. MPI cannot withdraw a
+// collective, so one that times out stays in flight: `unfinished` is set and the caller's
+// transport is from then on unusable (Transport refuses it) and its buffers are kept.
+class BoundedWait {
+ public:
+  BoundedWait(int rank, int timeout_ms) : rank_(rank), timeout_ms_(timeout_ms) {}
+  bool bounded() const { return timeout_ms_ > 0; }
+  bool unfinished() const { return unfinished_; }
+
+  Status wait(MPI_Request* request, const char* what) {
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
+    unsigned idle = 0;
+    for (;;) {
+      int done = 0;
+      ZFC_MPI_CHECK(MPI_Test(request, &done, MPI_STATUS_IGNORE), what);
+      if (done) return Status::Ok();
+      if (Clock::now() > deadline) {
+        unfinished_ = true;
+        return error(zfcTimeout, "rank %d: %s did not finish within timeout_ms %d: a peer "
+                     "is stalled, gone, or in a different collective", rank_, what,
+                     timeout_ms_);
+      }
+      // Ranks often outnumber cores: after a while with nothing arriving, give the core to
+      // the peers that have work to do.
+      if (++idle > 64) sched_yield();
+    }
+  }
+
+ private:
+  int rank_;
+  int timeout_ms_;
+  bool unfinished_ = false;
+};
+
 class MpiTransport final : public Transport {
  public:
-  MpiTransport(MPI_Comm comm, int rank, int size) : Transport(rank, size), comm_(comm) {}
+  MpiTransport(MPI_Comm comm, int rank, int size, int timeout_ms)
+      : Transport(rank, size), comm_(comm), waits_(rank, timeout_ms), timeout_ms_(timeout_ms) {}
   ~MpiTransport() override {
-    if (!abandoned_) {
+    // An operation still in flight keeps its communicator and types; MPI_Finalize frees
+    // them. An abandoned communicator with nothing in flight is freed: Open MPI and MPICH
+    // free a communicator without talking to its peers.
+    if (!waits_.unfinished()) {
       units_.release();
       MPI_Comm_free(&comm_);
     }
   }
   const char* name() const override { return "mpi"; }
   bool accepts_device_buffers() const override { return mpi_is_cuda_aware(); }
+  bool has_unfinished_operation() const override { return waits_.unfinished(); }
 
   Status split(int color, int key, std::unique_ptr<Transport>* out) override {
     MPI_Comm child = MPI_COMM_NULL;
@@ -90,21 +133,23 @@ class MpiTransport final : public Transport {
       out->reset();
       return Status::Ok();
     }
-    return wrap(child, out);
+    return wrap(child, timeout_ms_, out);
   }
 
-  void abandon() override { abandoned_ = true; }
+  void abandon() override {}
 
-  static Status wrap(MPI_Comm comm, std::unique_ptr<Transport>* out) {
+  static Status wrap(MPI_Comm comm, int timeout_ms, std::unique_ptr<Transport>* out) {
     int rank = 0, size = 0;
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    out->reset(new MpiTransport(comm, rank, size));
+    out->reset(new MpiTransport(comm, rank, size, timeout_ms));
     return Status::Ok();
   }
 
  protected:
+  // With a timeout every collective is MPI's non-blocking form, waited on with a deadline;
+  // without one, the blocking form (MPI's fastest path).
   Status do_allgather(const void* send, size_t bytes, void* recv) override {
     std::vector<int> counts;
     MPI_Datatype type;
@@ -114,9 +159,14 @@ class MpiTransport final : public Transport {
     if (send == static_cast<const char*>(recv) + bytes * static_cast<size_t>(rank())) {
       src = MPI_IN_PLACE;
     }
-    ZFC_MPI_CHECK(MPI_Allgather(src, counts[0], type, recv, counts[0], type, comm_),
-                  "MPI_Allgather");
-    return Status::Ok();
+    const int c = counts[0];
+    if (!waits_.bounded()) {
+      ZFC_MPI_CHECK(MPI_Allgather(src, c, type, recv, c, type, comm_), "MPI_Allgather");
+      return Status::Ok();
+    }
+    MPI_Request req;
+    ZFC_MPI_CHECK(MPI_Iallgather(src, c, type, recv, c, type, comm_, &req), "MPI_Iallgather");
+    return waits_.wait(&req, "MPI_Iallgather");
   }
 
   Status do_allgatherv(const void* send, void* recv, const size_t* recv_bytes,
@@ -128,10 +178,16 @@ class MpiTransport final : public Transport {
     ZFC_RETURN_IF_ERROR(units_.convert(lists, 2, n, &conv, &type));
     const void* src = send;
     if (send == static_cast<const char*>(recv) + displs[rank()]) src = MPI_IN_PLACE;
-    ZFC_MPI_CHECK(MPI_Allgatherv(src, conv[rank()], type, recv, conv.data(), conv.data() + n,
-                                 type, comm_),
-                  "MPI_Allgatherv");
-    return Status::Ok();
+    const int* c = conv.data();
+    if (!waits_.bounded()) {
+      ZFC_MPI_CHECK(MPI_Allgatherv(src, c[rank()], type, recv, c, c + n, type, comm_),
+                    "MPI_Allgatherv");
+      return Status::Ok();
+    }
+    MPI_Request req;
+    ZFC_MPI_CHECK(MPI_Iallgatherv(src, c[rank()], type, recv, c, c + n, type, comm_, &req),
+                  "MPI_Iallgatherv");
+    return waits_.wait(&req, "MPI_Iallgatherv");
   }
 
   Status do_alltoallv(const void* send, const size_t* send_bytes, const size_t* send_displs,
@@ -143,20 +199,33 @@ class MpiTransport final : public Transport {
     const size_t* lists[] = {send_bytes, send_displs, recv_bytes, recv_displs};
     ZFC_RETURN_IF_ERROR(units_.convert(lists, 4, n, &conv, &type));
     const int* c = conv.data();
-    ZFC_MPI_CHECK(MPI_Alltoallv(send, c, c + n, type, recv, c + 2 * n, c + 3 * n, type, comm_),
-                  "MPI_Alltoallv");
-    return Status::Ok();
+    if (!waits_.bounded()) {
+      ZFC_MPI_CHECK(MPI_Alltoallv(send, c, c + n, type, recv, c + 2 * n, c + 3 * n, type, comm_),
+                    "MPI_Alltoallv");
+      return Status::Ok();
+    }
+    MPI_Request req;
+    ZFC_MPI_CHECK(MPI_Ialltoallv(send, c, c + n, type, recv, c + 2 * n, c + 3 * n, type, comm_,
+                                 &req),
+                  "MPI_Ialltoallv");
+    return waits_.wait(&req, "MPI_Ialltoallv");
   }
 
   Status do_barrier() override {
-    ZFC_MPI_CHECK(MPI_Barrier(comm_), "MPI_Barrier");
-    return Status::Ok();
+    if (!waits_.bounded()) {
+      ZFC_MPI_CHECK(MPI_Barrier(comm_), "MPI_Barrier");
+      return Status::Ok();
+    }
+    MPI_Request req;
+    ZFC_MPI_CHECK(MPI_Ibarrier(comm_, &req), "MPI_Ibarrier");
+    return waits_.wait(&req, "MPI_Ibarrier");
   }
 
  private:
   MPI_Comm comm_;
   UnitTypes units_;
-  bool abandoned_ = false;
+  BoundedWait waits_;
+  int timeout_ms_;
 };
 
 }  // namespace
@@ -175,7 +244,8 @@ bool mpi_is_cuda_aware() {
 #endif
 }
 
-Status create_mpi_transport(const void* mpi_comm, std::unique_ptr<Transport>* out) {
+Status create_mpi_transport(const void* mpi_comm, int timeout_ms,
+                            std::unique_ptr<Transport>* out) {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
@@ -188,8 +258,27 @@ Status create_mpi_transport(const void* mpi_comm, std::unique_ptr<Transport>* ou
     return error(zfcInvalidArgument, "mpi_comm points to MPI_COMM_NULL");
   }
   MPI_Comm dup = MPI_COMM_NULL;
-  ZFC_MPI_CHECK(MPI_Comm_dup(parent, &dup), "MPI_Comm_dup");
-  return MpiTransport::wrap(dup, out);
+  if (timeout_ms <= 0) {
+    ZFC_MPI_CHECK(MPI_Comm_dup(parent, &dup), "MPI_Comm_dup");
+  } else {
+    // The duplicate is the first collective: a rank that never arrives is a timeout too.
+    // Errors of the caller's communicator come back as codes while this call runs.
+    MPI_Errhandler caller_handler;
+    MPI_Comm_get_errhandler(parent, &caller_handler);
+    MPI_Comm_set_errhandler(parent, MPI_ERRORS_RETURN);
+    MPI_Request req;
+    int rank = 0;
+    MPI_Comm_rank(parent, &rank);
+    BoundedWait waits(rank, timeout_ms);
+    Status s = Status::Ok();
+    int rc = MPI_Comm_idup(parent, &dup, &req);
+    if (rc != MPI_SUCCESS) s = mpi_error(rc, "MPI_Comm_idup");
+    if (s.ok()) s = waits.wait(&req, "MPI_Comm_idup");
+    MPI_Comm_set_errhandler(parent, caller_handler);
+    MPI_Errhandler_free(&caller_handler);
+    ZFC_RETURN_IF_ERROR(s);
+  }
+  return MpiTransport::wrap(dup, timeout_ms, out);
 }
 
 }  // namespace zfc

@@ -1,5 +1,7 @@
 // The MPI transport: host memory, built on MPI's own collectives over a duplicated
 // communicator with MPI_ERRORS_RETURN, so MPI failures come back as zfcTransportError.
+// With a timeout, each collective is MPI's non-blocking form waited on with a deadline, so
+// a stalled or missing peer becomes zfcTimeout.
 // This header does not include mpi.h; the communicator travels as the address of an MPI_Comm.
 #pragma once
 
@@ -15,8 +17,10 @@ bool mpi_transport_available();
 // Whether MPI takes device buffers directly (a CUDA-aware build with that support on).
 bool mpi_is_cuda_aware();
 
-// Collective over *(MPI_Comm*)mpi_comm: duplicates it into a new transport. Fails with
-// zfcInvalidUsage if MPI is not initialised, zfcUnsupported in a build without MPI.
-Status create_mpi_transport(const void* mpi_comm, std::unique_ptr<Transport>* out);
+// Collective over *(MPI_Comm*)mpi_comm: duplicates it into a new transport whose waits last
+// at most timeout_ms (0: as long as MPI's). Fails with zfcInvalidUsage if MPI is not
+// initialised, zfcUnsupported in a build without MPI.
+Status create_mpi_transport(const void* mpi_comm, int timeout_ms,
+                            std::unique_ptr<Transport>* out);
 
 }  // namespace zfc

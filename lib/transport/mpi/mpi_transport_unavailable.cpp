@@ -7,7 +7,7 @@ bool mpi_transport_available() { return false; }
 
 bool mpi_is_cuda_aware() { return false; }
 
-Status create_mpi_transport(const void*, std::unique_ptr<Transport>*) {
+Status create_mpi_transport(const void*, int, std::unique_ptr<Transport>*) {
   return error(zfcUnsupported,
                "this zipfcoll was built without MPI (configure with ZIPFCOLL_WITH_MPI=ON)");
 }
