@@ -26,7 +26,9 @@ const char* kUsage =
     "  --compression none|fp16:F|bf16\n"
     "  --seed-groups all-distinct|all-same|power:A|log2|ln|log10\n"
     "  --log-json FILE --save FILE --load FILE --generate N\n"
-    "  --compare A B [--tolerance X]  largest relative difference of two checkpoints\n";
+    "  --compare A B [--tolerance X]  largest relative difference of two checkpoints\n"
+    "  --inject-inf STEP        fault test: the last rank's gradient gets an inf at STEP;\n"
+    "                           every rank must skip that step\n";
 
 bool fail(const char* what, const char* value) {
   std::fprintf(stderr, "lstm_lm: bad %s '%s'\n%s", what, value, kUsage);
@@ -127,6 +129,7 @@ std::map<std::string, Handler> value_options(Options* o) {
       {"--valid-tokens", int_opt(&o->valid_tokens, 0)},
       {"--decay-after", int_opt(&o->decay_after, 0)},
       {"--generate", int_opt(&o->generate, 0)},
+      {"--inject-inf", int_opt(&o->inject_inf, 0)},
       {"--lr", real_opt(&o->lr, 0)},           {"--lr-decay", real_opt(&o->lr_decay, 0)},
       {"--clip", real_opt(&o->clip, 0)},       {"--init-scale", real_opt(&o->init_scale, 0)},
       {"--time-budget", real_opt(&o->time_budget, 0)},

@@ -47,6 +47,7 @@ struct Options {
   int generate = 0;            // words (or characters) to sample at the end
   std::string compare_a, compare_b;  // --compare A B: checkpoint difference, then exit
   double tolerance = 0;
+  int64_t inject_inf = 0;      // at this step (1-based) the last rank's gradient gets an inf
 };
 
 // Parses argv; on a bad or missing value prints why (and the usage) and returns false.

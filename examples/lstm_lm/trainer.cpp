@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdarg>
+#include <limits>
 #include <stdexcept>
 
 #include "checkpoint.hpp"
@@ -144,6 +145,9 @@ bool Trainer::step(const Streams& streams, int64_t k, int epoch, State* state,
   streams.batch(k, T, &inputs_, &targets_);
   const double loss = model_.train_batch(state, inputs_, targets_, B, T,
                                          output_for(step_, targets_), grad_scale, &grads_);
+  if (o_.inject_inf > 0 && step_ + 1 == o_.inject_inf && rank_ == size_ - 1) {
+    grads_.in_rows[0] = std::numeric_limits<float>::infinity();
+  }
   iv->compute_s += seconds_since(t0);
   t0 = Clock::now();
   std::string why;

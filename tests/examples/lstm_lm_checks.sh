@@ -5,6 +5,9 @@
 #   data_parallel  4 ranks of 2 streams end within 1e-5 (relative) of 1 process of 8 streams
 #                  on the same global batch (full softmax, so no sampling differs; SGD,
 #                  whose update is linear in the gradient, so rounding is not amplified)
+#   overflow_skip  4 ranks with fp16 on the wire; at step 3 one rank's gradient holds an
+#                  inf: every rank skips that step, so the tables after 3 steps are
+#                  bit-identical to those after 2
 # usage: lstm_lm_checks.sh CHECK LSTM_LM DATA_DIR MPIEXEC [MPIEXEC_ARGS...] NUMPROC_FLAG
 # (the rank count is appended to the command after NUMPROC_FLAG)
 # Exits 77 (skipped) when DATA_DIR has no corpus.
@@ -34,6 +37,16 @@ case "$check" in
     "$@" 4 "$bin" "${common[@]}" "${sgd[@]}" --batch 2 --save "$work/four.ckpt" | tail -2
     "$@" 1 "$bin" "${common[@]}" "${sgd[@]}" --batch 8 --save "$work/one.ckpt" | tail -2
     "$bin" --compare "$work/four.ckpt" "$work/one.ckpt" --tolerance 1e-5
+    ;;
+  overflow_skip)
+    short=(--corpus "$corpus" --vocab 3000 --dim 32 --hidden 32 --bptt 8 --batch 4
+           --samples 200 --log-every 1 --valid-tokens 200 --seed 11 --compression fp16:1024)
+    "$@" 4 "$bin" "${short[@]}" --steps 3 --inject-inf 3 --log-json "$work/skip.json" \
+      --save "$work/three.ckpt" | tail -2
+    "$@" 4 "$bin" "${short[@]}" --steps 2 --save "$work/two.ckpt" | tail -2
+    grep -q '"step":3,.*"skipped":1' "$work/skip.json" || {
+      echo "step 3 was not reported skipped:"; cat "$work/skip.json"; exit 1; }
+    "$bin" --compare "$work/three.ckpt" "$work/two.ckpt" --tolerance 0
     ;;
   *)
     echo "unknown check $check" >&2
