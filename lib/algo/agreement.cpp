@@ -84,6 +84,10 @@ Status agree(const OpHeader* all, int size) {
     }
   }
   for (int r = 0; r < size; ++r) {
+    if (all[r].status < zfcSuccess || all[r].status >= zfcNumResults) {
+      return error(zfcMismatch, "rank %d sent a header with no valid result code (%d): "
+                   "ranks are not running the same zipfcoll", r, all[r].status);
+    }
     if (all[r].status != zfcSuccess) {
       return error(static_cast<zfcResult_t>(all[r].status), "rank %d: %.*s", r,
                    static_cast<int>(sizeof all[r].message), all[r].message);

@@ -339,6 +339,30 @@ TEST_F(ErrorTest, InitWithBadConfigOnOneRank) {
   expect_still_usable();
 }
 
+// How long a refusal takes: one header exchange, the same on every rank. Printed for
+// docs/reliability.md, not judged (times are not test criteria on shared machines).
+TEST_F(ErrorTest, RefusalTakesOneHeaderExchange) {
+  constexpr int kCalls = 200;
+  std::vector<float> data(16, 1.0f), out(16);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double t0 = MPI_Wtime();
+  for (int i = 0; i < kCalls; ++i) {
+    const size_t count = rank_ == kBad ? 15 : 16;
+    ASSERT_EQ(zfcAllReduce(comm_, data.data(), out.data(), count, zfcFloat32, nullptr, nullptr,
+                           nullptr),
+              zfcMismatch);
+  }
+  const double per_call_us = (MPI_Wtime() - t0) / kCalls * 1e6;
+  double worst = 0.0;
+  MPI_Reduce(&per_call_us, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  if (rank_ == 0) {
+    std::printf("a refused collective (count differs on rank %d) returned zfcMismatch on all "
+                "%d ranks after %.1f us (slowest rank, mean of %d calls)\n", kBad, size_,
+                worst, kCalls);
+  }
+  expect_still_usable();
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace zfc

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it, in two parts that each end with ctest's summary:
+#   1. the normal build (CUDA and NCCL compiled where nvcc is found) and every test in it;
+#   2. a clang build of the host code with AddressSanitizer and UndefinedBehaviorSanitizer
+#      (undefined behaviour is fatal, leaks are reported), running the unit and multi-rank
+#      tests again, and every fuzz target for 15 s.
+# usage: scripts/run-tests.sh [normal|sanitize|all]   (default all)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what="${1:-all}"
+
+if [ "$what" = normal ] || [ "$what" = all ]; then
+  cmake -S . -B build -G Ninja
+  cmake --build build
+  ctest --test-dir build --output-on-failure -j2
+fi
+
+if [ "$what" = sanitize ] || [ "$what" = all ]; then
+  if ! command -v clang++ > /dev/null; then
+    echo "run-tests.sh: the sanitizer build needs clang++ (scripts/debian-packages.txt)" >&2
+    exit 1
+  fi
+  CC=clang CXX=clang++ cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DZIPFCOLL_SANITIZE="address;undefined" -DZIPFCOLL_BUILD_FUZZERS=ON \
+    -DZIPFCOLL_WITH_CUDA=OFF -DZIPFCOLL_BUILD_BENCH=OFF -DZIPFCOLL_BUILD_EXAMPLES=OFF
+  cmake --build build-sanitize
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1"
+  export LSAN_OPTIONS="suppressions=$PWD/tests/sanitize/lsan.supp:print_suppressions=0"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+  # The installed-package test builds an outside program without the sanitizers.
+  ctest --test-dir build-sanitize --output-on-failure -j2 -E '^install_consumer$'
+fi
