@@ -8,6 +8,7 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
+#include <cpuid.h>
 #include <immintrin.h>
 #define ZFC_X86 1
 #endif
@@ -19,7 +20,13 @@ namespace x86 {
 #ifdef ZFC_X86
 
 bool has_f16c() {
-  static const bool yes = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  // Not __builtin_cpu_supports("f16c"): clang 14 does not know that name. CPUID leaf 1 has
+  // it (ECX bit 29); "avx" also covers the OS saving the YMM registers.
+  static const bool yes = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__builtin_cpu_supports("avx") || __get_cpuid(1, &a, &b, &c, &d) == 0) return false;
+    return (c & bit_F16C) != 0;
+  }();
   return yes;
 }
 

@@ -3,8 +3,10 @@
 // the library's documented summation order so fp32 results can be compared bit for bit.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <vector>
 
@@ -13,8 +15,58 @@
 namespace zfc {
 namespace test {
 
-// IEEE binary16 and bfloat16 round trips computed by the compiler's own conversions.
-inline float round_fp16(float x) { return static_cast<float>(static_cast<_Float16>(x)); }
+// IEEE binary16 bits of x, rounded to nearest even: the compiler's own conversion where it
+// has _Float16 (GCC 12, clang 15 and later), else the same rounding done in double
+// arithmetic, where every step is exact but the one rounding to integer.
+inline uint16_t reference_fp16_bits(float x) {
+#ifdef __FLT16_MAX__
+  const _Float16 h = static_cast<_Float16>(x);
+  uint16_t u;
+  std::memcpy(&u, &h, 2);
+  return u;
+#else
+  uint32_t fb;
+  std::memcpy(&fb, &x, 4);
+  const uint16_t sign = static_cast<uint16_t>((fb >> 16) & 0x8000u);
+  if (std::isnan(x)) return sign | 0x7e00u;
+  const double a = std::fabs(static_cast<double>(x));
+  if (a >= 65520.0) return sign | 0x7c00u;  // at or past the midpoint above 65504
+  if (a < std::ldexp(1.0, -14)) {
+    // Subnormal: whole units of 2^-24 (1024 units is the smallest normal, encoded alike).
+    return sign | static_cast<uint16_t>(std::nearbyint(a * 16777216.0));
+  }
+  int e = 0;
+  std::frexp(a, &e);
+  int exp = e - 1;
+  double m = std::nearbyint(std::ldexp(a, 10 - exp));  // in [1024, 2048]
+  if (m == 2048.0) {
+    m = 1024.0;
+    ++exp;
+  }
+  if (exp > 15) return sign | 0x7c00u;
+  return sign | static_cast<uint16_t>((exp + 15) << 10) | static_cast<uint16_t>(m - 1024.0);
+#endif
+}
+
+// The value of binary16 bits.
+inline float reference_fp16_value(uint16_t h) {
+#ifdef __FLT16_MAX__
+  _Float16 v;
+  std::memcpy(&v, &h, 2);
+  return static_cast<float>(v);
+#else
+  const float sign = (h & 0x8000u) != 0 ? -1.0f : 1.0f;
+  const int exp = (h >> 10) & 0x1f;
+  const int man = h & 0x3ff;
+  if (exp == 31) return man != 0 ? std::numeric_limits<float>::quiet_NaN()
+                                 : sign * std::numeric_limits<float>::infinity();
+  if (exp == 0) return sign * static_cast<float>(std::ldexp(man, -24));
+  return sign * static_cast<float>(std::ldexp(1024 + man, exp - 25));
+#endif
+}
+
+// IEEE binary16 and bfloat16 round trips.
+inline float round_fp16(float x) { return reference_fp16_value(reference_fp16_bits(x)); }
 inline float round_bf16(float x) {
   // bf16 is not a GCC arithmetic type on every target: round to nearest even by hand.
   uint32_t u;

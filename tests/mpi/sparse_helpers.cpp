@@ -9,8 +9,7 @@ std::vector<uint16_t> to_half_rows(const std::vector<float>& rows, zfcDataType_t
   std::vector<uint16_t> out(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
     if (type == zfcFloat16) {
-      _Float16 h = static_cast<_Float16>(rows[i]);
-      std::memcpy(&out[i], &h, 2);
+      out[i] = reference_fp16_bits(rows[i]);
     } else {
       const float r = round_bf16(rows[i]);
       uint32_t u;

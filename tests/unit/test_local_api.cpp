@@ -30,7 +30,7 @@ TEST(ScatterToDense, SumsDuplicatesInOrderIntoZeroedRows) {
 
 TEST(ScatterToDense, HalfAndBFloat16RowsAreSummedInFp32) {
   // 2049 is not an fp16 value, but 2048 + 1 summed in fp32 is.
-  _Float16 h[2] = {static_cast<_Float16>(2048.0f), static_cast<_Float16>(1.0f)};
+  const uint16_t h[2] = {0x6800, 0x3c00};  // 2048 and 1 in fp16
   const int32_t pos[2] = {0, 0};
   float dense[1];
   ASSERT_EQ(zfcScatterToDense(h, zfcFloat16, pos, 2, 1, dense, 1, nullptr), zfcSuccess);
