@@ -244,17 +244,23 @@ Status allreduce(zfcComm& comm, const void* send, void* recv, size_t count,
   OpRecorder recorder(&comm, &ws);
   zfcOpStats_t* op = recorder.op();
   Compression compression;
-  if (how != nullptr) compression = Compression{how->kind, how->scale};
+  int kind = zfcCompressNone;  // as the caller passed it: a C enum may hold any int
+  float scale = 1.0f;
+  if (how != nullptr) {
+    std::memcpy(&kind, &how->kind, sizeof kind);
+    scale = how->scale;
+  }
+  const Status parsed = make_compression(kind, scale, &compression);
   if (compression.kind == zfcCompressNone) compression.scale = 1.0f;
 
   OpHeader mine = make_header(OpKind::kAllReduce);
   mine.count = static_cast<int64_t>(count);
   mine.row_type = type;
-  mine.compression = compression.kind;
-  mine.scale = compression.scale;
+  mine.compression = kind;
+  mine.scale = kind == zfcCompressNone ? 1.0f : scale;
   HostStaging staging(comm.staging);
   Status local = staging.begin({{"send", send}, {"recv", recv}}, stream);
-  if (local.ok()) local = check_compression(compression);
+  if (local.ok()) local = parsed;
   if (local.ok() && type != zfcFloat32) {
     local = error(zfcUnsupported, "type %d: zfcAllReduce sums zfcFloat32 data",
                   static_cast<int>(type));

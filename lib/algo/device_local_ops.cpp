@@ -83,6 +83,7 @@ Status apply_rows_on_device(float* d_table, int64_t vocab_size, size_t dim,
     return error(zfcInvalidArgument, "indices[%u] = %lld is outside [0, %lld)", bad,
                  static_cast<long long>(value), static_cast<long long>(vocab_size));
   }
+  if (dim == 0) return Status::Ok();  // indices checked, nothing to write
   return cuda::apply_rows(static_cast<char*>(scratch.data()) + kFlagBytes, &bytes, d_table,
                           vocab_size, dim, d_indices, index_type, d_rows, n, alpha, stream);
 }

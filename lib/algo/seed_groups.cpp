@@ -19,7 +19,10 @@ int rounded_log(double g, double base) {
 
 }  // namespace
 
-Status seed_group_count(zfcSeedPolicy_t policy, double alpha, int ranks, int* count) {
+Status seed_group_count(zfcSeedPolicy_t policy_arg, double alpha, int ranks, int* count) {
+  // Read as the int a C caller may have passed: a C++ enum may not hold any other value.
+  int policy = 0;
+  std::memcpy(&policy, &policy_arg, sizeof policy);
   const double g = ranks;
   int s = 0;
   switch (policy) {
@@ -38,8 +41,7 @@ Status seed_group_count(zfcSeedPolicy_t policy, double alpha, int ranks, int* co
     case zfcSeedAllDistinct: s = ranks; break;
     case zfcSeedExplicit: s = 0; break;
     default:
-      return error(zfcInvalidArgument, "seed policy %d is not a zfcSeedPolicy_t",
-                   static_cast<int>(policy));
+      return error(zfcInvalidArgument, "seed policy %d is not a zfcSeedPolicy_t", policy);
   }
   if (policy != zfcSeedExplicit) s = s < 1 ? 1 : (s > ranks ? ranks : s);
   *count = s;

@@ -224,9 +224,8 @@ Status parse_plan_config(const zfcSparsePlanConfig_t* user, const Config& comm_c
   if (user->compression == -1) {
     spec.compression = comm_config.compression;
   } else {
-    spec.compression.kind = static_cast<zfcCompressionKind_t>(user->compression);
-    spec.compression.scale = user->compress_scale;
-    ZFC_RETURN_IF_ERROR(check_compression(spec.compression));
+    ZFC_RETURN_IF_ERROR(
+        make_compression(user->compression, user->compress_scale, &spec.compression));
   }
   if (spec.compression.kind == zfcCompressNone) spec.compression.scale = 1.0f;
   *out = spec;

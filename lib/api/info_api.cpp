@@ -13,7 +13,10 @@ using zfc::Status;
 extern "C" {
 
 const char* zfcGetErrorString(zfcResult_t result) {
-  switch (result) {
+  // Read as the int a C caller may have passed: a C++ enum may not hold any other value.
+  int code = 0;
+  std::memcpy(&code, &result, sizeof code);
+  switch (code) {
     case zfcSuccess: return "no error";
     case zfcInvalidArgument: return "invalid argument";
     case zfcInvalidUsage: return "invalid usage";

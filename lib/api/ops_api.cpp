@@ -81,10 +81,12 @@ zfcResult_t zfcApplyRows(float* table, int64_t vocab_size, size_t dim, const voi
     ZFC_RETURN_IF_ERROR(zfc::resolve_memory_space(
         {{"table", table}, {"indices", indices}, {"rows", rows}}, stream, &space));
     ZFC_RETURN_IF_ERROR(zfc::check_index_space(index_type, vocab_size));
-    if (num_rows == 0 || dim == 0) return Status::Ok();
-    if (table == nullptr) return zfc::null_handle("table");
+    if (num_rows == 0) return Status::Ok();
+    // Indices are checked even when dim is 0 and nothing would be written: a bad index is
+    // a bug in the caller either way.
     if (indices == nullptr) return zfc::null_handle("indices");
-    if (rows == nullptr) return zfc::null_handle("rows");
+    if (dim > 0 && table == nullptr) return zfc::null_handle("table");
+    if (dim > 0 && rows == nullptr) return zfc::null_handle("rows");
 #if ZIPFCOLL_HAVE_CUDA
     if (space == zfc::MemorySpace::kDevice) {
       return zfc::apply_rows_on_device(table, vocab_size, dim, indices, index_type, rows,
@@ -98,7 +100,7 @@ zfcResult_t zfcApplyRows(float* table, int64_t vocab_size, size_t dim, const voi
                    bad.position, static_cast<long long>(bad.value),
                    static_cast<long long>(vocab_size));
     }
-    zfc::kernels::apply_rows(table, dim, indices, index_type, rows, num_rows, alpha);
+    if (dim > 0) zfc::kernels::apply_rows(table, dim, indices, index_type, rows, num_rows, alpha);
     return Status::Ok();
   });
 }

@@ -16,6 +16,17 @@ Status check_compression(const Compression& c) {
   return Status::Ok();
 }
 
+Status make_compression(int kind, float scale, Compression* out) {
+  if (kind != zfcCompressNone && kind != zfcCompressFp16 && kind != zfcCompressBf16) {
+    return error(zfcInvalidArgument, "compression kind %d is not a zfcCompressionKind_t",
+                 kind);
+  }
+  const Compression c{static_cast<zfcCompressionKind_t>(kind), scale};
+  ZFC_RETURN_IF_ERROR(check_compression(c));
+  *out = c;
+  return Status::Ok();
+}
+
 namespace {
 
 Status parse_link(const zfcLinkModel_t& link, const char* which, LinkParams* out) {
@@ -87,11 +98,10 @@ Status parse_config(const zfcConfig_t* user, Config* out) {
     c.device = user->device;
     c.timeout_ms = user->timeout_ms;
     c.algorithm = static_cast<zfcAlgorithm_t>(user->algorithm);
-    c.compression.kind = static_cast<zfcCompressionKind_t>(user->compression);
-    c.compression.scale = user->compress_scale;
     c.bounds_check = user->bounds_check == 1;
     if (user->name != nullptr) c.name = user->name;
-    ZFC_RETURN_IF_ERROR(check_compression(c.compression));
+    ZFC_RETURN_IF_ERROR(
+        make_compression(user->compression, user->compress_scale, &c.compression));
   }
   *out = std::move(c);
   return Status::Ok();

@@ -39,4 +39,8 @@ Status parse_config(const zfcConfig_t* user, Config* out);
 // Checks a compression request: a known kind and, unless none, a finite scale > 0.
 Status check_compression(const Compression& c);
 
+// The same check on a kind given as the integer a C caller passed (any value, which a C++
+// enum may not hold), then *out = {kind, scale}; *out is set only on success.
+Status make_compression(int kind, float scale, Compression* out);
+
 }  // namespace zfc

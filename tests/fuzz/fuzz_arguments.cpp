@@ -43,7 +43,7 @@ void fuzz_scatter(FuzzedDataProvider& in) {
   const size_t count = in.ConsumeIntegralInRange<size_t>(0, 48);
   const size_t dim = in.ConsumeIntegralInRange<size_t>(0, 9);
   const size_t num_unique = in.ConsumeIntegralInRange<size_t>(0, 40);
-  const auto type = static_cast<zfcDataType_t>(in.ConsumeIntegralInRange<int>(-1, 5));
+  const auto type = static_cast<zfcDataType_t>(in.ConsumeIntegralInRange<int>(0, 7));
   const size_t width = type == zfcFloat32 ? 4 : 2;
   std::vector<uint8_t> rows = in.ConsumeBytes<uint8_t>(count * dim * width);
   rows.resize(count * dim * width);
@@ -75,7 +75,7 @@ void fuzz_apply(FuzzedDataProvider& in) {
   const int64_t vocab = in.ConsumeIntegralInRange<int64_t>(-3, 40);
   const size_t dim = in.ConsumeIntegralInRange<size_t>(0, 6);
   const size_t n = in.ConsumeIntegralInRange<size_t>(0, 30);
-  const auto type = static_cast<zfcDataType_t>(in.ConsumeIntegralInRange<int>(-1, 3));
+  const auto type = static_cast<zfcDataType_t>(in.ConsumeIntegralInRange<int>(0, 7));
   std::vector<int64_t> idx64(n);
   for (auto& i : idx64) i = in.ConsumeIntegralInRange<int64_t>(-2, 42);
   std::vector<int32_t> idx32(idx64.begin(), idx64.end());

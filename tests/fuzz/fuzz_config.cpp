@@ -24,7 +24,7 @@ template <class T>
 void fill(FuzzedDataProvider& in, T* v, unsigned magic) {
   std::memset(v, 0, sizeof *v);
   const std::vector<uint8_t> bytes = in.ConsumeBytes<uint8_t>(sizeof *v);
-  std::memcpy(v, bytes.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(v, bytes.data(), bytes.size());
   if (in.ConsumeIntegralInRange<int>(0, 3) != 0) {
     v->size = sizeof *v;
     v->magic = magic;
@@ -44,12 +44,20 @@ void fuzz_comm_config(FuzzedDataProvider& in) {
   require(c.timeout_ms >= 0 && c.ranks_per_node >= 0, "a negative bound was accepted");
   require(c.algorithm >= zfcAlgoAuto && c.algorithm < zfcNumAlgorithms, "a bad algorithm");
   require(zfc::check_compression(c.compression).ok(), "a bad compression was accepted");
-  require(user.name == nullptr || c.name == name, "the name was not copied");
+  // The library copies up to the first NUL, as C strings go.
+  require(user.name == nullptr || c.name == std::string(name.c_str()), "the name was not copied");
 }
 
 void fuzz_plan_config(FuzzedDataProvider& in) {
   zfcSparsePlanConfig_t user;
   fill(in, &user, ZFC_SPARSE_PLAN_MAGIC);
+  // C++ allows an enum only the values its bits can hold (0..7 for zfcDataType_t); a C
+  // caller may pass more, but this harness cannot without undefined behaviour of its own.
+  int32_t raw[2];
+  std::memcpy(&raw[0], &user.row_type, 4);
+  std::memcpy(&raw[1], &user.index_type, 4);
+  user.row_type = static_cast<zfcDataType_t>(raw[0] & 7);
+  user.index_type = static_cast<zfcDataType_t>(raw[1] & 7);
   zfc::Config comm_config;
   zfc::PlanSpec spec;
   const zfc::Status s = zfc::parse_plan_config(&user, comm_config, &spec);
@@ -88,7 +96,7 @@ void fuzz_unique_id(FuzzedDataProvider& in) {
   char id[zfc::kUniqueIdBytes];
   const std::vector<uint8_t> bytes = in.ConsumeBytes<uint8_t>(sizeof id);
   std::memset(id, 0, sizeof id);
-  std::memcpy(id, bytes.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(id, bytes.data(), bytes.size());
   std::string addr;
   int port = 0;
   const zfc::Status s = zfc::parse_unique_id(id, &addr, &port);

@@ -22,7 +22,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const size_t at = in.ConsumeIntegralInRange<size_t>(0, sizeof h - 1);
       const std::vector<uint8_t> bytes = in.ConsumeBytes<uint8_t>(
           in.ConsumeIntegralInRange<size_t>(0, sizeof h - at));
-      std::memcpy(reinterpret_cast<char*>(&h) + at, bytes.data(), bytes.size());
+      if (!bytes.empty()) {
+        std::memcpy(reinterpret_cast<char*>(&h) + at, bytes.data(), bytes.size());
+      }
     }
   }
   const zfc::Status first = zfc::agree(all.data(), ranks);
