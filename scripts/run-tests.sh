@@ -24,9 +24,17 @@ if [ "$what" = sanitize ] || [ "$what" = all ]; then
     -DZIPFCOLL_SANITIZE="address;undefined" -DZIPFCOLL_BUILD_FUZZERS=ON \
     -DZIPFCOLL_WITH_CUDA=OFF -DZIPFCOLL_BUILD_BENCH=OFF -DZIPFCOLL_BUILD_EXAMPLES=OFF
   cmake --build build-sanitize
-  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1"
   export LSAN_OPTIONS="suppressions=$PWD/tests/sanitize/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-  # The installed-package test builds an outside program without the sanitizers.
-  ctest --test-dir build-sanitize --output-on-failure -j2 -E '^install_consumer$'
+  asan="strict_string_checks=1:detect_stack_use_after_return=1"
+  # Processes started without mpirun (unit tests, fuzzers, UCX ranks) are checked for leaks.
+  no_mpirun='^(unit|ucx_.*|fuzz_.*|fault_ucx_.*)$'
+  ASAN_OPTIONS="$asan:detect_leaks=1" \
+    ctest --test-dir build-sanitize --output-on-failure -j2 -R "$no_mpirun"
+  # Under mpirun, Open MPI's run-time unloads its plugins before the process ends, so its
+  # own allocations cannot be told from zipfcoll's: leaks are not checked there (the
+  # abort/re-init test counts descriptors and heap itself). The installed-package test
+  # builds an outside program without the sanitizers.
+  ASAN_OPTIONS="$asan:detect_leaks=0" \
+    ctest --test-dir build-sanitize --output-on-failure -j2 -E "$no_mpirun|^install_consumer$"
 fi

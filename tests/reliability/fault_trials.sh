@@ -43,8 +43,10 @@ for ((trial = 1; trial <= trials; ++trial)); do
   else
     port=$("$prog" --free-port)
     for ((r = 0; r < np; ++r)); do
-      RANK=$r WORLD_SIZE=$np LOCAL_RANK=$r LOCAL_WORLD_SIZE=$np MASTER_ADDR=127.0.0.1 \
-        MASTER_PORT=$port "$prog" --launch env "${args[@]}" > "$dir/rank$r.log" 2>&1 &
+      # In a subshell whose own stderr is dropped: it announces a rank killed by a signal.
+      (RANK=$r WORLD_SIZE=$np LOCAL_RANK=$r LOCAL_WORLD_SIZE=$np MASTER_ADDR=127.0.0.1 \
+        MASTER_PORT=$port "$prog" --launch env "${args[@]}" > "$dir/rank$r.log" 2>&1
+       exit $?) 2> /dev/null &
       pids+=($!)
     done
   fi
