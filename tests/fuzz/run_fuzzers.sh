@@ -12,7 +12,8 @@ for f in fuzz_config fuzz_header fuzz_arguments fuzz_kernels; do
   [ -x "$bin" ] || { echo "no $bin: configure with -DZIPFCOLL_BUILD_FUZZERS=ON" >&2; exit 1; }
   corpus="$(mktemp -d)"
   start=$(date +%s.%N)
-  "$bin" -runs="$runs" -seed=1 -print_final_stats=1 "$corpus" > "$corpus.log" 2>&1 || {
+  "$bin" -runs="$runs" -seed=1 -print_final_stats=1 -artifact_prefix="$corpus/../$f-" \
+    "$corpus" "$(dirname "$0")/regressions" > "$corpus.log" 2>&1 || {
     tail -40 "$corpus.log"; echo "$f: FAILED (corpus and log kept in $corpus)"; exit 1; }
   done_runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$corpus.log" | grep -o '[0-9]*$')
   cov=$(grep -o 'cov: [0-9]*' "$corpus.log" | tail -1)
