@@ -64,7 +64,7 @@ Status parse_unique_id(const char id[kUniqueIdBytes], std::string* addr, int* po
   IdLayout layout;
   std::memcpy(&layout, id, sizeof layout);
   if (layout.magic != kIdMagic || layout.port == 0 || layout.port > 65535 ||
-      std::memchr(layout.addr, '\0', sizeof layout.addr) == nullptr) {
+      layout.addr[0] == '\0' || std::memchr(layout.addr, '\0', sizeof layout.addr) == nullptr) {
     return error(zfcInvalidArgument, "the zfcUniqueId was not made by zfcGetUniqueId (or was "
                  "damaged on its way)");
   }
