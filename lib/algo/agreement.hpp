@@ -59,8 +59,8 @@ Status exchange_headers(Transport& t, Workspace& ws, const OpHeader& mine,
 
 // The verdict every rank computes identically: ranks out of step (a sequence number or an
 // operation that differs from rank 0's: zfcMismatch naming both), else the lowest rank's
-// local failure, else the first field that differs from rank 0's (zfcMismatch), else, for operations that give
-// int32 positions, a total count over ranks beyond INT32_MAX.
+// local failure, else the first field that differs from rank 0's (zfcMismatch), else, for
+// operations that give int32 positions, a total count over ranks beyond INT32_MAX.
 Status agree(const OpHeader* all, int size);
 
 // exchange_headers (timed as the header phase in *op) followed by agree().

@@ -85,9 +85,6 @@ class Transport {
   // rank counts the same operations, so the numbers name where ranks fell out of step.
   uint64_t next_sequence() { return ++sequence_; }
 
-  // Empty while the transport works; else why it stopped.
-  const std::string& failure() const { return health_->failure; }
-
   // Local: true when an operation that failed may still be in flight in the layer below
   // (an MPI collective cannot be withdrawn), so its buffers must outlive the transport.
   virtual bool has_unfinished_operation() const { return false; }
