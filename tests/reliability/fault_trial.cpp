@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "bootstrap/tcp_rendezvous.hpp"
+#include "common/free_port.hpp"
 #include "core/fault_hook.hpp"
 #include "zipfcoll/zipfcoll.h"
 
@@ -133,11 +133,7 @@ zfcResult_t run_calls(zfcComm_t comm, const Trial& t, int rank, int* at) {
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "--free-port") == 0) {
-    int fd = -1, port = 0;
-    if (!zfc::listen_on(0, &fd, &port).ok()) return 1;
-    close(fd);
-    std::printf("%d\n", port);
-    return 0;
+    return zfc::test::print_free_port();
   }
   if (argc == 2 && std::strcmp(argv[1], "--now") == 0) {
     std::printf("%lld\n", static_cast<long long>(now_ns()));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bootstrap/tcp_rendezvous.hpp"
+#include "common/free_port.hpp"
 #include "common/rank_failure_printer.hpp"
 #include "common/reference.hpp"
 #include "workload/random.hpp"
@@ -187,11 +188,7 @@ int peer_dies(zfcConfig_t cfg) {
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "--free-port") == 0) {
-    int fd = -1, port = 0;
-    if (!zfc::listen_on(0, &fd, &port).ok()) return 1;
-    close(fd);
-    std::printf("%d\n", port);
-    return 0;
+    return zfc::test::print_free_port();
   }
   testing::InitGoogleTest(&argc, argv);
   zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
