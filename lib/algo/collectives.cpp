@@ -7,6 +7,7 @@
 
 #include "algo/agreement.hpp"
 #include "algo/allreduce.hpp"
+#include "base/enum_value.hpp"
 #include "algo/index_set.hpp"
 #include "core/host_staging.hpp"
 #include "topo/topology.hpp"
@@ -244,12 +245,8 @@ Status allreduce(zfcComm& comm, const void* send, void* recv, size_t count,
   OpRecorder recorder(&comm, &ws);
   zfcOpStats_t* op = recorder.op();
   Compression compression;
-  int kind = zfcCompressNone;  // as the caller passed it: a C enum may hold any int
-  float scale = 1.0f;
-  if (how != nullptr) {
-    std::memcpy(&kind, &how->kind, sizeof kind);
-    scale = how->scale;
-  }
+  const int kind = how != nullptr ? enum_value(how->kind) : zfcCompressNone;
+  const float scale = how != nullptr ? how->scale : 1.0f;
   const Status parsed = make_compression(kind, scale, &compression);
   if (compression.kind == zfcCompressNone) compression.scale = 1.0f;
 

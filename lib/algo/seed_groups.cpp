@@ -1,12 +1,12 @@
 #include "algo/seed_groups.hpp"
 
 #include <cmath>
-#include <cstring>
 #include <set>
 #include <vector>
 
 #include "algo/agreement.hpp"
 #include "algo/collectives.hpp"
+#include "base/enum_value.hpp"
 #include "kernels/philox.hpp"
 
 namespace zfc {
@@ -20,9 +20,7 @@ int rounded_log(double g, double base) {
 }  // namespace
 
 Status seed_group_count(zfcSeedPolicy_t policy_arg, double alpha, int ranks, int* count) {
-  // Read as the int a C caller may have passed: a C++ enum may not hold any other value.
-  int policy = 0;
-  std::memcpy(&policy, &policy_arg, sizeof policy);
+  const int policy = enum_value(policy_arg);
   const double g = ranks;
   int s = 0;
   switch (policy) {

@@ -1,7 +1,6 @@
 // Version, names, error strings and statistics.
-#include <cstring>
-
 #include "api/api_guard.hpp"
+#include "base/enum_value.hpp"
 
 namespace zfc {
 const char* thread_last_error();
@@ -13,10 +12,7 @@ using zfc::Status;
 extern "C" {
 
 const char* zfcGetErrorString(zfcResult_t result) {
-  // Read as the int a C caller may have passed: a C++ enum may not hold any other value.
-  int code = 0;
-  std::memcpy(&code, &result, sizeof code);
-  switch (code) {
+  switch (zfc::enum_value(result)) {
     case zfcSuccess: return "no error";
     case zfcInvalidArgument: return "invalid argument";
     case zfcInvalidUsage: return "invalid usage";
