@@ -17,7 +17,10 @@
  *    argument error.
  *  - Results of collectives are bit-identical on all ranks and from run to run for the same
  *    inputs and rank count: partial sums are formed in fp32 in a fixed (token, then rank)
- *    order.
+ *    order. With wire compression the rounding depends on what an algorithm sends (token
+ *    rows, each rank's summed rows, or reduced sums too), and zfcAlgoAuto chooses from link
+ *    figures measured when the communicator is made: name the algorithm, or give the links
+ *    in zfcConfig_t, where compressed results must repeat from run to run.
  *  - Memory: buffers are host memory, or, when the library is built with CUDA, device
  *    memory of the current device. All of one call's array buffers must be of one kind
  *    (scalar outputs such as *num_unique and *overflowed are always host memory). For device
@@ -404,7 +407,8 @@ ZFC_API zfcResult_t zfcSparsePlanCreate(zfcComm_t comm, const zfcSparsePlanConfi
 /* Collective over the plan's communicator. Takes this rank's `count` indices and their
  * count x dim gradient rows (row_type), and returns in *out the global sorted distinct
  * indices and, for each, the sum over all ranks of the rows carrying it. All algorithms give
- * the same indices and, in fp32 without compression, bit-identical rows. With device inputs
+ * the same indices and, in fp32 without compression, bit-identical rows (with compression
+ * each algorithm rounds what it sends, so their bits differ). With device inputs
  * the result's indices and rows are device memory owned by the plan. */
 ZFC_API zfcResult_t zfcSparseReduce(zfcSparsePlan_t plan, const void* indices, size_t count,
                                     const void* rows, zfcSparseResult_t* out, void* stream);

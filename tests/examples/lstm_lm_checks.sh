@@ -7,7 +7,8 @@
 #                  whose update is linear in the gradient, so rounding is not amplified)
 #   overflow_skip  4 ranks with fp16 on the wire; at step 3 one rank's gradient holds an
 #                  inf: every rank skips that step, so the tables after 3 steps are
-#                  bit-identical to those after 2
+#                  bit-identical to those after 2. The algorithm is named: compressed, each
+#                  algorithm rounds differently, and auto's choice follows measured links
 # usage: lstm_lm_checks.sh CHECK LSTM_LM DATA_DIR MPIEXEC [MPIEXEC_ARGS...] NUMPROC_FLAG
 # (the rank count is appended to the command after NUMPROC_FLAG)
 # Exits 77 (skipped) when DATA_DIR has no corpus.
@@ -40,7 +41,8 @@ case "$check" in
     ;;
   overflow_skip)
     short=(--corpus "$corpus" --vocab 3000 --dim 32 --hidden 32 --bptt 8 --batch 4
-           --samples 200 --log-every 1 --valid-tokens 200 --seed 11 --compression fp16:1024)
+           --samples 200 --log-every 1 --valid-tokens 200 --seed 11 --compression fp16:1024
+           --sync unique_allreduce)
     "$@" 4 "$bin" "${short[@]}" --steps 3 --inject-inf 3 --log-json "$work/skip.json" \
       --save "$work/three.ckpt" | tail -2
     "$@" 4 "$bin" "${short[@]}" --steps 2 --save "$work/two.ckpt" | tail -2
