@@ -115,8 +115,11 @@ class MpiTransport final : public Transport {
   ~MpiTransport() override {
     // An operation still in flight keeps its communicator and types; MPI_Finalize frees
     // them. An abandoned communicator with nothing in flight is freed: Open MPI and MPICH
-    // free a communicator without talking to its peers.
-    if (!waits_.unfinished()) {
+    // free a communicator without talking to its peers. After MPI_Finalize (a communicator
+    // aborted late, e.g. by a garbage collector at exit) MPI has freed them already.
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!waits_.unfinished() && !finalized) {
       units_.release();
       MPI_Comm_free(&comm_);
     }

@@ -1,0 +1,112 @@
+// zipfcoll.SparsePlan: the fused embedding-gradient exchange. Its results are views of the
+// plan's own buffers, as in the C API: valid until the plan's next reduce.
+#include "arrays.hpp"
+#include "config.hpp"
+#include "errors.hpp"
+#include "handles.hpp"
+
+namespace zfcpy {
+
+SparsePlan::SparsePlan(py::object comm, const zfcSparsePlanConfig_t& config)
+    : comm_(std::move(comm)), config_(config) {
+  zfcComm_t c = this->comm().get();
+  check(zfcSparsePlanCreate(c, &config_, &handle_), c);
+}
+
+SparsePlan::~SparsePlan() { zfcSparsePlanDestroy(handle_); }
+
+zfcSparsePlan_t SparsePlan::get() const {
+  if (handle_ == nullptr) raise_error(zfcInvalidUsage, "the plan was destroyed");
+  return handle_;
+}
+
+void SparsePlan::destroy() {
+  zfcSparsePlanDestroy(handle_);
+  handle_ = nullptr;
+}
+
+namespace {
+
+std::unique_ptr<SparsePlan> make_plan(py::object comm, size_t dim, int64_t vocab_size,
+                                      py::object row_type, py::object index_type,
+                                      py::object algorithm, py::object compression,
+                                      float scale) {
+  if (!py::isinstance<Comm>(comm)) raise_invalid("comm must be a zipfcoll.Comm");
+  zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
+  cfg.dim = dim;
+  cfg.vocab_size = vocab_size;
+  cfg.row_type = data_type_of(row_type, "row_type");
+  cfg.index_type = data_type_of(index_type, "index_type");
+  cfg.algorithm = algorithm_of(algorithm, true);
+  // None: the communicator's compression.
+  cfg.compression = compression.is_none() ? -1 : compression_of(compression);
+  cfg.compress_scale = scale;
+  return std::make_unique<SparsePlan>(std::move(comm), cfg);
+}
+
+py::object reduce(py::object self, py::handle indices, py::handle rows, py::handle stream_obj) {
+  SparsePlan& plan = self.cast<SparsePlan&>();
+  zfcSparsePlan_t h = plan.get();
+  zfcComm_t c = plan.comm().get();
+  void* stream = stream_pointer(stream_obj);
+  auto i = borrow(indices, "indices", Access::kRead, stream);
+  auto r = borrow(rows, "rows", Access::kRead, stream);
+  const zfcSparsePlanConfig_t& cfg = plan.config();
+  if (index_type_of(*i) != cfg.index_type) {
+    raise_invalid("indices hold %s, but the plan was made for %s", dtype_name(i->dtype),
+                  cfg.index_type == zfcInt32 ? "int32" : "int64");
+  }
+  row_type_of(*r, cfg.row_type);
+  require_size(*r, i->size() * cfg.dim, "count x dim (one row per index)");
+  zfcSparseResult_t out{};
+  zfcResult_t res;
+  {
+    py::gil_scoped_release unlocked;
+    res = zfcSparseReduce(h, i->data, i->size(), r->data, &out, stream);
+  }
+  check(res, c);
+  const auto ug = static_cast<int64_t>(out.num_unique);
+  const auto dim = static_cast<int64_t>(out.dim);
+  py::object idx, values;
+  if (i->device || r->device) {
+    idx = device_view(out.indices, cfg.index_type, {ug}, i->device_id, self);
+    values = device_view(out.rows, zfcFloat32, {ug, dim}, i->device_id, self);
+  } else {
+    idx = host_view(out.indices, cfg.index_type, {ug}, self);
+    values = host_view(out.rows, zfcFloat32, {ug, dim}, self);
+  }
+  return result_type("SparseResult")(idx, values, out.num_unique, out.overflowed != 0,
+                                     zfcGetAlgorithmName(out.algorithm));
+}
+
+}  // namespace
+
+void bind_plan(py::module_& m) {
+  py::class_<SparsePlan>(m, "SparsePlan",
+      "The fused exchange of one embedding table's gradient: each rank passes its tokens'\n"
+      "indices and gradient rows; every rank gets the distinct indices of all ranks and the\n"
+      "summed row of each, moving Theta(G*K + U_g*D) instead of Theta(G*K*D).")
+      .def(py::init(&make_plan), py::arg("comm"), py::arg("dim"), py::arg("vocab_size"),
+           py::kw_only(), py::arg("row_type") = "float32", py::arg("index_type") = "int32",
+           py::arg("algorithm") = "default", py::arg("compression") = py::none(),
+           py::arg("scale") = 1.0f,
+           "Local. A plan for rows of width `dim` of a `vocab_size`-row table. row_type:\n"
+           "'float32', 'float16' or 'bfloat16'; index_type: 'int32' or 'int64'; algorithm:\n"
+           "'default' (the communicator's), 'auto' or a name; compression: None (the\n"
+           "communicator's), 'none', 'fp16' or 'bf16', with `scale`.")
+      .def("reduce", &reduce, py::arg("indices"), py::arg("rows"), py::kw_only(),
+           py::arg("stream") = py::none(),
+           "Collective. indices: this rank's K indices; rows: K x dim gradient rows.\n"
+           "Returns SparseResult(indices, rows, num_unique, overflowed, algorithm): the\n"
+           "sorted distinct indices of all ranks and their summed fp32 rows, identical on\n"
+           "every rank. Both are read-only views of the plan's buffers (DeviceArray for\n"
+           "device inputs), valid until the plan's next reduce: copy what must outlive it.")
+      .def("destroy", &SparsePlan::destroy, "Local. Frees the plan (also done when collected).")
+      .def_property_readonly("dim", [](const SparsePlan& p) { return p.config().dim; })
+      .def_property_readonly("vocab_size",
+                             [](const SparsePlan& p) { return p.config().vocab_size; })
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](SparsePlan& p, py::object, py::object, py::object) { p.destroy(); });
+}
+
+}  // namespace zfcpy

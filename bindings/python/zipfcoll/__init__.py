@@ -1,0 +1,57 @@
+"""zipfcoll: sparse-embedding collectives for data-parallel language-model training.
+
+The embedding gradient of a step is K rows of width D per rank, one per token. zipfcoll
+exchanges the step's distinct indices (U_g of them, far fewer than G*K by Zipf's law) and
+reduces only U_g rows. Arrays pass without copies: anything with the buffer protocol
+(NumPy) or ``__dlpack__`` (PyTorch, CuPy, JAX), host or CUDA memory.
+
+    from mpi4py import MPI
+    import zipfcoll
+    comm = zipfcoll.Comm.from_mpi4py(MPI.COMM_WORLD)
+    plan = zipfcoll.SparsePlan(comm, dim=512, vocab_size=100_000)
+    res = plan.reduce(token_ids, grad_rows)  # res.indices, res.rows: the summed rows
+
+Every failure raises a subclass of :class:`zipfcoll.Error` carrying the library's message.
+"""
+
+from ._errors import (
+    Error,
+    InProgressError,
+    InternalError,
+    InvalidArgumentError,
+    InvalidUsageError,
+    MismatchError,
+    OutOfMemoryError,
+    RemoteError,
+    SystemCallError,
+    TimeoutError,
+    TransportError,
+    UnsupportedError,
+    error_class,
+)
+from ._results import AllReduceResult, Samples, SparseResult, UniqueMergeResult
+from ._zipfcoll import (
+    Comm,
+    DeviceArray,
+    SeedGroup,
+    SparsePlan,
+    __version__,
+    algorithm_name,
+    apply_rows,
+    get_unique_id,
+    header_version,
+    library_version,
+    sample_log_uniform,
+    scatter_to_dense,
+    step_seed,
+)
+
+__all__ = [
+    "AllReduceResult", "Comm", "DeviceArray", "Error", "InProgressError", "InternalError",
+    "InvalidArgumentError", "InvalidUsageError", "MismatchError", "OutOfMemoryError",
+    "RemoteError", "Samples", "SeedGroup", "SparsePlan", "SparseResult", "SystemCallError",
+    "TimeoutError", "TransportError", "UniqueMergeResult", "UnsupportedError",
+    "__version__", "algorithm_name", "apply_rows", "error_class", "get_unique_id",
+    "header_version", "library_version", "sample_log_uniform", "scatter_to_dense",
+    "step_seed",
+]

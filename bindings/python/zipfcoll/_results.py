@@ -1,0 +1,35 @@
+"""The tuples zipfcoll's calls return."""
+
+from typing import Any, NamedTuple, Optional
+
+
+class UniqueMergeResult(NamedTuple):
+    """Comm.unique_merge: the U_g sorted distinct indices of all ranks, and the position of
+    each of this rank's indices among them (None when not asked for)."""
+    unique: Any
+    positions: Optional[Any]
+
+
+class AllReduceResult(NamedTuple):
+    """Comm.allreduce: the summed array, and whether some value of it is not finite (the
+    same on every rank)."""
+    out: Any
+    overflowed: bool
+
+
+class SparseResult(NamedTuple):
+    """SparsePlan.reduce: views of the plan's buffers, valid until its next reduce."""
+    indices: Any
+    rows: Any
+    num_unique: int
+    overflowed: bool
+    algorithm: str
+
+
+class Samples(NamedTuple):
+    """sample_log_uniform: the ids, their expected counts, the targets' expected counts
+    (None without targets) and the number of draws made."""
+    samples: Any
+    sample_expected: Any
+    target_expected: Optional[Any]
+    num_draws: int
