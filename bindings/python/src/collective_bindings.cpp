@@ -63,13 +63,14 @@ py::object unique_merge(const Comm& c, py::handle indices, int64_t vocab_size, p
     require_size(*pos, in->size(), "one position per index");
   }
   size_t num_unique = 0;
+  zfcComm_t h = c.get();  // may raise: with the GIL held
   zfcResult_t r;
   {
     py::gil_scoped_release unlocked;
-    r = zfcUniqueMerge(c.get(), in->data, type, in->size(), vocab_size, u->data, u->size(),
+    r = zfcUniqueMerge(h, in->data, type, in->size(), vocab_size, u->data, u->size(),
                        &num_unique, pos ? static_cast<int32_t*>(pos->data) : nullptr, stream);
   }
-  check(r, c.get());
+  check(r, h);
   py::object unique = out_obj[py::slice(0, static_cast<ssize_t>(num_unique), 1)];
   if (allocated_out) unique = unique.attr("copy")();
   return result_type("UniqueMergeResult")(unique, pos_obj);
@@ -93,13 +94,14 @@ py::object allreduce(const Comm& c, py::handle send, py::handle out, py::handle 
   require_size(*o, in->size(), "the size of send");
   const zfcCompression_t how{compression_of(compression), scale};
   int overflowed = 0;
+  zfcComm_t h = c.get();  // may raise: with the GIL held
   zfcResult_t r;
   {
     py::gil_scoped_release unlocked;
-    r = zfcAllReduce(c.get(), in->data, o->data, in->size(), zfcFloat32, &how, &overflowed,
+    r = zfcAllReduce(h, in->data, o->data, in->size(), zfcFloat32, &how, &overflowed,
                      stream);
   }
-  check(r, c.get());
+  check(r, h);
   return result_type("AllReduceResult")(out_obj, overflowed != 0);
 }
 

@@ -159,12 +159,13 @@ py::dict machine_model(const Comm& c) {
 
 py::object split(const Comm& c, int color, int key) {
   zfcComm_t child = nullptr;
+  zfcComm_t h = c.get();  // may raise: with the GIL held
   zfcResult_t r;
   {
     py::gil_scoped_release unlocked;
-    r = zfcCommSplit(c.get(), color, key, &child);
+    r = zfcCommSplit(h, color, key, &child);
   }
-  check(r, c.get());
+  check(r, h);
   if (child == nullptr) return py::none();
   return py::cast(std::make_unique<Comm>(child, py::none()));
 }

@@ -42,12 +42,19 @@ class SparsePlan {
   zfcSparsePlan_t get() const;
   Comm& comm() const { return comm_.cast<Comm&>(); }
   const zfcSparsePlanConfig_t& config() const { return config_; }
+  // Frees the plan, or, while views of its results are alive, as soon as the last goes:
+  // they point into its buffers.
   void destroy();
+  // The owner of one result's views: counts as a live view until it is collected.
+  static py::capsule view_owner(py::object plan);
 
  private:
+  void release();
   py::object comm_;  // keeps the communicator alive for as long as the plan
   zfcSparsePlanConfig_t config_;
   zfcSparsePlan_t handle_ = nullptr;
+  int live_views_ = 0;
+  bool destroyed_ = false;
 };
 
 class SeedGroup {

@@ -13,16 +13,35 @@ SparsePlan::SparsePlan(py::object comm, const zfcSparsePlanConfig_t& config)
   check(zfcSparsePlanCreate(c, &config_, &handle_), c);
 }
 
-SparsePlan::~SparsePlan() { zfcSparsePlanDestroy(handle_); }
+SparsePlan::~SparsePlan() { release(); }
 
 zfcSparsePlan_t SparsePlan::get() const {
-  if (handle_ == nullptr) raise_error(zfcInvalidUsage, "the plan was destroyed");
+  if (destroyed_) raise_error(zfcInvalidUsage, "the plan was destroyed");
   return handle_;
 }
 
-void SparsePlan::destroy() {
+void SparsePlan::release() {
   zfcSparsePlanDestroy(handle_);
   handle_ = nullptr;
+}
+
+void SparsePlan::destroy() {
+  destroyed_ = true;
+  if (live_views_ == 0) release();
+}
+
+py::capsule SparsePlan::view_owner(py::object plan) {
+  SparsePlan& p = plan.cast<SparsePlan&>();
+  ++p.live_views_;
+  // The capsule holds a reference to the plan object, dropped when the views are gone.
+  PyObject* ref = plan.release().ptr();
+  void (*drop)(void*) = [](void* ptr) {
+    auto* obj = static_cast<PyObject*>(ptr);
+    SparsePlan& owner = py::handle(obj).cast<SparsePlan&>();
+    if (--owner.live_views_ == 0 && owner.destroyed_) owner.release();
+    Py_DECREF(obj);
+  };
+  return py::capsule(static_cast<const void*>(ref), drop);
 }
 
 namespace {
@@ -68,12 +87,13 @@ py::object reduce(py::object self, py::handle indices, py::handle rows, py::hand
   const auto ug = static_cast<int64_t>(out.num_unique);
   const auto dim = static_cast<int64_t>(out.dim);
   py::object idx, values;
+  py::capsule owner = SparsePlan::view_owner(self);
   if (i->device || r->device) {
-    idx = device_view(out.indices, cfg.index_type, {ug}, i->device_id, self);
-    values = device_view(out.rows, zfcFloat32, {ug, dim}, i->device_id, self);
+    idx = device_view(out.indices, cfg.index_type, {ug}, i->device_id, owner);
+    values = device_view(out.rows, zfcFloat32, {ug, dim}, i->device_id, owner);
   } else {
-    idx = host_view(out.indices, cfg.index_type, {ug}, self);
-    values = host_view(out.rows, zfcFloat32, {ug, dim}, self);
+    idx = host_view(out.indices, cfg.index_type, {ug}, owner);
+    values = host_view(out.rows, zfcFloat32, {ug, dim}, owner);
   }
   return result_type("SparseResult")(idx, values, out.num_unique, out.overflowed != 0,
                                      zfcGetAlgorithmName(out.algorithm));
@@ -101,7 +121,10 @@ void bind_plan(py::module_& m) {
            "sorted distinct indices of all ranks and their summed fp32 rows, identical on\n"
            "every rank. Both are read-only views of the plan's buffers (DeviceArray for\n"
            "device inputs), valid until the plan's next reduce: copy what must outlive it.")
-      .def("destroy", &SparsePlan::destroy, "Local. Frees the plan (also done when collected).")
+      .def("destroy", &SparsePlan::destroy,
+           "Local. Frees the plan (also done when it is collected); while views of its\n"
+           "results are alive, their memory stays until the last of them is gone (until\n"
+           "then Comm.destroy() counts the plan as alive).")
       .def_property_readonly("dim", [](const SparsePlan& p) { return p.config().dim; })
       .def_property_readonly("vocab_size",
                              [](const SparsePlan& p) { return p.config().vocab_size; })

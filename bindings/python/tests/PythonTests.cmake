@@ -1,1 +1,61 @@
+# The Python tests (included from bindings/python/CMakeLists.txt when tests are built):
+#   python_api_np{2,3}   pytest under mpirun: results identical to the C API's (checked
+#                        against zfc_py_reference, run first on the same ranks), no copies,
+#                        one raised class per error a caller can cause;
+#   python_local         pytest in one process: errors of ranks that never arrive or vanish;
+#   python_demo_np3      python -m zipfcoll.demo against zfc_demo: the same exact figures.
+# Running them needs NumPy, pytest and mpi4py for the same Python: when it lacks them the
+# tests are left out (with ZIPFCOLL_BUILD_PYTHON=ON that is an error).
+execute_process(COMMAND ${Python3_EXECUTABLE} -c "import numpy, pytest, mpi4py"
+  RESULT_VARIABLE zipfcoll_py_modules ERROR_VARIABLE zipfcoll_py_missing
+  OUTPUT_QUIET ERROR_STRIP_TRAILING_WHITESPACE)
+if(NOT zipfcoll_py_modules EQUAL 0)
+  set(why "${Python3_EXECUTABLE} cannot import numpy, pytest and mpi4py (python3-numpy, "
+          "python3-pytest, python3-mpi4py): ${zipfcoll_py_missing}")
+  if(ZIPFCOLL_BUILD_PYTHON STREQUAL "ON")
+    message(FATAL_ERROR "zipfcoll: Python tests: ${why}")
+  endif()
+  message(WARNING "zipfcoll: Python tests left out: ${why}")
+  return()
+endif()
+if(NOT ZIPFCOLL_HAVE_MPI)
+  message(STATUS "zipfcoll: the Python tests need the MPI transport; left out")
+  return()
+endif()
 
+set(tests_dir "${CMAKE_CURRENT_SOURCE_DIR}/tests")
+add_executable(zfc_py_reference tests/c_reference.cpp)
+target_link_libraries(zfc_py_reference PRIVATE zipfcoll MPI::MPI_C)
+target_compile_definitions(zfc_py_reference PRIVATE OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
+
+set(py_env "PYTHONPATH=${ZIPFCOLL_PYTHON_DIR}" "PYTHONDONTWRITEBYTECODE=1"
+  "OPENBLAS_NUM_THREADS=1")
+set(pytest ${Python3_EXECUTABLE} -m pytest -q -p no:cacheprovider --color=no)
+foreach(np 2 3)
+  set(ref "${CMAKE_CURRENT_BINARY_DIR}/c_reference_np${np}")
+  add_test(NAME python_reference_np${np}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${ref})
+  add_test(NAME python_reference_run_np${np}
+    COMMAND ${ZIPFCOLL_MPIEXEC} ${ZIPFCOLL_MPIEXEC_FLAGS} ${MPIEXEC_NUMPROC_FLAG} ${np}
+            $<TARGET_FILE:zfc_py_reference> ${ref})
+  set_tests_properties(python_reference_np${np} PROPERTIES FIXTURES_SETUP py_ref_dir_np${np})
+  set_tests_properties(python_reference_run_np${np} PROPERTIES TIMEOUT 120 PROCESSORS ${np}
+    FIXTURES_REQUIRED py_ref_dir_np${np} FIXTURES_SETUP py_ref_np${np})
+  add_test(NAME python_api_np${np}
+    COMMAND ${ZIPFCOLL_MPIEXEC} ${ZIPFCOLL_MPIEXEC_FLAGS} ${MPIEXEC_NUMPROC_FLAG} ${np}
+            ${pytest} ${tests_dir}/mpi)
+  set_tests_properties(python_api_np${np} PROPERTIES TIMEOUT 300 PROCESSORS ${np}
+    FIXTURES_REQUIRED py_ref_np${np}
+    ENVIRONMENT "${py_env};ZIPFCOLL_PY_REFERENCE=${ref}")
+endforeach()
+
+add_test(NAME python_local COMMAND ${pytest} ${tests_dir}/local)
+set_tests_properties(python_local PROPERTIES TIMEOUT 300 ENVIRONMENT "${py_env}")
+
+if(TARGET zfc_demo)
+  add_test(NAME python_demo_np3
+    COMMAND bash ${tests_dir}/compare_demo.sh $<TARGET_FILE:zfc_demo> ${Python3_EXECUTABLE}
+            ${ZIPFCOLL_MPIEXEC} ${ZIPFCOLL_MPIEXEC_FLAGS} ${MPIEXEC_NUMPROC_FLAG} 3)
+  set_tests_properties(python_demo_np3 PROPERTIES TIMEOUT 300 PROCESSORS 3
+    ENVIRONMENT "${py_env}" PASS_REGULAR_EXPRESSION "the same figures")
+endif()

@@ -12,7 +12,7 @@ class Error(Exception):
     naming the bad value and the rank that had it."""
 
     code = -1
-    result = "error"
+    result = "error"  # the library's fixed text for the code (zfcGetErrorString)
 
     def __init__(self, message: str = ""):
         super().__init__(message)
@@ -31,7 +31,7 @@ class InvalidUsageError(Error):
 
 class MismatchError(Error):
     """Ranks passed arguments that must agree but do not (zfcMismatch)."""
-    code, result = 3, "mismatch"
+    code, result = 3, "arguments differ across ranks"
 
 
 class OutOfMemoryError(Error, MemoryError):
@@ -51,7 +51,7 @@ class TransportError(Error):
 
 class RemoteError(Error):
     """Another rank failed in a way this rank cannot name (zfcRemoteError)."""
-    code, result = 7, "remote error"
+    code, result = 7, "remote rank error"
 
 
 class TimeoutError(Error, builtins.TimeoutError):  # noqa: A001 - zipfcoll.TimeoutError
@@ -71,7 +71,7 @@ class InternalError(Error):
 
 class InProgressError(Error):
     """Reserved for non-blocking operations (zfcInProgress)."""
-    code, result = 11, "in progress"
+    code, result = 11, "operation in progress"
 
 
 _BY_CODE = {cls.code: cls for cls in (

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# python -m zipfcoll.demo runs the steps zfc_demo runs: every exact figure (bytes, U_g,
+# workspace, the algorithm auto chose, the identity verdict) must match; the times differ.
+# usage: compare_demo.sh ZFC_DEMO PYTHON MPIEXEC [MPIEXEC_ARGS...]   (the command line up to
+# and including the rank count)
+set -euo pipefail
+demo="$1" python="$2"
+shift 2
+args=(--steps 3 --warmup 1 --dim 64 --windows 16 --vocab 20000)
+exact() {
+  # Drop the two time columns (median step, speedup) of the table, keep everything else.
+  sed -E 's/ +[0-9.]+ ms +[0-9.]+x//'
+}
+c_out="$("$@" "$demo" "${args[@]}")"
+py_out="$("$@" "$python" -m zipfcoll.demo "${args[@]}")"
+echo "$py_out"
+if ! diff <(echo "$c_out" | exact) <(echo "$py_out" | exact); then
+  echo "python -m zipfcoll.demo and zfc_demo differ (above: < zfc_demo, > python)"
+  exit 1
+fi
+echo "python -m zipfcoll.demo and zfc_demo print the same figures"

@@ -1,0 +1,56 @@
+"""The rest of the API from Python: communicators, statistics, seed groups, int64 indices."""
+
+import numpy as np
+import pytest
+
+import zipfcoll
+
+
+def test_comm_properties(comm, world):
+    assert comm.rank == world.Get_rank() and comm.size == world.Get_size()
+    local, count = comm.local_rank
+    assert 0 <= local < count
+    assert isinstance(comm.topology, str)
+    model = comm.machine_model()
+    assert set(model) == {"intra_node", "inter_node", "local_gbs"}
+
+
+def test_stats_dict(comm):
+    comm.reset_stats()
+    idx = np.arange(10, dtype=np.int64) * (comm.rank + 1)
+    with zipfcoll.SparsePlan(comm, 3, 100, index_type="int64",
+                             algorithm="unique_allreduce") as plan:
+        res = plan.reduce(idx, np.ones((10, 3), dtype=np.float32))
+    assert res.indices.dtype == np.int64
+    stats = comm.stats()
+    last, total = stats["last"], stats["total"]
+    assert last["calls"] == 1 and total["calls"] == 1
+    assert last["tokens"] == 10 and last["global_unique"] == res.num_unique
+    assert last["algorithm"] == "unique_allreduce"
+    assert set(last["seconds"]) == {"local", "header", "index_exchange", "merge", "scatter",
+                                    "row_exchange", "total"}
+    assert last["bytes_sent"] > 0 or comm.size == 1
+
+
+def test_split_and_seed_groups(comm):
+    half = comm.split(comm.rank % 2, key=-comm.rank)
+    assert half.size == (comm.size + 1 - comm.rank % 2) // 2
+    half.destroy()
+    assert comm.split(-1) is None
+    with zipfcoll.SeedGroup(comm, "all_distinct", base_seed=5) as g:
+        assert g.count == comm.size and g.id == comm.rank and g.comm.size == 1
+    with zipfcoll.SeedGroup(comm, "explicit", explicit_group=comm.rank // 2) as g:
+        assert g.id == comm.rank // 2
+        sub = g.comm
+        total = sub.allreduce(np.ones(4, np.float32)).out
+        assert total[0] == sub.size
+    with pytest.raises(zipfcoll.InvalidUsageError, match="SeedGroup"):
+        sub.rank  # the group, and with it its communicator, is gone
+
+
+def test_auto_reports_the_algorithm_it_ran(comm):
+    idx = np.arange(50, dtype=np.int32)
+    with zipfcoll.SparsePlan(comm, 4, 1000, algorithm="auto") as plan:
+        res = plan.reduce(idx, np.ones((50, 4), np.float32))
+    assert res.algorithm in {zipfcoll.algorithm_name(a) for a in range(1, 7)}
+    assert np.all(res.rows == comm.size)
