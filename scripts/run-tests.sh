@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it, in two parts that each end with ctest's summary:
-#   1. the normal build (CUDA and NCCL compiled where nvcc is found) and every test in it;
+#   1. the normal build (CUDA and NCCL compiled where nvcc is found, the Python module) and
+#      every test in it;
 #   2. a clang build of the host code with AddressSanitizer and UndefinedBehaviorSanitizer
 #      (undefined behaviour is fatal, leaks are reported), running the unit and multi-rank
 #      tests again, and every fuzz target for 15 s.
@@ -10,7 +11,8 @@ cd "$(dirname "$0")/.."
 what="${1:-all}"
 
 if [ "$what" = normal ] || [ "$what" = all ]; then
-  cmake -S . -B build -G Ninja
+  # The Python module and its tests are required here (AUTO would leave them out quietly).
+  cmake -S . -B build -G Ninja -DZIPFCOLL_BUILD_PYTHON=ON
   cmake --build build
   ctest --test-dir build --output-on-failure -j2
 fi
@@ -22,7 +24,8 @@ if [ "$what" = sanitize ] || [ "$what" = all ]; then
   fi
   CC=clang CXX=clang++ cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DZIPFCOLL_SANITIZE="address;undefined" -DZIPFCOLL_BUILD_FUZZERS=ON \
-    -DZIPFCOLL_WITH_CUDA=OFF -DZIPFCOLL_BUILD_BENCH=OFF -DZIPFCOLL_BUILD_EXAMPLES=OFF
+    -DZIPFCOLL_WITH_CUDA=OFF -DZIPFCOLL_BUILD_BENCH=OFF -DZIPFCOLL_BUILD_EXAMPLES=OFF \
+    -DZIPFCOLL_BUILD_PYTHON=OFF
   cmake --build build-sanitize
   export LSAN_OPTIONS="suppressions=$PWD/tests/sanitize/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"

@@ -3,7 +3,8 @@
 #                        against zfc_py_reference, run first on the same ranks), no copies,
 #                        one raised class per error a caller can cause;
 #   python_local         pytest in one process: errors of ranks that never arrive or vanish;
-#   python_demo_np3      python -m zipfcoll.demo against zfc_demo: the same exact figures.
+#   python_demo_np3      python -m zipfcoll.demo against zfc_demo: the same exact figures;
+#   python_example_*     the README's examples run (PyTorch's where it is installed).
 # Running them needs NumPy, pytest and mpi4py for the same Python: when it lacks them the
 # tests are left out (with ZIPFCOLL_BUILD_PYTHON=ON that is an error).
 execute_process(COMMAND ${Python3_EXECUTABLE} -c "import numpy, pytest, mpi4py"
@@ -59,3 +60,18 @@ if(TARGET zfc_demo)
   set_tests_properties(python_demo_np3 PROPERTIES TIMEOUT 300 PROCESSORS 3
     ENVIRONMENT "${py_env}" PASS_REGULAR_EXPRESSION "the same figures")
 endif()
+
+# The README's examples (examples/python): NumPy always; PyTorch where it is installed.
+set(examples "${PROJECT_SOURCE_DIR}/examples/python")
+add_test(NAME python_example_numpy_np3
+  COMMAND ${ZIPFCOLL_MPIEXEC} ${ZIPFCOLL_MPIEXEC_FLAGS} ${MPIEXEC_NUMPROC_FLAG} 3
+          ${Python3_EXECUTABLE} ${examples}/embedding_sync_numpy.py)
+set_tests_properties(python_example_numpy_np3 PROPERTIES TIMEOUT 120 PROCESSORS 3
+  ENVIRONMENT "${py_env}" PASS_REGULAR_EXPRESSION "rank 2 step 2: [0-9]+ of 1920 rows")
+string(REPLACE ";" " " mpiexec_line "${ZIPFCOLL_MPIEXEC};${ZIPFCOLL_MPIEXEC_FLAGS}")
+set(no_torch "echo 'skipped: PyTorch is not installed for ${Python3_EXECUTABLE}'; exit 77")
+add_test(NAME python_example_torch_np2
+  COMMAND bash -c "${Python3_EXECUTABLE} -c 'import torch' 2>/dev/null || { ${no_torch}; }; \
+${mpiexec_line} ${MPIEXEC_NUMPROC_FLAG} 2 ${Python3_EXECUTABLE} ${examples}/embedding_sync_torch.py")
+set_tests_properties(python_example_torch_np2 PROPERTIES TIMEOUT 120 PROCESSORS 2
+  ENVIRONMENT "${py_env}" SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "step 2: [0-9]+ rows|skipped")

@@ -51,7 +51,8 @@ std::vector<float> rows(int r, size_t count) {
   std::vector<float> v(count * kDim);
   for (size_t i = 0; i < count; ++i) {
     for (size_t j = 0; j < kDim; ++j) {
-      v[i * kDim + j] = static_cast<float>(static_cast<int64_t>((i * 31 + j * 17 + r * 7) % 61) - 30) / 8.0f;
+      const auto v61 = static_cast<int64_t>((i * 31 + j * 17 + r * 7) % 61);
+      v[i * kDim + j] = static_cast<float>(v61 - 30) / 8.0f;
     }
   }
   return v;
