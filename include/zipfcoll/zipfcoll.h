@@ -253,7 +253,8 @@ ZFC_API zfcResult_t zfcCommDestroy(zfcComm_t comm);
  * which frees what remains. An MPI collective that timed out cannot be withdrawn: its
  * communicator and buffers are then kept until the process ends, and buffers the caller
  * passed to the call that timed out must not be freed while it runs (ending the process,
- * e.g. with MPI_Abort, is the usual recovery on MPI). NULL is a no-op. */
+ * e.g. with MPI_Abort, is the usual recovery on MPI). It may also be called after
+ * MPI_Finalize, which has then freed the MPI resources already. NULL is a no-op. */
 ZFC_API zfcResult_t zfcCommAbort(zfcComm_t comm);
 
 ZFC_API zfcResult_t zfcCommRank(zfcComm_t comm, int* rank);
