@@ -12,7 +12,22 @@ what="${1:-all}"
 
 if [ "$what" = normal ] || [ "$what" = all ]; then
   # The Python module and its tests are required here (AUTO would leave them out quietly).
-  cmake -S . -B build -G Ninja -DZIPFCOLL_BUILD_PYTHON=ON
+  # They are built for the first Python that has NumPy, pytest and mpi4py: $PYTHON if set,
+  # then python3 on PATH, then /usr/bin/python3, where the Debian packages install them
+  # (another python3 earlier on PATH, a pyenv or a venv, may lack them).
+  python=""
+  for p in ${PYTHON:+"$PYTHON"} python3 /usr/bin/python3; do
+    if "$p" -c 'import numpy, pytest, mpi4py' 2> /dev/null; then
+      python="$(command -v "$p")"
+      break
+    fi
+  done
+  if [ -z "$python" ]; then
+    echo "run-tests.sh: no Python with numpy, pytest and mpi4py" \
+         "(scripts/debian-packages.txt installs them for /usr/bin/python3)" >&2
+    exit 1
+  fi
+  cmake -S . -B build -G Ninja -DZIPFCOLL_BUILD_PYTHON=ON -DPython3_EXECUTABLE="$python"
   cmake --build build
   ctest --test-dir build --output-on-failure -j2
 fi

@@ -11,8 +11,9 @@ execute_process(COMMAND ${Python3_EXECUTABLE} -c "import numpy, pytest, mpi4py"
   RESULT_VARIABLE zipfcoll_py_modules ERROR_VARIABLE zipfcoll_py_missing
   OUTPUT_QUIET ERROR_STRIP_TRAILING_WHITESPACE)
 if(NOT zipfcoll_py_modules EQUAL 0)
-  set(why "${Python3_EXECUTABLE} cannot import numpy, pytest and mpi4py (python3-numpy, "
-          "python3-pytest, python3-mpi4py): ${zipfcoll_py_missing}")
+  string(CONCAT why "${Python3_EXECUTABLE} cannot import numpy, pytest and mpi4py (python3-numpy, "
+          "python3-pytest, python3-mpi4py; choose another with -DPython3_EXECUTABLE=...): "
+          "${zipfcoll_py_missing}")
   if(ZIPFCOLL_BUILD_PYTHON STREQUAL "ON")
     message(FATAL_ERROR "zipfcoll: Python tests: ${why}")
   endif()
