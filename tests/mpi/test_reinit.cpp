@@ -25,8 +25,8 @@ size_t open_fds() {
 }
 
 // Bytes the allocator has handed out and not had back, MPI's and UCX's included (0 under a
-// sanitizer's allocator). Printed, not checked: MPI's free lists grow with the messages
-// that arrive early, which depends on how the ranks happen to be scheduled.
+// sanitizer's allocator). Printed, not checked: MPI's and UCX's own memory grows by an
+// amount that depends on how the ranks happen to be scheduled (docs/reliability.md).
 size_t malloc_in_use() {
   const struct mallinfo2 m = mallinfo2();
   return m.uordblks + m.hblkhd;
