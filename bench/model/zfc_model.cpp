@@ -31,7 +31,7 @@ struct Options {
   double tokens = 640, dim = 512, vocab = 100000;
   std::vector<int> ranks{8, 16, 24, 32, 64, 128, 256, 512, 1024, 2048, 4096};
   int per_node = 8;
-  zfcMachineModel_t machine{{2.0, 450.0}, {5.0, 50.0}, 3000.0};
+  zfcMachineModel_t machine{sizeof(zfcMachineModel_t), {2.0, 450.0}, {5.0, 50.0}, 3000.0};
   double compute_ms = 55.7;  // the paper's word LM: 136 GFLOP per step at 2.44 TFLOP/s
   double dense_mb = 37.8;    // its LSTM (2048 cells, projection 512): 9.4 M fp32 weights
   int tables = 2;            // input and output embeddings
@@ -134,7 +134,7 @@ double dense_seconds(const Options& o, int g) {
 zfcStepShape_t shape_at(const Options& o, int g, zfcCompressionKind_t wire) {
   const double ui = std::min(distinct(o, o.tokens), o.tokens);
   const double ug = std::min({distinct(o, o.tokens * g), o.vocab, ui * g});
-  zfcStepShape_t s;
+  zfcStepShape_t s = ZFC_STEP_SHAPE_INITIALIZER;
   s.ranks = g;
   s.nodes = g > o.per_node && g % o.per_node == 0 ? g / o.per_node : 1;
   s.tokens = o.tokens * g;
@@ -153,6 +153,12 @@ zfcStepShape_t shape_at(const Options& o, int g, zfcCompressionKind_t wire) {
 
 int main(int argc, char** argv) {
   Options o;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+      usage();
+      return 0;
+    }
+  }
   if (!parse(argc, argv, &o)) {
     usage();
     return 2;
@@ -173,7 +179,7 @@ int main(int argc, char** argv) {
       double first_step = 0;
       for (int g : o.ranks) {
         const zfcStepShape_t s = shape_at(o, g, w);
-        zfcPrediction_t p;
+        zfcPrediction_t p = ZFC_PREDICTION_INITIALIZER;
         if (zfcPredictSparseReduce(&o.machine, &s, a, &p) != zfcSuccess) {
           std::fprintf(stderr, "zfc_model: %s\n", zfcGetLastError(nullptr));
           return 1;

@@ -21,12 +21,12 @@ double predicted_seconds(const PerfContext& ctx, zfcComm_t comm, const std::vect
                 MPI_COMM_WORLD);
   MPI_Allreduce(MPI_IN_PLACE, most.data(), static_cast<int>(most.size()), MPI_DOUBLE, MPI_MAX,
                 MPI_COMM_WORLD);
-  zfcMachineModel_t model;
+  zfcMachineModel_t model = ZFC_MACHINE_MODEL_INITIALIZER;
   zfcResult_t r = zfcCommGetMachineModel(comm, &model);
   if (r != zfcSuccess) perf_fail("zfcCommGetMachineModel", r, comm);
   std::vector<double> seconds;
   for (size_t s = 0; s < ran.size(); ++s) {
-    zfcStepShape_t shape;
+    zfcStepShape_t shape = ZFC_STEP_SHAPE_INITIALIZER;
     shape.ranks = ctx.ranks;
     shape.nodes = node_count(ctx, comm);
     shape.tokens = static_cast<double>(tokens) * ctx.ranks;
@@ -38,7 +38,7 @@ double predicted_seconds(const PerfContext& ctx, zfcComm_t comm, const std::vect
     shape.dim = ctx.options.dim;
     shape.row_type = zfcFloat32;
     shape.compression = wire;
-    zfcPrediction_t p;
+    zfcPrediction_t p = ZFC_PREDICTION_INITIALIZER;
     r = zfcPredictSparseReduce(&model, &shape, ran[s], &p);
     if (r != zfcSuccess) perf_fail("zfcPredictSparseReduce", r, comm);
     seconds.push_back(p.seconds);

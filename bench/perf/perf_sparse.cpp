@@ -30,7 +30,7 @@ struct Variant {
   std::vector<double> ug;       // U_g per timed step
   double internode = 0;         // this rank's internode sent + received, summed over steps
   double phase[zfcNumPhases] = {};  // this rank's seconds per phase, summed over timed steps
-  zfcSparseResult_t last{};     // valid until the plan's next call
+  zfcSparseResult_t last = ZFC_SPARSE_RESULT_INITIALIZER;     // valid until the plan's next call
 };
 
 int algorithm_id(const std::string& name) {
@@ -76,7 +76,9 @@ void check_seed_group(const PerfContext& ctx) {
   if (r != zfcSuccess) perf_fail("zfcSeedGroupCreate", r, ctx.comm);
   int id = -1;
   zfcSeedGroupInfo(group, &id, nullptr, nullptr);
-  if (zfcSeedGroupStepSeed(group, 0) != zfcStepSeed(o.seed, id, 0) || id != mine) {
+  uint64_t seed = 0;
+  if (zfcSeedGroupStepSeed(group, 0, &seed) != zfcSuccess || seed != zfcStepSeed(o.seed, id, 0) ||
+      id != mine) {
     perf_fail("seed group", zfcInternalError, ctx.comm);
   }
   zfcSeedGroupDestroy(group);

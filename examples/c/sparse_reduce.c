@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   zfcComm_t comm = NULL;
   zfcSparsePlan_t plan = NULL;
   zfcSparsePlanConfig_t plan_config = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
-  zfcSparseResult_t result;
+  zfcSparseResult_t result = ZFC_SPARSE_RESULT_INITIALIZER;
   zfcStats_t stats = ZFC_STATS_INITIALIZER;
   MPI_Comm world;
   int32_t indices[kTokens];

@@ -51,14 +51,14 @@ zfcResult_t GradientSync::sync(const std::vector<int32_t>& inputs, Gradients* g,
                                zfcFloat32, &compression_, &over, nullptr);
   if (r != zfcSuccess) return failed(r);
   any_over |= over;
-  zfcSparseResult_t in{};
+  zfcSparseResult_t in = ZFC_SPARSE_RESULT_INITIALIZER;
   r = zfcSparseReduce(in_plan_, inputs.data(), inputs.size(), g->in_rows.data(), &in, nullptr);
   if (r != zfcSuccess) return failed(r);
   any_over |= in.overflowed;
   out->in = RowGrad{static_cast<const int32_t*>(in.indices), in.rows, in.num_unique};
   out->in_tokens_global = inputs.size() * static_cast<size_t>(ranks_);
   if (out_plan_ != nullptr) {
-    zfcSparseResult_t o{};
+    zfcSparseResult_t o = ZFC_SPARSE_RESULT_INITIALIZER;
     r = zfcSparseReduce(out_plan_, g->out_indices.data(), g->out_indices.size(),
                         g->out_rows.data(), &o, nullptr);
     if (r != zfcSuccess) return failed(r);

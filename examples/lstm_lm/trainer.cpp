@@ -96,7 +96,9 @@ OutputSpec Trainer::output_for(int64_t step, const std::vector<int32_t>& targets
   spec.sample_expected.resize(S);
   spec.target_expected.resize(targets.size());
   // The rank's seed group draws the same candidates on all its members this step.
-  zfcSampleLogUniform(zfcSeedGroupStepSeed(group_, static_cast<uint64_t>(step)),
+  uint64_t seed = 0;
+  zfcSeedGroupStepSeed(group_, static_cast<uint64_t>(step), &seed);
+  zfcSampleLogUniform(seed,
                       corpus_.vocab.size(), S, 1, spec.samples.data(),
                       spec.sample_expected.data(), t64.data(), t64.size(),
                       spec.target_expected.data(), nullptr);

@@ -7,8 +7,10 @@
  * and reduces only U_g rows: Theta(G*K + U_g*D) memory and traffic instead of Theta(G*K*D).
  *
  * Conventions used throughout this header
- *  - Every function returns a zfcResult_t. On failure the detail (naming the bad value and
- *    the rank that had it) is available from zfcGetLastError().
+ *  - Every function that can fail returns a zfcResult_t; on failure the detail (naming the
+ *    bad value and the rank that had it) is available from zfcGetLastError(). The few that
+ *    cannot fail return their value (the name and string lookups, zfcCommGetTopology,
+ *    zfcStepSeed).
  *  - Outputs are written only on success; on failure no caller buffer has been modified.
  *  - "Collective" functions must be called by every rank of the communicator, in the same
  *    order. Their argument checks are agreed across ranks: when any rank's arguments are bad,
@@ -18,9 +20,10 @@
  *  - Results of collectives are bit-identical on all ranks and from run to run for the same
  *    inputs and rank count: partial sums are formed in fp32 in a fixed (token, then rank)
  *    order. With wire compression the rounding depends on what an algorithm sends (token
- *    rows, each rank's summed rows, or reduced sums too), and zfcAlgoAuto chooses from link
- *    figures measured when the communicator is made: name the algorithm, or give the links
- *    in zfcConfig_t, where compressed results must repeat from run to run.
+ *    rows, each rank's summed rows, or reduced sums too), and zfcAlgoAuto chooses from a
+ *    machine model measured when the communicator is made: name the algorithm, or give the
+ *    model (zfcConfig_t or ZIPFCOLL_MACHINE_MODEL), where compressed results must repeat
+ *    from run to run.
  *  - Memory: buffers are host memory, or, when the library is built with CUDA, device
  *    memory of the current device. All of one call's array buffers must be of one kind
  *    (scalar outputs such as *num_unique and *overflowed are always host memory). For device
@@ -154,15 +157,29 @@ typedef enum {
 #define ZFC_CONFIG_MAGIC 0x7a66634du /* guards against an uninitialised struct */
 
 /* One link class of the alpha-beta cost model: a collective step costs latency_us, and
- * every byte a rank sends or receives 1/(bandwidth_gbs * 1e9) s. Both 0: measure. */
+ * every byte a rank sends or receives 1/(bandwidth_gbs * 1e9) s. Both 0: not given. */
 typedef struct {
   double latency_us;
   double bandwidth_gbs;
 } zfcLinkModel_t;
 
-/* Always start from ZFC_CONFIG_INITIALIZER and then set fields, so that a program compiled
- * against an older header keeps working: the library refuses a struct whose size, magic or
- * version it does not know with zfcInvalidUsage. */
+/* Always start from ZFC_CONFIG_INITIALIZER and then set fields. The library accepts the
+ * struct of every layout released since 0.1.0 (identified by `size`; fields a layout lacks
+ * take their defaults), so a program compiled against an older header keeps working; a
+ * size, magic or version it does not know is zfcInvalidUsage.
+ *
+ * The machine model of zfcAlgoAuto (intra_node, inter_node, local_gbs) is measured when the
+ * communicator is made, unless given: a figure given here wins; one left 0 is taken from
+ * the environment variable ZIPFCOLL_MACHINE_MODEL if it names it, and measured otherwise.
+ * The variable's form is the one printed at ZIPFCOLL_DEBUG=INFO when a communicator is
+ * made, for instance
+ *   ZIPFCOLL_MACHINE_MODEL=intra=2.5:8.1,inter=2.5:8.1,local=5.2
+ * (latency_us:bandwidth_gbs for each link class, 0:0 for one not given, GB/s for local
+ * memory; any subset).
+ * Measured figures are rounded to 4 significant digits, so giving back the printed model
+ * reproduces every choice of zfcAlgoAuto exactly. With all figures given, zfcAlgoAuto makes
+ * the same choice on every run and every rank. Given figures must be equal on every rank
+ * (zfcMismatch otherwise). */
 typedef struct {
   size_t size;           /* sizeof(zfcConfig_t) */
   unsigned int magic;    /* ZFC_CONFIG_MAGIC */
@@ -183,17 +200,22 @@ typedef struct {
                             0: trust them (an index outside [0, V) is then undefined
                             behaviour, on every rank) */
   const char* name;      /* for log lines; copied; may be NULL */
+  /* ---- end of the 0.1.0 layout ---- */
   int ranks_per_node;    /* 0: ranks on one host form a node; n > 0: ranks [0, n), [n, 2n),
                             ... form the nodes (to test or model a cluster on one host).
                             Nodes set the hierarchical exchange and the order of sums */
   zfcLinkModel_t intra_node; /* the links the cost model of zfcAlgoAuto assumes inside */
-  zfcLinkModel_t inter_node; /* and between nodes; zeros: measured when the comm is made */
+  zfcLinkModel_t inter_node; /* and between nodes; zeros: not given (see above) */
+  /* ---- end of the 0.2.0 layout ---- */
+  double local_gbs;      /* bytes one rank reads plus writes per second in local passes,
+                            / 1e9, as the cost model assumes; 0: not given */
 } zfcConfig_t;
 
 #define ZFC_CONFIG_INITIALIZER                                                      \
   {                                                                                 \
     sizeof(zfcConfig_t), ZFC_CONFIG_MAGIC, ZFC_VERSION_CODE, zfcTransportAuto, -1, \
-        0, zfcAlgoAuto, zfcCompressNone, 1.0f, 1, NULL, 0, {0.0, 0.0}, {0.0, 0.0}   \
+        0, zfcAlgoAuto, zfcCompressNone, 1.0f, 1, NULL, 0, {0.0, 0.0}, {0.0, 0.0},  \
+        0.0                                                                         \
   }
 
 /* ---- communicators ------------------------------------------------------------------- */
@@ -306,7 +328,8 @@ typedef struct {
 } zfcOpStats_t;
 
 /* `size` must be set by the caller (ZFC_STATS_INITIALIZER does it). In `total`, counts,
- * bytes and seconds are sums over calls and peak_workspace_bytes is the maximum. */
+ * bytes and seconds are sums over calls and peak_workspace_bytes is the maximum. The
+ * library also fills the struct of the 0.1.0 layout (without the internode fields). */
 typedef struct {
   size_t size;
   zfcOpStats_t last;
@@ -320,8 +343,8 @@ typedef struct {
  * zfcAllReduce and zfcSparseReduce (of any plan) on it. Bytes are counted where data is
  * handed to the transport: a block of n bytes that must reach m peers counts n*m bytes sent,
  * each block received from a peer counts as received, and the per-call header of agreement
- * (192 bytes per rank) is included. Fails with zfcInvalidUsage if stats->size is not
- * sizeof(zfcStats_t). */
+ * (192 bytes per rank) is included. Fails with zfcInvalidUsage if stats->size is not the
+ * size of a known layout. */
 ZFC_API zfcResult_t zfcCommGetStats(zfcComm_t comm, zfcStats_t* stats);
 /* Local. Zeroes the statistics. */
 ZFC_API zfcResult_t zfcCommResetStats(zfcComm_t comm);
@@ -391,7 +414,10 @@ typedef struct {
         zfcFloat32, zfcInt32, zfcAlgoDefault, -1, 1.0f                              \
   }
 
+/* Set `size` before the call (ZFC_SPARSE_RESULT_INITIALIZER does it); the library fills the
+ * rest. */
 typedef struct {
+  size_t size;           /* sizeof(zfcSparseResult_t) */
   const void* indices;   /* U_g sorted distinct indices, of the plan's index type */
   const float* rows;     /* U_g x dim reduced rows (fp32), row p belongs to indices[p] */
   size_t num_unique;     /* U_g */
@@ -399,6 +425,8 @@ typedef struct {
   int overflowed;        /* 1 on every rank when some reduced value is not finite */
   int algorithm;         /* the zfcAlgorithm_t that ran (never zfcAlgoAuto) */
 } zfcSparseResult_t;
+
+#define ZFC_SPARSE_RESULT_INITIALIZER {sizeof(zfcSparseResult_t), NULL, NULL, 0, 0, 0, 0}
 
 /* Local. Creates a plan for one embedding table; ranks' plans are checked against each
  * other on every zfcSparseReduce. The plan's workspace grows to what the calls need. */
@@ -419,15 +447,22 @@ ZFC_API zfcResult_t zfcSparsePlanDestroy(zfcSparsePlan_t plan);
 
 /* ---- the cost model ------------------------------------------------------------------ */
 
-/* What zfcAlgoAuto assumes of the machine (see zfcLinkModel_t). */
+/* The structs of the cost model carry their size first (set it with their initializers),
+ * so that they can grow without breaking programs built against this header. */
+
+/* What zfcAlgoAuto assumes of the machine (see zfcLinkModel_t and zfcConfig_t). */
 typedef struct {
+  size_t size; /* sizeof(zfcMachineModel_t) */
   zfcLinkModel_t intra_node;
   zfcLinkModel_t inter_node;
   double local_gbs; /* bytes one rank reads plus writes per second in local passes, / 1e9 */
 } zfcMachineModel_t;
 
+#define ZFC_MACHINE_MODEL_INITIALIZER {sizeof(zfcMachineModel_t), {0.0, 0.0}, {0.0, 0.0}, 0.0}
+
 /* The sizes of one sparse-reduce step, as every rank sees them after the index exchange. */
 typedef struct {
+  size_t size;               /* sizeof(zfcStepShape_t) */
   int ranks;                 /* G */
   int nodes;                 /* N (1: one node); hierarchical needs G = N * L, L > 1 */
   double tokens;             /* sum over ranks of K_i */
@@ -441,20 +476,27 @@ typedef struct {
   zfcCompressionKind_t compression;
 } zfcStepShape_t;
 
+#define ZFC_STEP_SHAPE_INITIALIZER \
+  {sizeof(zfcStepShape_t), 1, 1, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, zfcFloat32, zfcCompressNone}
+
 typedef struct {
+  size_t size;            /* sizeof(zfcPrediction_t) */
   double seconds;         /* the whole call, header and index exchange included */
   double bytes;           /* sent + received per rank, averaged over ranks */
   double internode_bytes; /* the part of `bytes` between nodes */
   double workspace_bytes; /* library scratch on one rank */
 } zfcPrediction_t;
 
-/* Local. The model the communicator's zfcAlgoAuto uses: the config's links, or those
- * measured when it was made, agreed over ranks (each figure's median). */
+#define ZFC_PREDICTION_INITIALIZER {sizeof(zfcPrediction_t), 0.0, 0.0, 0.0, 0.0}
+
+/* Local. The model the communicator's zfcAlgoAuto uses: the figures given (config or
+ * ZIPFCOLL_MACHINE_MODEL) exactly, the others as measured when it was made and agreed over
+ * ranks (each figure's median, to 4 significant digits). model->size must be set. */
 ZFC_API zfcResult_t zfcCommGetMachineModel(zfcComm_t comm, zfcMachineModel_t* model);
 
 /* Local. The alpha-beta prediction for `algorithm` (not zfcAlgoAuto) on `shape` and
  * `model`: what zfcAlgoAuto compares, and what zfc_model projects to thousands of ranks
- * (docs/algorithms.md gives the formulas). */
+ * (docs/algorithms.md gives the formulas). The size of each struct must be set. */
 ZFC_API zfcResult_t zfcPredictSparseReduce(const zfcMachineModel_t* model,
                                            const zfcStepShape_t* shape, int algorithm,
                                            zfcPrediction_t* prediction);
@@ -492,9 +534,10 @@ ZFC_API zfcResult_t zfcSeedGroupInfo(zfcSeedGroup_t group, int* id, int* count,
 
 /* Local. The seed of `step` for the given group of a run seeded with base_seed: the same on
  * every rank and platform (Philox4x32-10, integer arithmetic only), different across groups
- * and steps. zfcSeedGroupStepSeed(g, step) is zfcStepSeed(base_seed, id of g, step). */
+ * and steps. zfcSeedGroupStepSeed(g, step, &seed) sets seed to
+ * zfcStepSeed(base_seed, id of g, step); a NULL group or seed is zfcInvalidArgument. */
 ZFC_API uint64_t zfcStepSeed(uint64_t base_seed, int group, uint64_t step);
-ZFC_API uint64_t zfcSeedGroupStepSeed(zfcSeedGroup_t group, uint64_t step);
+ZFC_API zfcResult_t zfcSeedGroupStepSeed(zfcSeedGroup_t group, uint64_t step, uint64_t* seed);
 
 /* Local. Destroys the group and its communicator; NULL is a no-op. */
 ZFC_API zfcResult_t zfcSeedGroupDestroy(zfcSeedGroup_t group);

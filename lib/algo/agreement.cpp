@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <cstring>
+#include <string>
 
 #include "core/stats.hpp"
 
@@ -27,14 +28,17 @@ Status differs(const char* what, int64_t v0, int rank, int64_t vr) {
                static_cast<long long>(v0), rank, static_cast<long long>(vr));
 }
 
-// The init header's key: which of the config's links were given.
-const char* links_given(int32_t key) {
-  switch (key) {
-    case 0: return "no links";
-    case 1: return "intra_node only";
-    case 2: return "inter_node only";
-    default: return "intra_node and inter_node";
+// The init header's key: which figures of the machine model were given (bit 0 intra_node,
+// bit 1 inter_node, bit 2 local_gbs), in the config or ZIPFCOLL_MACHINE_MODEL.
+std::string figures_given(int32_t key) {
+  std::string s;
+  const char* const names[3] = {"intra_node", "inter_node", "local_gbs"};
+  for (int b = 0; b < 3; ++b) {
+    if ((key & (1 << b)) == 0) continue;
+    s += (s.empty() ? "" : " and ");
+    s += names[b];
   }
+  return s.empty() ? "none" : s;
 }
 
 }  // namespace
@@ -104,9 +108,10 @@ Status agree(const OpHeader* all, int size) {
       return differs("config transport", h0.color, r, h.color);
     }
     if (init && h.key != h0.key) {
-      return error(zfcMismatch, "config links differ across ranks: rank 0 gives %s, rank %d "
-                   "gives %s (set intra_node and inter_node alike on every rank)",
-                   links_given(h0.key), r, links_given(h.key));
+      return error(zfcMismatch, "the machine model's given figures differ across ranks: "
+                   "rank 0 gives %s, rank %d gives %s (give the same figures on every rank, "
+                   "in the config or ZIPFCOLL_MACHINE_MODEL)",
+                   figures_given(h0.key).c_str(), r, figures_given(h.key).c_str());
     }
     if (counts_match && h.count != h0.count) return differs("count", h0.count, r, h.count);
     if (h.dim != h0.dim) return differs("dim", h0.dim, r, h.dim);

@@ -64,7 +64,7 @@ void gather_sizes(StepSizes* s, const Chunking& ch, int size, size_t w) {
 
 Status allreduce_sum(Transport& t, Workspace& ws, WireKernels& k, const float* send,
                      float* recv, size_t n, const Compression& compression, bool* finite,
-                     const NodeMap* nodes) {
+                     const NodeMap* nodes, RecvWrites writes) {
   const zfcDataType_t wire = kernels::wire_type(compression.kind);
   const float scale = compression.kind == zfcCompressNone ? 1.0f : compression.scale;
   const int size = t.size();
@@ -94,7 +94,7 @@ Status allreduce_sum(Transport& t, Workspace& ws, WireKernels& k, const float* s
   ZFC_RETURN_IF_ERROR(t.alltoallv(wire_send, sz.send_bytes, sz.send_displs, wire_recv,
                                   sz.recv_bytes, sz.recv_displs));
   gather_sizes(&sz, ch, size, w);
-  if (wire == zfcFloat32) {
+  if (wire == zfcFloat32 && writes == RecvWrites::kInPlace) {
     float* own = recv + ch.off(me);
     ZFC_RETURN_IF_ERROR(sum_rank_blocks(nodes, size, k, wire_recv, mine, wire, own));
     ZFC_RETURN_IF_ERROR(k.settle());
@@ -106,6 +106,16 @@ Status allreduce_sum(Transport& t, Workspace& ws, WireKernels& k, const float* s
   ZFC_RETURN_IF_ERROR(k.scratch(Slot::kPartial, mine * sizeof(float), &acc));
   float* partial = static_cast<float*>(acc);
   ZFC_RETURN_IF_ERROR(sum_rank_blocks(nodes, size, k, wire_recv, mine, wire, partial));
+  if (wire == zfcFloat32) {
+    // The result is gathered in scratch and copied out after the last transfer, so that a
+    // failed transfer leaves the caller's recv as it was.
+    void* gathered = nullptr;
+    ZFC_RETURN_IF_ERROR(k.scratch(Slot::kWireSend, n * sizeof(float), &gathered));
+    ZFC_RETURN_IF_ERROR(k.settle());
+    ZFC_RETURN_IF_ERROR(t.allgatherv(partial, gathered, sz.recv_bytes, sz.recv_displs));
+    ZFC_RETURN_IF_ERROR(k.decode(gathered, n, wire, 1.0f, recv));  // a copy, checked
+    return k.all_finite(finite);
+  }
   // The reduce-scatter has consumed the compressed copy: gather into it.
   char* gathered = wire_buf;
   char* own = gathered + ch.off(me) * w;
@@ -117,9 +127,10 @@ Status allreduce_sum(Transport& t, Workspace& ws, WireKernels& k, const float* s
 }
 
 Status allreduce_sum(Transport& t, Workspace& ws, const float* send, float* recv, size_t n,
-                     const Compression& compression, bool* finite, const NodeMap* nodes) {
+                     const Compression& compression, bool* finite, const NodeMap* nodes,
+                     RecvWrites writes) {
   HostWireKernels k(ws);
-  return allreduce_sum(t, ws, k, send, recv, n, compression, finite, nodes);
+  return allreduce_sum(t, ws, k, send, recv, n, compression, finite, nodes, writes);
 }
 
 }  // namespace zfc

@@ -17,17 +17,23 @@
 
 namespace zfc {
 
+// Where the result is written. kInPlace gathers it straight into recv, for the library's
+// own buffers; kAfterLastTransfer gathers it in scratch and copies it into recv once every
+// transfer has succeeded, for a caller's buffer that a failure must leave unmodified.
+enum class RecvWrites { kInPlace, kAfterLastTransfer };
+
 // Sums n fp32 values over all ranks into recv (recv may equal send), in the order of
 // algo/rank_order.hpp for `nodes` (NULL: rank order). The callers have agreed n and the
 // compression. *finite is false when some result element is not finite.
 Status allreduce_sum(Transport& t, Workspace& ws, const float* send, float* recv, size_t n,
                      const Compression& compression, bool* finite,
-                     const NodeMap* nodes = nullptr);
+                     const NodeMap* nodes = nullptr,
+                     RecvWrites writes = RecvWrites::kInPlace);
 
 // The same on the memory space of `k` (send, recv and the wire copies are there; ws holds
 // the host-side size lists). With device kernels the transport must take device buffers.
 Status allreduce_sum(Transport& t, Workspace& ws, WireKernels& k, const float* send,
                      float* recv, size_t n, const Compression& compression, bool* finite,
-                     const NodeMap* nodes);
+                     const NodeMap* nodes, RecvWrites writes);
 
 }  // namespace zfc

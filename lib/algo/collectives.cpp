@@ -36,7 +36,7 @@ Status agree_init(Transport& t, const Status& local, const Config& config, uint6
   OpHeader mine = make_header(OpKind::kInit);
   mine.node = node;
   mine.count = config.ranks_per_node;
-  mine.key = (config.intra_node.given() ? 1 : 0) | (config.inter_node.given() ? 2 : 0);
+  mine.key = config.model.given_mask();
   mine.color = static_cast<int32_t>(config.transport);
   header_fail(&mine, local);
   const OpHeader* all = nullptr;
@@ -130,6 +130,7 @@ Status comm_split(zfcComm& comm, int color, int key, std::unique_ptr<zfcComm>* o
   ZFC_RETURN_IF_ERROR(
       setup_nodes(made.get(), NodeMap::from_ids(member_nodes(comm, all, comm.rank()))));
   made->machine = comm.machine;
+  made->machine_figures = comm.machine_figures;
   *out = std::move(made);
   return Status::Ok();
 }
@@ -284,13 +285,13 @@ Status allreduce(zfcComm& comm, const void* send, void* recv, size_t count,
     if (direct) {
       ZFC_RETURN_IF_ERROR(allreduce_sum(t, ws, *device_kernels, static_cast<const float*>(send),
                                         static_cast<float*>(recv), count, compression, &finite,
-                                        &comm.nodes));
+                                        &comm.nodes, RecvWrites::kAfterLastTransfer));
     } else {
       void* host_recv = nullptr;
       ZFC_RETURN_IF_ERROR(staging.output(1, recv, count * sizeof(float), &host_recv));
       ZFC_RETURN_IF_ERROR(allreduce_sum(t, ws, static_cast<const float*>(host_send),
                                         static_cast<float*>(host_recv), count, compression,
-                                        &finite, &comm.nodes));
+                                        &finite, &comm.nodes, RecvWrites::kAfterLastTransfer));
       ZFC_RETURN_IF_ERROR(staging.finish());
     }
   }

@@ -148,16 +148,20 @@ Status exchange_dense_vocab(SparseCall<K>& call) {
   const size_t dim = call.spec.dim;
   const size_t vocab = static_cast<size_t>(call.spec.vocab);
   const size_t n = call.set.count();
-  // V rows, then one presence value per vocabulary entry: 1 where this rank has the index.
+  // V rows, then one presence value per vocabulary entry where this rank has the index:
+  // 1 / scale, which the wire's scaling turns into exactly 1, so that no scale can round it
+  // to zero (or to infinity) on the wire and drop the index; the sum is the number of ranks
+  // holding it, over scale.
   float* dense = ws.get<float>(Slot::kDense, vocab * (dim + 1));
   float* present = dense + vocab * dim;
+  const float mark = 1.0f / call.spec.compression.scale;
   {
     PhaseTimer timer(call.op, zfcPhaseScatter);
     int32_t* pos = ws.get<int32_t>(Slot::kPositions, n);
     for (size_t i = 0; i < n; ++i) pos[i] = static_cast<int32_t>(call.set.keys()[i]);
     kernels::zero_rows(dense, vocab, dim + 1);
     kernels::scatter_add_rows(call.rows, call.spec.row_type, pos, n, dim, dense);
-    for (size_t i = 0; i < n; ++i) present[pos[i]] = 1.0f;
+    for (size_t i = 0; i < n; ++i) present[pos[i]] = mark;
   }
   {
     PhaseTimer timer(call.op, zfcPhaseRowExchange);

@@ -16,9 +16,7 @@ bool is_row_type(zfcDataType_t t) {
 
 // This rank's own checks, before anything is exchanged (the memory space is checked by
 // the staging).
-Status check_call(const void* indices, size_t count, const void* rows,
-                  const SparseOutput* out) {
-  if (out == nullptr) return error(zfcInvalidArgument, "out is NULL");
+Status check_call(const void* indices, size_t count, const void* rows) {
   if (count > 0 && indices == nullptr) {
     return error(zfcInvalidArgument, "indices is NULL with count %zu", count);
   }
@@ -102,11 +100,12 @@ Status run_exchange(SparseCall<K>& call, const MachineModel& machine, zfcAlgorit
 // set. The status is agreed with the other ranks next; *host_rows are the rows to send.
 template <class K>
 Status load_local(zfcSparsePlan& plan, HostStaging& staging, const void* indices, size_t count,
-                  const void* rows, const SparseOutput* out, const void* stream,
+                  const void* rows, const Status& caller_check, const void* stream,
                   IndexSet<K>& set, const void** host_rows) {
   const PlanSpec& spec = plan.spec;
   ZFC_RETURN_IF_ERROR(staging.begin({{"indices", indices}, {"rows", rows}}, stream));
-  ZFC_RETURN_IF_ERROR(check_call(indices, count, rows, out));
+  ZFC_RETURN_IF_ERROR(caller_check);
+  ZFC_RETURN_IF_ERROR(check_call(indices, count, rows));
   const size_t index_bytes = spec.index_type == zfcInt32 ? 4 : 8;
   const size_t row_bytes = spec.dim * kernels::float_type_bytes(spec.row_type);
   const void* host_indices = nullptr;
@@ -137,7 +136,7 @@ Status check_algorithm(const zfcComm& comm, const PlanSpec& spec) {
 
 template <class K>
 Status run_sparse(zfcSparsePlan& plan, const void* indices, size_t count, const void* rows,
-                  SparseOutput* out, const void* stream) {
+                  const Status& caller_check, SparseOutput* out, const void* stream) {
   zfcComm* comm = plan.comm;
   Transport& t = *comm->transport;
   Workspace& ws = plan.ws;
@@ -153,7 +152,8 @@ Status run_sparse(zfcSparsePlan& plan, const void* indices, size_t count, const 
   {
     PhaseTimer timer(op, zfcPhaseLocal);
     header_fail(&mine,
-                load_local(plan, staging, indices, count, rows, out, stream, set, &host_rows));
+                load_local(plan, staging, indices, count, rows, caller_check, stream, set,
+                           &host_rows));
     mine.local_unique = static_cast<int64_t>(set.local_unique_count());
   }
   const OpHeader* all = nullptr;
@@ -233,10 +233,10 @@ Status parse_plan_config(const zfcSparsePlanConfig_t* user, const Config& comm_c
 }
 
 Status sparse_reduce(zfcSparsePlan& plan, const void* indices, size_t count, const void* rows,
-                     SparseOutput* out, const void* stream) {
+                     const Status& caller_check, SparseOutput* out, const void* stream) {
   return with_key_type(plan.spec.vocab, [&](auto tag) {
     using K = typename decltype(tag)::type;
-    return run_sparse<K>(plan, indices, count, rows, out, stream);
+    return run_sparse<K>(plan, indices, count, rows, caller_check, out, stream);
   });
 }
 

@@ -26,8 +26,10 @@ struct SparseOutput {
   zfcAlgorithm_t algorithm = zfcAlgoAuto;
 };
 
-// Collective. On success *out points into the plan's workspace.
+// Collective. On success *out points into the plan's workspace. `caller_check` is what the
+// entry point found wrong with its own arguments (agreed with the other ranks like the
+// checks made here).
 Status sparse_reduce(zfcSparsePlan& plan, const void* indices, size_t count, const void* rows,
-                     SparseOutput* out, const void* stream);
+                     const Status& caller_check, SparseOutput* out, const void* stream);
 
 }  // namespace zfc

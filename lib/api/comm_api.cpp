@@ -10,6 +10,13 @@ using zfc::Status;
 
 namespace {
 
+// The caller's config with the machine model's figures it leaves out taken from
+// ZIPFCOLL_MACHINE_MODEL. A refusal is this rank's verdict, agreed at init.
+Status parse_init_config(const zfcConfig_t* config, zfc::Config* parsed) {
+  ZFC_RETURN_IF_ERROR(zfc::parse_config(config, parsed));
+  return zfc::apply_model_env(&parsed->model);
+}
+
 // Runs a bootstrap-started communicator through the same agreement and placement as one
 // made from MPI.
 Status finish_init(std::unique_ptr<zfcComm> created, const Status& local, zfcComm_t* comm) {
@@ -31,7 +38,7 @@ Status init_bootstrap(zfcComm_t* comm, const zfc::MeetingPoint& where, int rank,
   zfc::Config parsed;
   // A refused config still joins the meeting, so that every rank fails alike instead of
   // the others waiting for it.
-  const Status local = zfc::parse_config(config, &parsed);
+  const Status local = parse_init_config(config, &parsed);
   std::unique_ptr<zfcComm> created;
   ZFC_RETURN_IF_ERROR(zfc::comm_create_bootstrap(where, rank, size, parsed, &created));
   return finish_init(std::move(created), local, comm);
@@ -46,7 +53,7 @@ zfcResult_t zfcCommInitMpi(zfcComm_t* comm, const void* mpi_comm, const zfcConfi
     if (comm == nullptr) return zfc::null_handle("comm");
     if (mpi_comm == nullptr) return zfc::null_handle("mpi_comm");
     zfc::Config parsed;
-    const Status local = zfc::parse_config(config, &parsed);
+    const Status local = parse_init_config(config, &parsed);
     std::unique_ptr<zfcComm> created;
     ZFC_RETURN_IF_ERROR(zfc::comm_create_mpi(mpi_comm, parsed, &created));
     // The duplicate exists on every rank now; agree before handing it out, so a config

@@ -66,13 +66,7 @@ zfcResult_t zfcCommGetStats(zfcComm_t comm, zfcStats_t* stats) {
   return zfc::guarded(comm, [&] {
     if (comm == nullptr) return zfc::null_handle("comm");
     if (stats == nullptr) return zfc::null_handle("stats");
-    if (stats->size != sizeof(zfcStats_t)) {
-      return error(zfcInvalidUsage, "stats size %zu, expected %zu: initialise it with "
-                   "ZFC_STATS_INITIALIZER", stats->size, sizeof(zfcStats_t));
-    }
-    stats->last = comm->stats.last();
-    stats->total = comm->stats.total();
-    return Status::Ok();
+    return zfc::copy_stats_out(comm->stats, stats);
   });
 }
 

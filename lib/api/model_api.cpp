@@ -9,11 +9,13 @@ using zfc::Status;
 
 namespace {
 
-zfc::LinkParams to_link(const zfcLinkModel_t& l) {
-  return {l.latency_us * 1e-6, l.bandwidth_gbs * 1e9};
+// The cost-model structs have one layout so far; a wrong size is a struct not made with its
+// initializer (or from a header this library does not know).
+Status check_size(size_t size, size_t expected, const char* what, const char* initializer) {
+  if (size == expected) return Status::Ok();
+  return error(zfcInvalidUsage, "%s size %zu, expected %zu: initialise it with %s", what, size,
+               expected, initializer);
 }
-
-zfcLinkModel_t from_link(const zfc::LinkParams& l) { return {l.latency_s * 1e6, l.bytes_per_s / 1e9}; }
 
 Status check_shape(const zfcStepShape_t& s) {
   if (s.ranks < 1 || s.nodes < 1 || s.nodes > s.ranks) {
@@ -50,9 +52,12 @@ zfcResult_t zfcCommGetMachineModel(zfcComm_t comm, zfcMachineModel_t* model) {
   return zfc::guarded(comm, [&] {
     if (comm == nullptr) return zfc::null_handle("comm");
     if (model == nullptr) return zfc::null_handle("model");
-    model->intra_node = from_link(comm->machine.intra);
-    model->inter_node = from_link(comm->machine.inter);
-    model->local_gbs = comm->machine.local_bytes_per_s / 1e9;
+    ZFC_RETURN_IF_ERROR(check_size(model->size, sizeof(zfcMachineModel_t), "machine model",
+                                   "ZFC_MACHINE_MODEL_INITIALIZER"));
+    const zfc::ModelFigures& f = comm->machine_figures;
+    model->intra_node = {f.intra_latency_us, f.intra_gbs};
+    model->inter_node = {f.inter_latency_us, f.inter_gbs};
+    model->local_gbs = f.local_gbs;
     return Status::Ok();
   });
 }
@@ -63,15 +68,20 @@ zfcResult_t zfcPredictSparseReduce(const zfcMachineModel_t* model, const zfcStep
     if (model == nullptr) return zfc::null_handle("model");
     if (shape == nullptr) return zfc::null_handle("shape");
     if (prediction == nullptr) return zfc::null_handle("prediction");
+    ZFC_RETURN_IF_ERROR(check_size(model->size, sizeof(zfcMachineModel_t), "machine model",
+                                   "ZFC_MACHINE_MODEL_INITIALIZER"));
+    ZFC_RETURN_IF_ERROR(check_size(shape->size, sizeof(zfcStepShape_t), "step shape",
+                                   "ZFC_STEP_SHAPE_INITIALIZER"));
+    ZFC_RETURN_IF_ERROR(check_size(prediction->size, sizeof(zfcPrediction_t), "prediction",
+                                   "ZFC_PREDICTION_INITIALIZER"));
     if (algorithm <= zfcAlgoAuto || algorithm >= zfcNumAlgorithms) {
       return error(zfcInvalidArgument, "algorithm %d: name one (not auto or default)",
                    algorithm);
     }
     ZFC_RETURN_IF_ERROR(check_shape(*shape));
-    zfc::MachineModel m;
-    m.intra = to_link(model->intra_node);
-    m.inter = to_link(model->inter_node);
-    m.local_bytes_per_s = model->local_gbs * 1e9;
+    const zfc::MachineModel m = zfc::model_from_figures(
+        {model->intra_node.latency_us, model->intra_node.bandwidth_gbs,
+         model->inter_node.latency_us, model->inter_node.bandwidth_gbs, model->local_gbs});
     zfc::CostInputs in;
     in.ranks = shape->ranks;
     in.nodes = shape->nodes;
@@ -86,7 +96,8 @@ zfcResult_t zfcPredictSparseReduce(const zfcMachineModel_t* model, const zfcStep
     in.row_bytes = zfc::kernels::float_type_bytes(zfc::kernels::wire_type(shape->compression));
     in.input_bytes = zfc::kernels::float_type_bytes(shape->row_type);
     const zfc::Prediction p = zfc::predict(static_cast<zfcAlgorithm_t>(algorithm), in, m);
-    *prediction = {p.seconds, p.bytes, p.internode_bytes, p.workspace_bytes};
+    *prediction = {sizeof(zfcPrediction_t), p.seconds, p.bytes, p.internode_bytes,
+                   p.workspace_bytes};
     return Status::Ok();
   });
 }

@@ -29,8 +29,16 @@ zfcResult_t zfcSparseReduce(zfcSparsePlan_t plan, const void* indices, size_t co
   return zfc::guarded(comm, [&]() -> Status {
     if (plan == nullptr) return zfc::null_handle("plan");
     zfc::SparseOutput result;
-    ZFC_RETURN_IF_ERROR(zfc::sparse_reduce(*plan, indices, count, rows,
-                                           out != nullptr ? &result : nullptr, stream));
+    // A bad `out` is this rank's argument error: agreed with the others like any other.
+    Status out_check = Status::Ok();
+    if (out == nullptr) {
+      out_check = error(zfcInvalidArgument, "out is NULL");
+    } else if (out->size != sizeof(zfcSparseResult_t)) {
+      out_check = error(zfcInvalidUsage, "out has size %zu, expected %zu: initialise it with "
+                        "ZFC_SPARSE_RESULT_INITIALIZER", out->size, sizeof(zfcSparseResult_t));
+    }
+    ZFC_RETURN_IF_ERROR(
+        zfc::sparse_reduce(*plan, indices, count, rows, out_check, &result, stream));
     out->indices = result.indices;
     out->rows = result.rows;
     out->num_unique = result.num_unique;

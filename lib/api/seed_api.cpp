@@ -40,8 +40,13 @@ uint64_t zfcStepSeed(uint64_t base_seed, int group, uint64_t step) {
   return zfc::step_seed(base_seed, group, step);
 }
 
-uint64_t zfcSeedGroupStepSeed(zfcSeedGroup_t group, uint64_t step) {
-  return group == nullptr ? 0 : zfc::step_seed(group->base_seed, group->id, step);
+zfcResult_t zfcSeedGroupStepSeed(zfcSeedGroup_t group, uint64_t step, uint64_t* seed) {
+  return zfc::guarded(nullptr, [&] {
+    if (group == nullptr) return zfc::null_handle("group");
+    if (seed == nullptr) return zfc::null_handle("seed");
+    *seed = zfc::step_seed(group->base_seed, group->id, step);
+    return Status::Ok();
+  });
 }
 
 zfcResult_t zfcSeedGroupDestroy(zfcSeedGroup_t group) {

@@ -34,6 +34,7 @@ struct zfcComm {
   std::unique_ptr<zfc::Transport> node_transport;
   std::unique_ptr<zfc::Transport> rail_transport;
   zfc::MachineModel machine;  // the cost model's view of the links and memory
+  zfc::ModelFigures machine_figures;  // the same in the C API's units, as agreed
 
   int rank() const { return transport->rank(); }
   int size() const { return transport->size(); }

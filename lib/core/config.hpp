@@ -12,12 +12,27 @@ struct Compression {
   float scale = 1.0f;
 };
 
-// One link class of the alpha-beta cost model, in seconds per step and bytes per second;
-// zeros: not given (measured when the communicator is made).
+// One link class of the alpha-beta cost model, in seconds per step and bytes per second.
 struct LinkParams {
   double latency_s = 0.0;
   double bytes_per_s = 0.0;
-  bool given() const { return bytes_per_s > 0.0; }
+};
+
+// The machine model's figures in the C API's units (microseconds, GB/s), as given in the
+// config or the environment; a link with bandwidth 0, or local_gbs 0, is not given.
+struct ModelFigures {
+  double intra_latency_us = 0.0;
+  double intra_gbs = 0.0;
+  double inter_latency_us = 0.0;
+  double inter_gbs = 0.0;
+  double local_gbs = 0.0;
+  bool intra_given() const { return intra_gbs > 0.0; }
+  bool inter_given() const { return inter_gbs > 0.0; }
+  bool local_given() const { return local_gbs > 0.0; }
+  // Bit 0: intra given, bit 1: inter, bit 2: local (what the ranks must agree on).
+  int given_mask() const {
+    return (intra_given() ? 1 : 0) | (inter_given() ? 2 : 0) | (local_given() ? 4 : 0);
+  }
 };
 
 struct Config {
@@ -29,12 +44,18 @@ struct Config {
   bool bounds_check = true;
   std::string name;
   int ranks_per_node = 0;  // 0: by host
-  LinkParams intra_node;
-  LinkParams inter_node;
+  ModelFigures model;      // the machine model's given figures (the rest are measured)
 };
 
-// Checks the struct's guard fields and every value; `user` may be NULL for defaults.
+// Checks the struct's guard fields and every value; `user` may be NULL for defaults. The
+// struct may have the layout of any release since 0.1.0 (told apart by its size).
 Status parse_config(const zfcConfig_t* user, Config* out);
+
+// Copies the caller's struct of `user_size` bytes into *full (which holds the defaults of
+// the current layout) when user_size is one of `known` sizes; else zfcInvalidUsage naming
+// `what`, the size and the sizes known. For the versioned structs of the C API.
+Status copy_versioned(const void* user, size_t user_size, const size_t* known, size_t count,
+                      const char* what, const char* initializer, void* full, size_t full_size);
 
 // Checks a compression request: a known kind and, unless none, a finite scale > 0.
 Status check_compression(const Compression& c);

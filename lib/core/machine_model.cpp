@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <vector>
 
 #include "core/comm.hpp"
+#include "core/logging.hpp"
 
 namespace zfc {
 namespace {
@@ -75,43 +78,100 @@ double core_share(int ranks_on_host) {
   return static_cast<double>(cpus) / ranks_on_host;
 }
 
-}  // namespace
+// A measured figure rounded to the 4 significant digits the model is printed with.
+double round4(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return std::strtod(buf, nullptr);
+}
 
-Status calibrate_machine(zfcComm* comm) {
-  const Config& cfg = comm->config;
+// This rank's figures: the given ones, the rest measured (4 significant digits).
+Status measure_missing(zfcComm* comm, ModelFigures* f) {
   const bool two_levels = comm->node_transport != nullptr;
-  // Every rank takes the same branches (the links given, and the node map, are agreed).
-  LinkParams intra = cfg.intra_node, inter = cfg.inter_node;
-  Transport& flat = *comm->transport;
   const bool many_nodes = comm->nodes.node_count() > 1;
+  // Every rank takes the same branches (which figures are given, and the node map, are
+  // agreed).
+  LinkParams link;
+  const auto set_intra = [&] { f->intra_latency_us = round4(link.latency_s * 1e6);
+                               f->intra_gbs = round4(link.bytes_per_s / 1e9); };
+  const auto set_inter = [&] { f->inter_latency_us = round4(link.latency_s * 1e6);
+                               f->inter_gbs = round4(link.bytes_per_s / 1e9); };
   if (two_levels) {
-    if (!intra.given()) ZFC_RETURN_IF_ERROR(measure_link(*comm->node_transport, &intra));
-    if (!inter.given()) ZFC_RETURN_IF_ERROR(measure_link(*comm->rail_transport, &inter));
-  } else if (many_nodes ? !inter.given() : !intra.given()) {
-    LinkParams measured;
-    ZFC_RETURN_IF_ERROR(measure_link(flat, &measured));
-    (many_nodes ? inter : intra) = measured;
+    if (!f->intra_given()) {
+      ZFC_RETURN_IF_ERROR(measure_link(*comm->node_transport, &link));
+      set_intra();
+    }
+    if (!f->inter_given()) {
+      ZFC_RETURN_IF_ERROR(measure_link(*comm->rail_transport, &link));
+      set_inter();
+    }
+  } else if (many_nodes ? !f->inter_given() : !f->intra_given()) {
+    ZFC_RETURN_IF_ERROR(measure_link(*comm->transport, &link));
+    if (many_nodes) set_inter(); else set_intra();
   }
-  if (!intra.given()) intra = inter;
-  if (!inter.given()) inter = intra;
-  // The median over ranks of each figure, on every rank: the same model everywhere, and
-  // one rank descheduled while it measured does not set it.
-  const double mine[5] = {intra.latency_s, intra.bytes_per_s, inter.latency_s,
-                          inter.bytes_per_s,
-                          measure_local_memory() * core_share(comm->local_size)};
-  const size_t ranks = static_cast<size_t>(flat.size());
-  std::vector<double> all(5 * ranks);
-  ZFC_RETURN_IF_ERROR(flat.allgather(mine, sizeof mine, all.data()));
-  double agreed[5];
-  for (size_t i = 0; i < 5; ++i) {
+  if (!f->intra_given()) {
+    f->intra_latency_us = f->inter_latency_us;
+    f->intra_gbs = f->inter_gbs;
+  }
+  if (!f->inter_given()) {
+    f->inter_latency_us = f->intra_latency_us;
+    f->inter_gbs = f->intra_gbs;
+  }
+  if (!f->local_given()) {
+    f->local_gbs = round4(measure_local_memory() * core_share(comm->local_size) / 1e9);
+  }
+  return Status::Ok();
+}
+
+constexpr int kFigures = 5;
+const char* const kFigureNames[kFigures] = {"intra latency_us", "intra bandwidth_gbs",
+                                            "inter latency_us", "inter bandwidth_gbs",
+                                            "local_gbs"};
+
+// Given figures must be equal everywhere; measured ones are taken as the median over ranks,
+// so the same model holds everywhere and one rank descheduled while it measured does not
+// set it.
+Status agree_figures(const double* all, size_t ranks, int given_mask, double* agreed) {
+  const int given_bit[kFigures] = {1, 1, 2, 2, 4};
+  for (int i = 0; i < kFigures; ++i) {
     std::vector<double> v;
-    for (size_t r = 0; r < ranks; ++r) v.push_back(all[5 * r + i]);
+    for (size_t r = 0; r < ranks; ++r) v.push_back(all[kFigures * r + i]);
+    if ((given_mask & given_bit[i]) != 0) {
+      for (size_t r = 1; r < ranks; ++r) {
+        if (v[r] == v[0]) continue;
+        return error(zfcMismatch, "rank %zu gives the machine model's %s as %g, rank 0 as "
+                     "%g: give the same model on every rank", r, kFigureNames[i], v[r], v[0]);
+      }
+    }
     std::sort(v.begin(), v.end());
     agreed[i] = v[(ranks - 1) / 2];
   }
-  comm->machine.intra = {agreed[0], agreed[1]};
-  comm->machine.inter = {agreed[2], agreed[3]};
-  comm->machine.local_bytes_per_s = agreed[4];
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status calibrate_machine(zfcComm* comm) {
+  const ModelFigures& given = comm->config.model;
+  ModelFigures f = given;
+  ZFC_RETURN_IF_ERROR(measure_missing(comm, &f));
+  const double mine[kFigures] = {f.intra_latency_us, f.intra_gbs, f.inter_latency_us,
+                                 f.inter_gbs, f.local_gbs};
+  Transport& flat = *comm->transport;
+  const size_t ranks = static_cast<size_t>(flat.size());
+  std::vector<double> all(kFigures * ranks);
+  ZFC_RETURN_IF_ERROR(flat.allgather(mine, sizeof mine, all.data()));
+  double agreed[kFigures];
+  ZFC_RETURN_IF_ERROR(agree_figures(all.data(), ranks, given.given_mask(), agreed));
+  f = ModelFigures{agreed[0], agreed[1], agreed[2], agreed[3], agreed[4]};
+  comm->machine_figures = f;
+  comm->machine = model_from_figures(f);
+  const int mask = given.given_mask();
+  if (flat.rank() == 0) {
+    ZFC_LOG(kInfo, 0, "machine model (%s) of communicator '%s': ZIPFCOLL_MACHINE_MODEL=%s",
+            mask == 7 ? "given" : mask == 0 ? "measured" : "partly given",
+            comm->config.name.c_str(), format_model(f).c_str());
+  }
   return Status::Ok();
 }
 

@@ -1,8 +1,12 @@
 // What the cost model knows of the machine: the alpha-beta parameters of the links inside
-// and between nodes, and how fast one rank streams through its own memory. Given in the
-// config or measured once when a communicator is made, then agreed (each figure's
-// median over ranks), so that every rank predicts the same times and makes the same choices.
+// and between nodes, and how fast one rank streams through its own memory. Each figure is
+// given (in the config or ZIPFCOLL_MACHINE_MODEL) or measured once when a communicator is
+// made; then agreed (given figures must be equal on every rank, measured ones are each
+// figure's median over ranks), so that every rank predicts the same times and makes the
+// same choices.
 #pragma once
+
+#include <string>
 
 #include "base/status.hpp"
 #include "core/config.hpp"
@@ -17,8 +21,25 @@ struct MachineModel {
   double local_bytes_per_s = 0.0; // bytes read plus written per second by one rank
 };
 
+// The cost model's parameters from figures in the C API's units. Given and measured figures
+// go through this one conversion, so a model printed and given back predicts the same.
+MachineModel model_from_figures(const ModelFigures& f);
+
+// "intra=LAT:GBS,inter=LAT:GBS,local=GBS", each number in its shortest form that reads back
+// as the same double: the value of ZIPFCOLL_MACHINE_MODEL that gives this model.
+std::string format_model(const ModelFigures& f);
+
+// Parses the text of ZIPFCOLL_MACHINE_MODEL: any of intra=, inter= (latency_us:bandwidth_gbs)
+// and local= (GB/s), separated by commas, each at most once. *out holds the figures named
+// (the others 0) and is set only on success.
+Status parse_model_text(const char* text, ModelFigures* out);
+
+// Fills the figures `figures` does not give from ZIPFCOLL_MACHINE_MODEL, when it is set.
+Status apply_model_env(ModelFigures* figures);
+
 // Collective over the communicator's transports (the node and cross-node transports too,
-// when it has them). Fills comm->machine.
+// when it has them). Measures what the config does not give, agrees, and fills
+// comm->machine and comm->machine_figures.
 Status calibrate_machine(zfcComm* comm);
 
 }  // namespace zfc

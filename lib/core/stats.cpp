@@ -33,4 +33,45 @@ void StatsBook::record(const zfcOpStats_t& op) {
   for (int p = 0; p < zfcNumPhases; ++p) total_.seconds[p] += op.seconds[p];
 }
 
+namespace {
+
+// zfcOpStats_t and zfcStats_t as released in 0.1.0, before the internode fields.
+struct OpStats010 {
+  uint64_t calls, tokens, local_unique, global_unique, bytes_sent, bytes_received,
+      peak_workspace_bytes, overflows;
+  int32_t algorithm, reserved;
+  double seconds[zfcNumPhases];
+};
+struct Stats010 {
+  size_t size;
+  OpStats010 last, total;
+};
+
+OpStats010 to_010(const zfcOpStats_t& s) {
+  OpStats010 o{s.calls,         s.tokens,     s.local_unique,
+               s.global_unique, s.bytes_sent, s.bytes_received,
+               s.peak_workspace_bytes, s.overflows, s.algorithm, s.reserved, {}};
+  std::memcpy(o.seconds, s.seconds, sizeof o.seconds);
+  return o;
+}
+
+}  // namespace
+
+Status copy_stats_out(const StatsBook& book, zfcStats_t* stats) {
+  if (stats->size == sizeof(zfcStats_t)) {
+    stats->last = book.last();
+    stats->total = book.total();
+    return Status::Ok();
+  }
+  if (stats->size == sizeof(Stats010)) {
+    // The caller's struct is only sizeof(Stats010) bytes: write exactly those.
+    const Stats010 old{sizeof(Stats010), to_010(book.last()), to_010(book.total())};
+    std::memcpy(static_cast<void*>(stats), &old, sizeof old);
+    return Status::Ok();
+  }
+  return error(zfcInvalidUsage, "stats size %zu is not one of the layouts this library knows "
+               "(%zu, %zu): initialise it with ZFC_STATS_INITIALIZER", stats->size,
+               sizeof(Stats010), sizeof(zfcStats_t));
+}
+
 }  // namespace zfc

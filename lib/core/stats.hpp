@@ -3,6 +3,7 @@
 
 #include <chrono>
 
+#include "base/status.hpp"
 #include "core/fault_hook.hpp"
 #include "zipfcoll/zipfcoll.h"
 
@@ -24,6 +25,10 @@ class StatsBook {
   zfcOpStats_t last_;
   zfcOpStats_t total_;
 };
+
+// Copies the book into the caller's zfcStats_t of any released layout (stats->size tells
+// which); zfcInvalidUsage for an unknown size, with nothing written.
+Status copy_stats_out(const StatsBook& book, zfcStats_t* stats);
 
 // Adds the wall time between construction and destruction to op->seconds[phase]. A phase's
 // start is also where the reliability tests inject their faults (core/fault_hook.hpp).

@@ -54,7 +54,7 @@ PlanRun run_plan(zfcComm_t comm, const RankInput& mine, size_t dim, int64_t voca
     half = to_half_rows(mine.rows, o.row_type);
     rows = half.data();
   }
-  zfcSparseResult_t out;
+  zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
   run.result = zfcSparseReduce(plan, indices, mine.indices.size(), rows, &out, nullptr);
   if (run.result == zfcSuccess) {
     for (size_t p = 0; p < out.num_unique; ++p) {

@@ -12,7 +12,9 @@
 #include "common/mpi_world.hpp"
 #include "algo/agreement.hpp"
 #include "common/reference.hpp"
+#include "core/comm.hpp"
 #include "topo/topology.hpp"
+#include "transport/ucx/ucx_transport.hpp"
 
 namespace zfc {
 namespace test {
@@ -252,6 +254,41 @@ TEST_F(WorldTest, SplitByParity) {
   EXPECT_EQ(zfcCommDestroy(sub), zfcSuccess);
 }
 
+// Communicators split from one another never share a message id with a live communicator
+// of any of their ranks, so their messages cannot match each other's receives. The splits
+// below include pairs that an id hashed from (parent, split count, color) gave the same id
+// (the first split with color 131 and the eighth with color 0), and nested splits.
+TEST_F(WorldTest, SplitCommunicatorsHaveDistinctMessageIds) {
+  if (!testing_over_ucx()) GTEST_SKIP() << "message ids are the UCX transport's";
+  std::vector<zfcComm_t> live = {comm_};
+  for (int split = 1; split <= 8; ++split) {
+    const int color = split == 1 ? 131 : split % 3 == 0 ? rank_ % 2 : 0;
+    zfcComm_t sub = nullptr;
+    ASSERT_EQ(zfcCommSplit(comm_, color, rank_, &sub), zfcSuccess) << zfcGetLastError(comm_);
+    live.push_back(sub);
+    zfcComm_t nested = nullptr;  // a split of the split, by the other parity
+    ASSERT_EQ(zfcCommSplit(sub, (rank_ + split) % 2, 0, &nested), zfcSuccess);
+    live.push_back(nested);
+  }
+  std::set<uint32_t> ids;
+  for (zfcComm_t c : live) {
+    const uint32_t id = ucx_comm_id(*c->transport);
+    EXPECT_NE(id, 0u);
+    EXPECT_TRUE(ids.insert(id).second) << "two live communicators of rank " << rank_
+                                        << " share id " << id;
+  }
+  // Interleaved collectives on all of them give each its own sum.
+  for (size_t i = live.size(); i-- > 1;) {
+    float v = static_cast<float>(rank_ + 1), sum = 0;
+    ASSERT_EQ(zfcAllReduce(live[i], &v, &sum, 1, zfcFloat32, nullptr, nullptr, nullptr),
+              zfcSuccess) << zfcGetLastError(live[i]);
+    int n = 0;
+    zfcCommCount(live[i], &n);
+    EXPECT_GE(sum, static_cast<float>(n));
+  }
+  for (size_t i = 1; i < live.size(); ++i) EXPECT_EQ(zfcCommDestroy(live[i]), zfcSuccess);
+}
+
 TEST_F(WorldTest, LocalRanksAndTopology) {
   // Every rank of this test runs on one machine.
   int local_rank = -1, local_count = -1;
@@ -329,7 +366,7 @@ TEST_F(WorldTest, PhaseTimesAddUpAndStatsAccumulate) {
     c.algorithm = a;
     zfcSparsePlan_t p = nullptr;
     ASSERT_EQ(zfcSparsePlanCreate(comm_, &c, &p), zfcSuccess);
-    zfcSparseResult_t out;
+    zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
     ASSERT_EQ(zfcSparseReduce(p, idx.data(), idx.size(), rows.data(), &out, nullptr), zfcSuccess);
     zfcStats_t st = ZFC_STATS_INITIALIZER;
     ASSERT_EQ(zfcCommGetStats(comm_, &st), zfcSuccess);

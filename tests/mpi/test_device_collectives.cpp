@@ -79,7 +79,7 @@ TEST_F(DeviceCollectives, SparseReduceMatchesHostBuffersForEveryAlgorithm) {
     zfcSparsePlan_t host_plan = nullptr, dev_plan = nullptr;
     ASSERT_EQ(zfcSparsePlanCreate(comm_, &cfg, &host_plan), zfcSuccess);
     ASSERT_EQ(zfcSparsePlanCreate(comm_, &cfg, &dev_plan), zfcSuccess);
-    zfcSparseResult_t h{}, d{};
+    zfcSparseResult_t h = ZFC_SPARSE_RESULT_INITIALIZER, d = ZFC_SPARSE_RESULT_INITIALIZER;
     ASSERT_EQ(zfcSparseReduce(host_plan, idx.data(), count, rows.data(), &h, nullptr),
               zfcSuccess);
     ASSERT_EQ(zfcSparseReduce(dev_plan, d_idx.get(), count, d_rows.get(), &d, nullptr),

@@ -219,6 +219,7 @@ class SparseErrorTest : public ErrorTest {
   static zfcSparseResult_t sentinel() {
     zfcSparseResult_t s;
     std::memset(&s, 0x5a, sizeof s);
+    s.size = sizeof s;
     return s;
   }
   static bool unchanged(const zfcSparseResult_t& s) {
@@ -290,7 +291,7 @@ TEST_F(SparseErrorTest, NullOutput) {
   ASSERT_EQ(zfcSparsePlanCreate(comm_, &cfg, &plan), zfcSuccess);
   int32_t idx[2] = {1, 2};
   float rows[4] = {1, 2, 3, 4};
-  zfcSparseResult_t out;
+  zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
   const zfcResult_t got =
       zfcSparseReduce(plan, idx, 2, rows, rank_ == kBad ? nullptr : &out, nullptr);
   expect_agreed(got, zfcInvalidArgument, kBad, "out is NULL");

@@ -83,7 +83,7 @@ TEST_F(OverflowAgreement, FusedReduceOnEveryRankAlike) {
           for (size_t i = 0; i < kCount; ++i) idx[i] = static_cast<int32_t>((i * 7 + rank_) % 90);
           std::vector<float> rows(kCount * kDim, 0.25f);
           if (rank_ == bad && f.value != 0.0f) rows[(kCount / 3) * kDim + 5] = f.value;
-          zfcSparseResult_t out;
+          zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
           ASSERT_EQ(zfcSparseReduce(plan, idx.data(), kCount, rows.data(), &out, nullptr),
                     zfcSuccess)
               << zfcGetLastError(comm_);

@@ -5,8 +5,6 @@
 #include <unistd.h>
 #include <dirent.h>
 
-#include <chrono>
-#include <thread>
 
 #include "common/mpi_world.hpp"
 #include "mpi/live_resources.hpp"
@@ -52,7 +50,7 @@ void use_and_abort(zfcComm_t comm, int cycle) {
   ASSERT_EQ(zfcSparsePlanCreate(comm, &pc, &plan), zfcSuccess) << zfcGetLastError(comm);
   const std::vector<int32_t> idx = {rank, 7, 500 + cycle};
   const std::vector<float> rows(idx.size() * pc.dim, 1.0f);
-  zfcSparseResult_t out;
+  zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
   ASSERT_EQ(zfcSparseReduce(plan, idx.data(), idx.size(), rows.data(), &out, nullptr),
             zfcSuccess)
       << zfcGetLastError(comm);
@@ -106,7 +104,9 @@ TEST(AbortReinit, FiftyCyclesLeaveNothingBehind) {
 }
 
 // A rank late for a collective: the others time out, find the communicator refusing more
-// work, abort it, and a new communicator on the same processes works.
+// work, abort it, and a new communicator on the same processes works. The late rank waits
+// (on MPI, outside the library) until the others have timed out, so that no scheduling can
+// let it arrive in time.
 TEST(AbortReinit, AfterATimeoutANewCommunicatorWorks) {
   const int rank = world_rank(), size = world_size();
   if (size < 2) GTEST_SKIP() << "a late peer needs a second rank";
@@ -115,7 +115,7 @@ TEST(AbortReinit, AfterATimeoutANewCommunicatorWorks) {
   ASSERT_EQ(open_world_comm(&comm, &cfg), zfcSuccess) << zfcGetLastError(nullptr);
   float v = 1.0f, sum = 0.0f;
   if (rank == 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    MPI_Barrier(MPI_COMM_WORLD);  // the others have timed out
     // Late: over MPI this completes the others' abandoned operation; over UCX they have
     // withdrawn it, and this call fails. Either way this rank then aborts too.
     (void)zfcAllReduce(comm, &v, &sum, 1, zfcFloat32, nullptr, nullptr, nullptr);
@@ -127,6 +127,7 @@ TEST(AbortReinit, AfterATimeoutANewCommunicatorWorks) {
               zfcInvalidUsage);
     EXPECT_NE(std::string(zfcGetLastError(comm)).find("failed earlier"), std::string::npos)
         << zfcGetLastError(comm);
+    MPI_Barrier(MPI_COMM_WORLD);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   zfcCommAbort(comm);

@@ -32,7 +32,8 @@ void check_group(zfcComm_t comm, zfcSeedPolicy_t policy, double alpha, int expli
   zfcComm_t gc = nullptr;
   ASSERT_EQ(zfcSeedGroupInfo(g, &id, &count, &gc), zfcSuccess);
   EXPECT_EQ(count, want_count) << policy;
-  const uint64_t seed = zfcSeedGroupStepSeed(g, 5);
+  uint64_t seed = 0;
+  ASSERT_EQ(zfcSeedGroupStepSeed(g, 5, &seed), zfcSuccess);
   EXPECT_EQ(seed, zfcStepSeed(99, id, 5));
   std::vector<int64_t> cand(256);
   ASSERT_EQ(zfcSampleLogUniform(seed, 50000, cand.size(), 1, cand.data(), nullptr, nullptr, 0,

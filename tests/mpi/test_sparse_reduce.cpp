@@ -1,6 +1,7 @@
 // The fused sparse reduce across ranks: every algorithm against the single-process
 // reference, the same bits from every algorithm and on every rank, compression, real text,
 // and the exact traffic and workspace each algorithm is documented to use.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -107,25 +108,97 @@ TEST_F(WorldTest, OwnerPartitionedEqualsTheAllreduceOnEveryWire) {
   }
 }
 
-// Where one algorithm clearly wins, the cost model (with the links measured when the
-// communicator was made) picks it.
-TEST_F(WorldTest, AutoPicksTheClearWinner) {
-  // A character model: 98 symbols, every rank sees nearly all of them many times over.
-  const Workload chars = zipf_workload(size_, 64, 98, 0.3, 61, [](int) { return size_t{8000}; });
+// A machine model given in the config, so that what zfcAlgoAuto picks depends on the
+// inputs alone, never on a timing taken when the communicator was made.
+zfcComm_t open_pinned_comm() {
+  zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
+  cfg.intra_node = {5.0, 10.0};
+  cfg.inter_node = {5.0, 10.0};
+  cfg.local_gbs = 10.0;
+  zfcComm_t comm = nullptr;
+  EXPECT_EQ(open_world_comm(&comm, &cfg), zfcSuccess) << zfcGetLastError(nullptr);
+  return comm;
+}
+
+// The model's predicted seconds of `algorithm` for the step `run` made, on `comm`'s model.
+double predicted_seconds(zfcComm_t comm, const PlanRun& run, const Workload& w,
+                         zfcAlgorithm_t algorithm) {
+  zfcMachineModel_t model = ZFC_MACHINE_MODEL_INITIALIZER;
+  EXPECT_EQ(zfcCommGetMachineModel(comm, &model), zfcSuccess);
+  zfcStepShape_t shape = ZFC_STEP_SHAPE_INITIALIZER;
+  shape.ranks = world_size();
+  for (int r = 0; r < world_size(); ++r) {
+    const double k = static_cast<double>(w.ranks[static_cast<size_t>(r)].indices.size());
+    const double u = static_cast<double>(w.local_unique(r));
+    shape.tokens += k;
+    shape.max_tokens = std::max(shape.max_tokens, k);
+    shape.local_unique += u;
+    shape.max_local_unique = std::max(shape.max_local_unique, u);
+  }
+  shape.global_unique = static_cast<double>(run.indices.size());
+  shape.vocab_size = w.vocab;
+  shape.dim = w.dim;
+  zfcPrediction_t p = ZFC_PREDICTION_INITIALIZER;
+  EXPECT_EQ(zfcPredictSparseReduce(&model, &shape, algorithm, &p), zfcSuccess)
+      << zfcGetLastError(nullptr);
+  return p.seconds;
+}
+
+// With a given model, auto picks the clear winner every time: dense_vocab for a character
+// model, and for words of a large vocabulary an exchange of distinct rows that the model
+// predicts no slower than any other.
+TEST(PinnedModel, AutoPicksTheClearWinner) {
+  const int size = world_size(), rank = world_rank();
+  zfcComm_t comm = open_pinned_comm();
+  ASSERT_NE(comm, nullptr);
   PlanOptions o;
   o.algorithm = zfcAlgoAuto;
-  PlanRun run = run_plan(comm_, chars.ranks[static_cast<size_t>(rank_)], 64, 98, o);
-  ASSERT_EQ(run.result, zfcSuccess) << zfcGetLastError(comm_);
-  if (size_ > 1) EXPECT_EQ(run.algorithm, zfcAlgoDenseVocab);
-  // Words of a large vocabulary, a few hundred per rank: an exchange of distinct rows.
-  const Workload words = zipf_workload(size_, 64, 1000000, 1.1, 63,
+  // A character model: 98 symbols, every rank sees nearly all of them many times over.
+  const Workload chars = zipf_workload(size, 64, 98, 0.3, 61, [](int) { return size_t{8000}; });
+  PlanRun run = run_plan(comm, chars.ranks[static_cast<size_t>(rank)], 64, 98, o);
+  ASSERT_EQ(run.result, zfcSuccess) << zfcGetLastError(comm);
+  if (size > 1) EXPECT_EQ(run.algorithm, zfcAlgoDenseVocab);
+  // Words of a large vocabulary, a few hundred per rank.
+  const Workload words = zipf_workload(size, 64, 1000000, 1.1, 63,
                                        [](int) { return size_t{640}; });
-  run = run_plan(comm_, words.ranks[static_cast<size_t>(rank_)], 64, 1000000, o);
-  ASSERT_EQ(run.result, zfcSuccess) << zfcGetLastError(comm_);
-  EXPECT_NE(run.algorithm, zfcAlgoDenseVocab);
-  if (size_ > 1) EXPECT_NE(run.algorithm, zfcAlgoAllGather);
-  // Every rank made the same choice.
+  run = run_plan(comm, words.ranks[static_cast<size_t>(rank)], 64, 1000000, o);
+  ASSERT_EQ(run.result, zfcSuccess) << zfcGetLastError(comm);
   EXPECT_TRUE(same_on_all_ranks(static_cast<uint64_t>(run.algorithm)));
+  if (size > 1) {
+    EXPECT_NE(run.algorithm, zfcAlgoDenseVocab);
+    EXPECT_NE(run.algorithm, zfcAlgoAllGather);
+    const double picked =
+        predicted_seconds(comm, run, words, static_cast<zfcAlgorithm_t>(run.algorithm));
+    for (zfcAlgorithm_t a : {zfcAlgoUniqueAllReduce, zfcAlgoUniqueAllGather,
+                             zfcAlgoOwnerPartitioned}) {
+      EXPECT_LE(picked, predicted_seconds(comm, run, words, a)) << zfcGetAlgorithmName(a);
+    }
+  }
+  // The same step again: the same choice.
+  const PlanRun again = run_plan(comm, words.ranks[static_cast<size_t>(rank)], 64, 1000000, o);
+  EXPECT_EQ(again.algorithm, run.algorithm);
+  EXPECT_EQ(zfcCommDestroy(comm), zfcSuccess);
+}
+
+// dense_vocab marks which indices are present in the same compressed allreduce as the
+// rows: no scale may round a mark to zero and drop an index (a tiny fp16 scale once did) or
+// to infinity.
+TEST_F(WorldTest, DenseVocabKeepsEveryIndexAtAnyScale) {
+  const Workload w = zipf_workload(size_, 4, 500, 1.1, 71,
+                                   [](int r) { return 40 + 3 * static_cast<size_t>(r); });
+  const SparseReference ref = reference_sparse(w.ranks, w.dim);
+  const struct { zfcCompressionKind_t kind; float scale; } cases[] = {
+      {zfcCompressFp16, 1e-10f}, {zfcCompressFp16, 1e-30f}, {zfcCompressBf16, 1e-30f},
+      {zfcCompressFp16, 1e30f}, {zfcCompressBf16, 3e38f}, {zfcCompressFp16, 1e-45f}};
+  for (const auto& c : cases) {
+    PlanOptions o;
+    o.algorithm = zfcAlgoDenseVocab;
+    o.compression = c.kind;
+    o.scale = c.scale;
+    const PlanRun run = run_plan(comm_, w.ranks[static_cast<size_t>(rank_)], w.dim, w.vocab, o);
+    ASSERT_EQ(run.result, zfcSuccess) << zfcGetLastError(comm_);
+    EXPECT_EQ(run.indices, ref.unique) << "compression " << c.kind << " scale " << c.scale;
+  }
 }
 
 TEST_F(WorldTest, AllRanksEmpty) {
@@ -219,7 +292,7 @@ TEST_F(WorldTest, PlanReuseAcrossSteps) {
     const SparseReference ref = reference_sparse(w.ranks, w.dim);
     const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
     std::vector<int32_t> idx(mine.indices.begin(), mine.indices.end());
-    zfcSparseResult_t out;
+    zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
     ASSERT_EQ(zfcSparseReduce(plan, idx.data(), idx.size(), mine.rows.data(), &out, nullptr),
               zfcSuccess);
     ASSERT_EQ(out.num_unique, ref.unique.size());

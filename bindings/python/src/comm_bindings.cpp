@@ -148,7 +148,7 @@ py::dict stats(const Comm& c) {
 }
 
 py::dict machine_model(const Comm& c) {
-  zfcMachineModel_t m;
+  zfcMachineModel_t m = ZFC_MACHINE_MODEL_INITIALIZER;
   check(zfcCommGetMachineModel(c.get(), &m), c.get());
   py::dict d;
   d["intra_node"] = py::make_tuple(m.intra_node.latency_us, m.intra_node.bandwidth_gbs);
@@ -175,8 +175,9 @@ const char* kConfigDoc =
     "device (CUDA device for NCCL, -1: current), timeout_ms (bound on every wait; 0: none),\n"
     "algorithm (plans' default: 'auto', 'allgather', 'unique_allreduce', ...), compression\n"
     "('none', 'fp16', 'bf16') and scale, bounds_check (True), name, ranks_per_node (0: by\n"
-    "host), intra_node / inter_node ((latency_us, bandwidth_gbs): the cost model's links;\n"
-    "give them for run-to-run identical choices of algorithm 'auto').";
+    "host), intra_node / inter_node ((latency_us, bandwidth_gbs): the cost model's links)\n"
+    "and local_gbs (its local memory throughput): give all three, or set\n"
+    "ZIPFCOLL_MACHINE_MODEL, for run-to-run identical choices of algorithm 'auto'.";
 
 }  // namespace
 

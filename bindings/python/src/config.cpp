@@ -114,13 +114,14 @@ zfcConfig_t comm_config(const py::kwargs& kw, std::string* name) {
     else if (key == "ranks_per_node") c.ranks_per_node = v.cast<int>();
     else if (key == "intra_node") c.intra_node = link_of(v, "intra_node");
     else if (key == "inter_node") c.inter_node = link_of(v, "inter_node");
+    else if (key == "local_gbs") c.local_gbs = v.cast<double>();
     else if (key == "name") {
       *name = v.is_none() ? std::string() : py::str(v).cast<std::string>();
       c.name = v.is_none() ? nullptr : name->c_str();
     } else {
       raise_invalid("'%s' is not a communicator setting (transport, device, timeout_ms, "
                     "algorithm, compression, scale, bounds_check, name, ranks_per_node, "
-                    "intra_node, inter_node)", key.c_str());
+                    "intra_node, inter_node, local_gbs)", key.c_str());
     }
   }
   return c;

@@ -77,7 +77,7 @@ py::object reduce(py::object self, py::handle indices, py::handle rows, py::hand
   }
   row_type_of(*r, cfg.row_type);
   require_size(*r, i->size() * cfg.dim, "count x dim (one row per index)");
-  zfcSparseResult_t out{};
+  zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
   zfcResult_t res;
   {
     py::gil_scoped_release unlocked;

@@ -94,7 +94,9 @@ void bind_seed_groups(py::module_& m) {
       .def_property_readonly("comm", &group_comm,
                              "A Comm over this group's ranks (owned by the group).")
       .def("step_seed", [](const SeedGroup& g, uint64_t step) {
-        return zfcSeedGroupStepSeed(g.get(), step);
+        uint64_t seed = 0;
+        check(zfcSeedGroupStepSeed(g.get(), step, &seed), nullptr);
+        return seed;
       }, py::arg("step"), "The group's sampler seed for `step`: equal on its ranks.")
       .def("destroy", &SeedGroup::destroy, "Local. Frees the group and its communicator.")
       .def("__enter__", [](py::object self) { return self; })

@@ -61,6 +61,14 @@ if(TARGET zfc_demo)
   set_tests_properties(python_demo_np3 PROPERTIES TIMEOUT 300 PROCESSORS 3
     ENVIRONMENT "${py_env}" PASS_REGULAR_EXPRESSION "the same figures")
 endif()
+# Started by another launcher (torchrun's variables, no mpirun), the demo refuses with exit
+# status 2 and says why, instead of running one-rank jobs side by side.
+add_test(NAME python_demo_refuses_foreign_launch COMMAND sh -c
+  "out=$(env RANK=0 WORLD_SIZE=2 \"$0\" -m zipfcoll.demo --steps 1 2>&1); rc=$?; echo \"$out\"; echo \"exit status $rc\""
+  ${Python3_EXECUTABLE})
+set_tests_properties(python_demo_refuses_foreign_launch PROPERTIES TIMEOUT 120
+  ENVIRONMENT "${py_env}"
+  PASS_REGULAR_EXPRESSION "by a launcher other than mpirun[^\n]*\nexit status 2")
 
 # The README's examples (examples/python): NumPy always; PyTorch where it is installed.
 set(examples "${PROJECT_SOURCE_DIR}/examples/python")

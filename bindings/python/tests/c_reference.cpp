@@ -102,7 +102,7 @@ void sparse_reduces(zfcComm_t comm, const std::vector<int32_t>& idx, const std::
       cfg.compress_scale = 2.0f;
       zfcSparsePlan_t plan = nullptr;
       require(zfcSparsePlanCreate(comm, &cfg, &plan), "zfcSparsePlanCreate", comm);
-      zfcSparseResult_t out;
+      zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
       require(zfcSparseReduce(plan, idx.data(), idx.size(), r.data(), &out, nullptr),
               "zfcSparseReduce", comm);
       const std::string name = std::string("sparse_") + algos[a] + (c == 0 ? "_none" : "_fp16");
@@ -142,7 +142,8 @@ void seeds_and_samples(zfcComm_t comm, const std::vector<int32_t>& idx) {
   int info[2] = {0, 0};
   zfcSeedGroupInfo(group, &info[0], &info[1], nullptr);
   save("seed_group_info", info, 2);
-  const uint64_t seed = zfcSeedGroupStepSeed(group, 7);
+  uint64_t seed = 0;
+  zfcSeedGroupStepSeed(group, 7, &seed);
   save("seed_group_step_seed", &seed, 1);
   zfcSeedGroupDestroy(group);
 }

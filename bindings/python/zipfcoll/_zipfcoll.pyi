@@ -37,14 +37,14 @@ class Comm:
                     compression: Optional[str] = ..., scale: float = ...,
                     bounds_check: bool = ..., name: Optional[str] = ...,
                     ranks_per_node: int = ..., intra_node: Link = ...,
-                    inter_node: Link = ...) -> "Comm": ...
+                    inter_node: Link = ..., local_gbs: float = ...) -> "Comm": ...
     @staticmethod
     def from_env(*, transport: Union[str, int] = ..., device: int = ...,
                  timeout_ms: int = ..., algorithm: Union[str, int] = ...,
                  compression: Optional[str] = ..., scale: float = ...,
                  bounds_check: bool = ..., name: Optional[str] = ...,
                  ranks_per_node: int = ..., intra_node: Link = ...,
-                 inter_node: Link = ...) -> "Comm": ...
+                 inter_node: Link = ..., local_gbs: float = ...) -> "Comm": ...
     @staticmethod
     def from_unique_id(nranks: int, unique_id: bytes, rank: int, *,
                        transport: Union[str, int] = ..., device: int = ...,
@@ -52,7 +52,7 @@ class Comm:
                        compression: Optional[str] = ..., scale: float = ...,
                        bounds_check: bool = ..., name: Optional[str] = ...,
                        ranks_per_node: int = ..., intra_node: Link = ...,
-                       inter_node: Link = ...) -> "Comm": ...
+                       inter_node: Link = ..., local_gbs: float = ...) -> "Comm": ...
     @property
     def rank(self) -> int: ...
     @property

@@ -11,6 +11,7 @@ whether every fp32 variant returned the same bits.
 
 import argparse
 import hashlib
+import os
 import statistics
 import sys
 
@@ -111,10 +112,31 @@ def report(o, source, ranks, totals, bytes_sum, peaks, local_unique, identical):
     print(f"results identical across algorithms: {'yes' if identical else 'NO'}")
 
 
+def _announced_world_size():
+    """The world size a launcher other than mpirun announced (torchrun's WORLD_SIZE), or 0."""
+    for name in ("ZIPFCOLL_WORLD_SIZE", "WORLD_SIZE"):
+        value = os.environ.get(name, "")
+        if value:
+            try:
+                return int(value)
+            except ValueError:
+                return 0
+    return 0
+
+
 def main(argv=None):
     o = parse(sys.argv[1:] if argv is None else argv)
     world = MPI.COMM_WORLD
     rank, ranks = world.Get_rank(), world.Get_size()
+    announced = _announced_world_size()
+    if ranks == 1 and announced > 1:
+        # Started by torchrun or the like: alone in MPI's world, this process would run a
+        # one-rank job of its own. The demo runs over MPI, so it refuses instead.
+        print(f"zipfcoll.demo: started as one of {announced} ranks (WORLD_SIZE={announced}, "
+              f"RANK={os.environ.get('RANK', 'unset')}) by a launcher other than mpirun, but "
+              f"MPI sees this process alone: the demo runs over MPI; start it with "
+              f"mpirun -np {announced} python3 -m zipfcoll.demo", file=sys.stderr)
+        return 2
     try:
         source = _StepSource(o.corpus, o.vocab, o.zipf, o.windows * o.window_len,
                              o.window_len, o.seed)

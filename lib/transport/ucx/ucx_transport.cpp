@@ -16,6 +16,8 @@ using Clock = std::chrono::steady_clock;
 
 // A message's tag: communicator (16 bits), sender's rank in it (20), operation number (12),
 // step within the operation (16). Receives match all 64 bits.
+constexpr uint32_t kMaxCommId = 0xffffu;
+
 uint64_t make_tag(uint32_t comm, uint32_t src, uint32_t op, uint32_t step) {
   return (uint64_t{comm & 0xffffu} << 48) | (uint64_t{src & 0xfffffu} << 28) |
          (uint64_t{op & 0xfffu} << 16) | uint64_t{step & 0xffffu};
@@ -102,6 +104,10 @@ class UcxWorld {
   const std::string& failure() const { return failure_; }
   bool peer_failed(int world_rank) const { return failed_[static_cast<size_t>(world_rank)] != 0; }
   void abandon() { abandoned_ = true; }
+  // Communicator ids of this process: the first communicator has 1, each split takes the
+  // next ones agreed among its members.
+  uint32_t next_comm_id() const { return next_comm_id_; }
+  void use_comm_ids_below(uint32_t next) { next_comm_id_ = std::max(next_comm_id_, next); }
 
   static Status check(ucs_status_t s, const char* what) {
     if (s == UCS_OK) return Status::Ok();
@@ -128,6 +134,7 @@ class UcxWorld {
   int rank_ = 0;
   int timeout_ms_ = 0;
   bool abandoned_ = false;
+  uint32_t next_comm_id_ = 2;
   std::string failure_;
 };
 
@@ -145,11 +152,30 @@ class UcxTransport final : public Transport {
   Status split(int color, int key, std::unique_ptr<Transport>* out) override {
     struct Entry {
       int32_t color, key;
+      uint32_t next_id;  // the lowest communicator id this rank has not used yet
     };
-    const Entry mine{color, key};
+    const Entry mine{color, key, world_->next_comm_id()};
     std::vector<Entry> all(static_cast<size_t>(size()));
     ZFC_RETURN_IF_ERROR(do_allgather(&mine, sizeof mine, all.data()));
-    const uint32_t counter = ++splits_;
+    // The children's ids are agreed and never used before by any member: the lowest id no
+    // rank of this communicator has used, plus the color's place among the colors named.
+    // Ids only grow on every process, so no two communicators that share a rank ever share
+    // an id, and the tags of their messages never match each other's receives.
+    uint32_t base = 0;
+    std::vector<int32_t> colors;
+    for (const Entry& e : all) {
+      base = std::max(base, e.next_id);
+      if (e.color >= 0) colors.push_back(e.color);
+    }
+    std::sort(colors.begin(), colors.end());
+    colors.erase(std::unique(colors.begin(), colors.end()), colors.end());
+    const uint32_t next = base + static_cast<uint32_t>(colors.size());
+    if (next - 1 > kMaxCommId) {
+      return error(zfcUnsupported, "rank %d: communicator ids exhausted: %u communicators were "
+                   "split from this one's first communicator, at most %u are supported",
+                   rank(), next - 1, kMaxCommId);
+    }
+    world_->use_comm_ids_below(next);
     out->reset();
     if (color < 0) return Status::Ok();
     std::vector<int> order;
@@ -165,15 +191,13 @@ class UcxTransport final : public Transport {
       members.push_back(members_[static_cast<size_t>(order[i])]);
       if (order[i] == rank()) new_rank = static_cast<int>(i);
     }
-    // Every member derives the same id from what they share; one id per (parent, split,
-    // color) keeps the children's messages apart from the parent's and from each other.
-    const uint32_t id =
-        (comm_id_ * 0x9e37u + counter * 131u + static_cast<uint32_t>(color) * 7u + 1u) %
-            0xffffu +
-        1u;
+    const uint32_t id = base + static_cast<uint32_t>(
+        std::lower_bound(colors.begin(), colors.end(), color) - colors.begin());
     out->reset(new UcxTransport(world_, id, std::move(members), new_rank));
     return Status::Ok();
   }
+
+  uint32_t comm_id() const { return comm_id_; }
 
   void abandon() override { world_->abandon(); }
 
@@ -329,12 +353,16 @@ class UcxTransport final : public Transport {
   uint32_t comm_id_;
   std::vector<int> members_;  // world rank of each rank of this communicator
   uint32_t ops_ = 0;
-  uint32_t splits_ = 0;
 };
 
 }  // namespace
 
 bool ucx_transport_available() { return true; }
+
+uint32_t ucx_comm_id(const Transport& t) {
+  const auto* ucx = dynamic_cast<const UcxTransport*>(&t);
+  return ucx != nullptr ? ucx->comm_id() : 0;
+}
 
 Status create_ucx_transport(Rendezvous& meeting, int timeout_ms,
                             std::unique_ptr<Transport>* out) {

@@ -5,6 +5,7 @@
 // the others. Workers' addresses are exchanged through the bootstrap rendezvous.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "bootstrap/tcp_rendezvous.hpp"
@@ -20,5 +21,9 @@ bool ucx_transport_available();
 // UCX does; a peer failure still ends the wait). zfcUnsupported in a build without UCX.
 Status create_ucx_transport(Rendezvous& meeting, int timeout_ms,
                             std::unique_ptr<Transport>* out);
+
+// The id a UCX transport's messages carry in their tags (0 for any other transport): what
+// keeps communicators that share ranks apart. Exposed for the tests.
+uint32_t ucx_comm_id(const Transport& t);
 
 }  // namespace zfc

@@ -1,0 +1,202 @@
+// The versioned structs of the C API: configs and stats of every layout released since
+// 0.1.0 are accepted (fields the layout lacks take their defaults, nothing past the caller's
+// struct is written), and the structs that carry their size refuse any other.
+#include <cstddef>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/config.hpp"
+#include "core/stats.hpp"
+#include "zipfcoll/zipfcoll.h"
+
+namespace zfc {
+namespace {
+
+// zfcConfig_t as released in 0.1.0 and in 0.2.0, written out field by field.
+struct Config010 {
+  size_t size;
+  unsigned int magic, version;
+  int transport, device, timeout_ms, algorithm, compression;
+  float compress_scale;
+  int bounds_check;
+  const char* name;
+};
+struct Config020 {
+  Config010 v010;
+  int ranks_per_node;
+  zfcLinkModel_t intra_node, inter_node;
+};
+static_assert(sizeof(Config010) == offsetof(zfcConfig_t, ranks_per_node), "0.1.0 layout");
+static_assert(sizeof(Config020) == offsetof(zfcConfig_t, local_gbs), "0.2.0 layout");
+
+Config010 old_config(size_t size) {
+  return {size, ZFC_CONFIG_MAGIC, 100, zfcTransportAuto, -1, 2500, zfcAlgoOwnerPartitioned,
+          zfcCompressBf16, 1.0f, 1, "old"};
+}
+
+TEST(StructLayouts, AConfigOfThe010LayoutTakesDefaultsForLaterFields) {
+  // Bytes past the old struct would be read as ranks_per_node and links if the library
+  // looked there: poison them.
+  std::vector<unsigned char> memory(sizeof(zfcConfig_t), 0xff);
+  const Config010 old = old_config(sizeof(Config010));
+  std::memcpy(memory.data(), &old, sizeof old);
+  Config parsed;
+  const Status s = parse_config(reinterpret_cast<const zfcConfig_t*>(memory.data()), &parsed);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(parsed.timeout_ms, 2500);
+  EXPECT_EQ(parsed.algorithm, zfcAlgoOwnerPartitioned);
+  EXPECT_EQ(parsed.compression.kind, zfcCompressBf16);
+  EXPECT_EQ(parsed.name, "old");
+  EXPECT_EQ(parsed.ranks_per_node, 0);
+  EXPECT_EQ(parsed.model.given_mask(), 0);
+}
+
+TEST(StructLayouts, AConfigOfThe020LayoutKeepsItsLinks) {
+  std::vector<unsigned char> memory(sizeof(zfcConfig_t), 0xff);
+  Config020 old{old_config(sizeof(Config020)), 4, {3.0, 12.5}, {9.0, 1.5}};
+  old.v010.version = 200;
+  std::memcpy(memory.data(), &old, sizeof old);
+  Config parsed;
+  const Status s = parse_config(reinterpret_cast<const zfcConfig_t*>(memory.data()), &parsed);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(parsed.ranks_per_node, 4);
+  EXPECT_EQ(parsed.model.intra_latency_us, 3.0);
+  EXPECT_EQ(parsed.model.intra_gbs, 12.5);
+  EXPECT_EQ(parsed.model.inter_gbs, 1.5);
+  EXPECT_FALSE(parsed.model.local_given());  // past the 0.2.0 layout: the default
+}
+
+TEST(StructLayouts, AConfigOfAnUnknownSizeIsRefusedNamingTheKnownOnes) {
+  zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
+  cfg.size = sizeof(Config010) + 4;
+  Config parsed;
+  const Status s = parse_config(&cfg, &parsed);
+  EXPECT_EQ(s.code(), zfcInvalidUsage);
+  EXPECT_NE(s.message().find(std::to_string(sizeof(Config010)) + ", " +
+                             std::to_string(sizeof(Config020)) + ", " +
+                             std::to_string(sizeof(zfcConfig_t))),
+            std::string::npos)
+      << s.message();
+}
+
+TEST(StructLayouts, LocalGbsIsCheckedAndKept) {
+  zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
+  Config parsed;
+  cfg.local_gbs = -1.0;
+  EXPECT_EQ(parse_config(&cfg, &parsed).code(), zfcInvalidArgument);
+  cfg.local_gbs = 7.25;
+  ASSERT_TRUE(parse_config(&cfg, &parsed).ok());
+  EXPECT_EQ(parsed.model.local_gbs, 7.25);
+  EXPECT_EQ(parsed.model.given_mask(), 4);
+}
+
+// zfcOpStats_t and zfcStats_t as released in 0.1.0 (no internode fields).
+struct OpStats010 {
+  uint64_t calls, tokens, local_unique, global_unique, bytes_sent, bytes_received,
+      peak_workspace_bytes, overflows;
+  int32_t algorithm, reserved;
+  double seconds[zfcNumPhases];
+};
+struct Stats010 {
+  size_t size;
+  OpStats010 last, total;
+};
+
+zfcOpStats_t sample_op() {
+  zfcOpStats_t op = empty_op_stats();
+  op.calls = 1;
+  op.tokens = 640;
+  op.local_unique = 300;
+  op.global_unique = 900;
+  op.bytes_sent = 1000;
+  op.bytes_received = 2000;
+  op.peak_workspace_bytes = 4096;
+  op.internode_bytes_sent = 77;
+  op.algorithm = zfcAlgoOwnerPartitioned;
+  op.seconds[zfcPhaseTotal] = 0.25;
+  return op;
+}
+
+TEST(StructLayouts, StatsOfThe010LayoutAreFilledWithoutWritingPastThem) {
+  StatsBook book;
+  book.record(sample_op());
+  book.record(sample_op());
+  std::vector<unsigned char> memory(sizeof(zfcStats_t), 0xab);
+  const size_t old_size = sizeof(Stats010);
+  std::memcpy(memory.data(), &old_size, sizeof old_size);
+  ASSERT_TRUE(copy_stats_out(book, reinterpret_cast<zfcStats_t*>(memory.data())).ok());
+  Stats010 got;
+  std::memcpy(&got, memory.data(), sizeof got);
+  EXPECT_EQ(got.size, sizeof(Stats010));
+  EXPECT_EQ(got.last.tokens, 640u);
+  EXPECT_EQ(got.last.bytes_received, 2000u);
+  EXPECT_EQ(got.last.peak_workspace_bytes, 4096u);
+  EXPECT_EQ(got.last.algorithm, zfcAlgoOwnerPartitioned);
+  EXPECT_EQ(got.total.calls, 2u);
+  EXPECT_EQ(got.total.bytes_sent, 2000u);
+  EXPECT_EQ(got.total.seconds[zfcPhaseTotal], 0.5);
+  for (size_t i = sizeof(Stats010); i < memory.size(); ++i) {
+    ASSERT_EQ(memory[i], 0xab) << "byte " << i << " past the caller's struct was written";
+  }
+}
+
+TEST(StructLayouts, StatsOfTheCurrentLayoutAndUnknownSizes) {
+  StatsBook book;
+  book.record(sample_op());
+  zfcStats_t stats = ZFC_STATS_INITIALIZER;
+  ASSERT_TRUE(copy_stats_out(book, &stats).ok());
+  EXPECT_EQ(stats.last.internode_bytes_sent, 77u);
+  zfcStats_t bad = ZFC_STATS_INITIALIZER;
+  bad.size = 8;
+  EXPECT_EQ(copy_stats_out(book, &bad).code(), zfcInvalidUsage);
+  EXPECT_EQ(bad.last.calls, 0u);  // nothing written
+}
+
+TEST(StructLayouts, TheCostModelStructsRefuseAMissingSize) {
+  zfcMachineModel_t model = ZFC_MACHINE_MODEL_INITIALIZER;
+  model.intra_node = {2.0, 10.0};
+  model.inter_node = {2.0, 10.0};
+  model.local_gbs = 5.0;
+  zfcStepShape_t shape = ZFC_STEP_SHAPE_INITIALIZER;
+  shape.ranks = 4;
+  shape.tokens = 4 * 640;
+  shape.max_tokens = 640;
+  shape.local_unique = 4 * 300;
+  shape.max_local_unique = 300;
+  shape.global_unique = 900;
+  shape.vocab_size = 100000;
+  shape.dim = 64;
+  zfcPrediction_t p = ZFC_PREDICTION_INITIALIZER;
+  ASSERT_EQ(zfcPredictSparseReduce(&model, &shape, zfcAlgoUniqueAllReduce, &p), zfcSuccess)
+      << zfcGetLastError(nullptr);
+  EXPECT_GT(p.seconds, 0.0);
+  EXPECT_EQ(p.size, sizeof p);
+  zfcPrediction_t untouched = p;
+  untouched.size = 0;
+  shape.size = 0;
+  EXPECT_EQ(zfcPredictSparseReduce(&model, &shape, zfcAlgoUniqueAllReduce, &untouched),
+            zfcInvalidUsage);
+  EXPECT_NE(std::string(zfcGetLastError(nullptr)).find("ZFC_STEP_SHAPE_INITIALIZER"),
+            std::string::npos);
+  shape.size = sizeof shape;
+  model.size = 1;
+  EXPECT_EQ(zfcPredictSparseReduce(&model, &shape, zfcAlgoUniqueAllReduce, &p),
+            zfcInvalidUsage);
+  model.size = sizeof model;
+  EXPECT_EQ(zfcPredictSparseReduce(&model, &shape, zfcAlgoUniqueAllReduce, &untouched),
+            zfcInvalidUsage);
+  EXPECT_EQ(zfcCommGetMachineModel(nullptr, &model), zfcInvalidArgument);
+}
+
+TEST(StructLayouts, StepSeedOfNoGroupIsAnError) {
+  uint64_t seed = 17;
+  EXPECT_EQ(zfcSeedGroupStepSeed(nullptr, 3, &seed), zfcInvalidArgument);
+  EXPECT_EQ(seed, 17u);
+  EXPECT_NE(std::string(zfcGetLastError(nullptr)).find("group"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace zfc
