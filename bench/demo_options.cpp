@@ -40,8 +40,9 @@ bool parse_demo_options(int argc, char** argv, bool print, DemoOptions* o) {
     else if (takes("--scale")) o->fp16_scale = static_cast<float>(std::atof(v));
     else if (takes("--seed")) o->seed = static_cast<uint64_t>(std::atoll(v));
     else {
+      o->help = std::strcmp(a, "--help") == 0 || std::strcmp(a, "-h") == 0;
       if (print) {
-        if (std::strcmp(a, "--help") != 0) std::fprintf(stderr, "unknown option %s\n", a);
+        if (!o->help) std::fprintf(stderr, "unknown option %s\n", a);
         usage();
       }
       return false;

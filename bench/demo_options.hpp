@@ -15,6 +15,7 @@ struct DemoOptions {
   int warmup = 2;
   float fp16_scale = 1.0f;
   uint64_t seed = 1;
+  bool help = false;      // --help was asked for (exit 0), not a bad option (exit 2)
 };
 
 // Parses argv; prints usage and returns false on --help or a bad option.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "demo_options.hpp"
+#include "launch_check.hpp"
 #include "sparse_result_hash.hpp"
 #include "workload/step_source.hpp"
 #include "zipfcoll/zipfcoll.h"
@@ -80,7 +81,7 @@ Totals run_variant(zfcComm_t comm, const Variant& v, const DemoOptions& o,
   for (int step = -o.warmup; step < o.steps; ++step) {
     const std::vector<int32_t> idx = source.indices(step, rank);
     const std::vector<float> rows = source.rows(step, rank, idx.size(), o.dim);
-    zfcSparseResult_t out;
+    zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
     r = zfcSparseReduce(plan, idx.data(), idx.size(), rows.data(), &out, nullptr);
@@ -112,13 +113,17 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  if (!joined_the_launch("zfc_demo")) {
+    MPI_Finalize();
+    return 2;
+  }
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   DemoOptions o;
   if (!parse_demo_options(argc, argv, rank == 0, &o)) {
     MPI_Finalize();
-    return 2;
+    return o.help ? 0 : 2;
   }
   std::unique_ptr<zfc::workload::StepSource> source;
   try {

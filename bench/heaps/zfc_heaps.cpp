@@ -89,8 +89,19 @@ void print_fit(const char* what, const zfc::workload::PowerFit& f) {
 
 }  // namespace
 
+bool asks_for_help(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) return true;
+  }
+  return false;
+}
+
 int main(int argc, char** argv) {
   HeapsOptions o;
+  if (asks_for_help(argc, argv)) {
+    usage();
+    return 0;
+  }
   if (!parse(argc, argv, &o)) {
     usage();
     return 2;

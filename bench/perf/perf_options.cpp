@@ -194,6 +194,8 @@ bool parse_bytes(const char* text, size_t* out) {
 bool parse_perf_options(int argc, char** argv, bool print, PerfOptions* o) {
   for (int i = 0; i < argc; ++i) o->command_line += (i ? " " : "") + std::string(argv[i]);
   if (argc < 2 || argv[1][0] == '-') {
+    o->help = argc >= 2 && (std::strcmp(argv[1], "--help") == 0 ||
+                            std::strcmp(argv[1], "-h") == 0);
     if (print) usage();
     return false;
   }
@@ -201,8 +203,9 @@ bool parse_perf_options(int argc, char** argv, bool print, PerfOptions* o) {
   for (int i = 2; i < argc; i += 2) {
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
     if (v == nullptr || !apply(argv[i], v, o)) {
+      o->help = std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0;
       if (print) {
-        if (std::strcmp(argv[i], "--help") != 0 && std::strcmp(argv[i], "-h") != 0) {
+        if (!o->help) {
           std::fprintf(stderr, "zfc_perf: bad option %s%s%s\n", argv[i], v ? " " : "",
                        v ? v : "");
         }

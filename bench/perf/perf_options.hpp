@@ -8,6 +8,7 @@
 #include <vector>
 
 struct PerfOptions {
+  bool help = false;             // --help was asked for (exit 0), not a bad option (exit 2)
   std::string mode;              // "allreduce" or "sparse"
   // Sweep (allreduce): bytes of fp32 data per rank.
   size_t min_bytes = 1024;       // -b

@@ -7,6 +7,7 @@
 // differ from a reference every rank computes on its own.
 #include <cstdio>
 
+#include "launch_check.hpp"
 #include "perf_common.hpp"
 
 namespace {
@@ -81,13 +82,17 @@ zfcComm_t open_comm(const std::string& transport, int rank, int ranks_per_node) 
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  if (!joined_the_launch("zfc_perf")) {
+    MPI_Finalize();
+    return 2;
+  }
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   PerfOptions o;
   if (!parse_perf_options(argc, argv, rank == 0, &o)) {
     MPI_Finalize();
-    return 2;
+    return o.help ? 0 : 2;
   }
   std::vector<NamedComm> comms;
   for (const std::string& t : o.transports) comms.push_back({t, open_comm(t, rank, o.ranks_per_node)});
@@ -95,7 +100,7 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     std::printf("# zfc_perf %s (zipfcoll %s), %d ranks\n# rank 0: %s\n", o.mode.c_str(),
                 ZFC_VERSION_STRING, ranks, zfcCommGetTopology(comm));
-    zfcMachineModel_t m;
+    zfcMachineModel_t m = ZFC_MACHINE_MODEL_INITIALIZER;
     if (zfcCommGetMachineModel(comm, &m) == zfcSuccess) {
       std::printf("# cost model: intra-node %.2f us + %.2f GB/s, inter-node %.2f us + %.2f GB/s,"
                   " local memory %.2f GB/s\n", m.intra_node.latency_us,

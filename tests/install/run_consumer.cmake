@@ -28,6 +28,18 @@ if(rc EQUAL 0)
   endforeach()
 endif()
 
+# The installed programs start from the prefix, finding the installed library through
+# their RPATH (no LD_LIBRARY_PATH): each answers --help.
+file(GLOB programs "${prefix}/bin/*")
+foreach(program IN LISTS programs)
+  execute_process(COMMAND "${program}" --help RESULT_VARIABLE rc OUTPUT_QUIET
+                  ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "installed ${program} --help failed (${rc}): ${err}")
+  endif()
+  message("installed ${program} starts")
+endforeach()
+
 # 1. find_package(zipfcoll CONFIG)
 run(${CMAKE_COMMAND} -S "${CONSUMER_DIR}" -B "${WORK_DIR}/cmake-build" -G "${GENERATOR}"
     "-DCMAKE_PREFIX_PATH=${prefix}")

@@ -122,7 +122,7 @@ zfcResult_t run_calls(zfcComm_t comm, const Trial& t, int rank, int* at) {
     }
     const std::vector<int32_t> idx = step_indices(rank, c, pc.vocab_size);
     const std::vector<float> rows(idx.size() * pc.dim, 0.25f);
-    zfcSparseResult_t out;
+    zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
     r = zfcSparseReduce(plan, idx.data(), idx.size(), rows.data(), &out, nullptr);
   }
   zfcSparsePlanDestroy(plan);  // local, also after a failure

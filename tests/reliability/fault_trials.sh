@@ -10,6 +10,8 @@
 #   MPIEXEC overrides the mpirun command line (default: mpirun, with --oversubscribe and,
 #   as root, --allow-run-as-root). Trials alternate between 3 and 4 ranks.
 # Prints one line per trial and a summary: "survived N/M, worst time to error S s".
+# FAULT_TRIALS_TIME_BOUND=0 reports the times without holding them to the bound (as ctest
+# runs it: a loaded machine can make any bound fail; a hang still fails, by give-up time).
 set -u
 prog="$1" launch="$2" fault="$3" trials="$4" timeout_ms="${5:-2000}" seed="${6:-$$}"
 RANDOM=$seed
@@ -126,7 +128,8 @@ for ((trial = 1; trial <= trials; ++trial)); do
     [ $waited -gt $worst_here ] && worst_here=$waited
     detail+=" mpirun:${statuses[0]}"
   fi
-  if [ $worst_here -gt $bound_ns ] && [ "$verdict" = ok ]; then
+  if [ "${FAULT_TRIALS_TIME_BOUND:-1}" = 1 ] && [ $worst_here -gt $bound_ns ] &&
+     [ "$verdict" = ok ]; then
     verdict="took longer than timeout + 5 s"
   fi
   [ $worst_here -gt $worst_ns ] && worst_ns=$worst_here
