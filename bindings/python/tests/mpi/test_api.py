@@ -15,6 +15,15 @@ def test_comm_properties(comm, world):
     assert set(model) == {"intra_node", "inter_node", "local_gbs"}
 
 
+def test_a_given_machine_model_comes_back_exactly(world):
+    # All three figures given: auto's choices no longer depend on a measurement.
+    with zipfcoll.Comm.from_mpi4py(world, intra_node=(1.5, 12.25), inter_node=(7.0, 0.5),
+                                   local_gbs=2.0 / 7.0) as c:
+        model = c.machine_model()
+    assert model == {"intra_node": (1.5, 12.25), "inter_node": (7.0, 0.5),
+                     "local_gbs": 2.0 / 7.0}
+
+
 def test_stats_dict(comm):
     comm.reset_stats()
     idx = np.arange(10, dtype=np.int64) * (comm.rank + 1)
