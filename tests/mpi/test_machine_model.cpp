@@ -3,10 +3,12 @@
 // ZIPFCOLL_MACHINE_MODEL) comes back exactly; the printed form given back reproduces the
 // model; and ranks that give different figures all fail alike.
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "common/mpi_world.hpp"
 #include "core/comm.hpp"
@@ -90,6 +92,28 @@ TEST_F(MachineModelTest, TheConfigsModelComesBackExactly) {
   EXPECT_EQ(m.inter_node.latency_us, 7.5);
   EXPECT_EQ(m.inter_node.bandwidth_gbs, 0.1 + 0.2);
   EXPECT_EQ(m.local_gbs, 2.0 / 7.0);
+}
+
+// A program built against the 0.2.0 header passes the shorter config of that release: its
+// links are taken, and the figure it cannot give (local_gbs) is measured.
+TEST_F(MachineModelTest, AConfigOfThe020LayoutOpensACommunicator) {
+  std::vector<unsigned char> memory(sizeof(zfcConfig_t), 0xff);  // poison past the struct
+  zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
+  cfg.size = offsetof(zfcConfig_t, local_gbs);
+  cfg.version = 200;
+  cfg.intra_node = {4.0, 16.0};
+  cfg.inter_node = {4.0, 16.0};
+  std::memcpy(memory.data(), &cfg, cfg.size);
+  const auto* old = reinterpret_cast<const zfcConfig_t*>(memory.data());
+  MPI_Comm world = MPI_COMM_WORLD;
+  const zfcResult_t r = testing_over_ucx() ? open_world_comm(&comm_, old)
+                                           : zfcCommInitMpi(&comm_, &world, old);
+  ASSERT_EQ(r, zfcSuccess) << zfcGetLastError(nullptr);
+  const zfcMachineModel_t m = model_of(comm_);
+  EXPECT_EQ(m.intra_node.latency_us, 4.0);
+  EXPECT_EQ(m.inter_node.bandwidth_gbs, 16.0);
+  EXPECT_GT(m.local_gbs, 0.0);
+  EXPECT_TRUE(four_digits(m.local_gbs));
 }
 
 TEST_F(MachineModelTest, TheEnvironmentGivesWhatTheConfigLeavesOut) {
