@@ -85,6 +85,12 @@ double round4(double v) {
   return std::strtod(buf, nullptr);
 }
 
+// A measured link in the C API's units, to 4 significant digits.
+void store_link(const LinkParams& link, double* latency_us, double* gbs) {
+  *latency_us = round4(link.latency_s * 1e6);
+  *gbs = round4(link.bytes_per_s / 1e9);
+}
+
 // This rank's figures: the given ones, the rest measured (4 significant digits).
 Status measure_missing(zfcComm* comm, ModelFigures* f) {
   const bool two_levels = comm->node_transport != nullptr;
@@ -92,23 +98,24 @@ Status measure_missing(zfcComm* comm, ModelFigures* f) {
   // Every rank takes the same branches (which figures are given, and the node map, are
   // agreed).
   LinkParams link;
-  const auto set_intra = [&] { f->intra_latency_us = round4(link.latency_s * 1e6);
-                               f->intra_gbs = round4(link.bytes_per_s / 1e9); };
-  const auto set_inter = [&] { f->inter_latency_us = round4(link.latency_s * 1e6);
-                               f->inter_gbs = round4(link.bytes_per_s / 1e9); };
   if (two_levels) {
     if (!f->intra_given()) {
       ZFC_RETURN_IF_ERROR(measure_link(*comm->node_transport, &link));
-      set_intra();
+      store_link(link, &f->intra_latency_us, &f->intra_gbs);
     }
     if (!f->inter_given()) {
       ZFC_RETURN_IF_ERROR(measure_link(*comm->rail_transport, &link));
-      set_inter();
+      store_link(link, &f->inter_latency_us, &f->inter_gbs);
     }
   } else if (many_nodes ? !f->inter_given() : !f->intra_given()) {
     ZFC_RETURN_IF_ERROR(measure_link(*comm->transport, &link));
-    if (many_nodes) set_inter(); else set_intra();
+    if (many_nodes) {
+      store_link(link, &f->inter_latency_us, &f->inter_gbs);
+    } else {
+      store_link(link, &f->intra_latency_us, &f->intra_gbs);
+    }
   }
+  // One class stands for the other where only one was measured or given.
   if (!f->intra_given()) {
     f->intra_latency_us = f->inter_latency_us;
     f->intra_gbs = f->inter_gbs;
@@ -139,8 +146,9 @@ Status agree_figures(const double* all, size_t ranks, int given_mask, double* ag
     if ((given_mask & given_bit[i]) != 0) {
       for (size_t r = 1; r < ranks; ++r) {
         if (v[r] == v[0]) continue;
-        return error(zfcMismatch, "rank %zu gives the machine model's %s as %g, rank 0 as "
-                     "%g: give the same model on every rank", r, kFigureNames[i], v[r], v[0]);
+        return error(zfcMismatch, "rank %zu gives the machine model's %s as %.17g, rank 0 "
+                     "as %.17g: give the same model on every rank", r, kFigureNames[i], v[r],
+                     v[0]);
       }
     }
     std::sort(v.begin(), v.end());
