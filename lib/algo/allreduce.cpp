@@ -60,69 +60,101 @@ void gather_sizes(StepSizes* s, const Chunking& ch, int size, size_t w) {
   }
 }
 
+// One multi-rank allreduce: the wire, this rank's chunk, and the buffers in between.
+struct Step {
+  zfcDataType_t wire;
+  float scale;
+  size_t w;             // bytes per wire element
+  Chunking ch;
+  size_t mine;          // elements of this rank's chunk
+  char* wire_buf;       // the compressed copy of send (NULL in fp32); later the gathered result
+  void* wire_recv;      // every rank's wire copy of this rank's chunk
+  StepSizes sz;
+};
+
+// The reduce-scatter: every rank's wire copy of this rank's chunk lands in s->wire_recv.
+Status reduce_scatter(Transport& t, Workspace& ws, WireKernels& k, const float* send, size_t n,
+                      Step* s) {
+  const int size = t.size(), me = t.rank();
+  const void* wire_send = send;
+  s->wire_buf = nullptr;
+  if (s->wire != zfcFloat32) {
+    void* buf = nullptr;
+    ZFC_RETURN_IF_ERROR(k.scratch(Slot::kWireSend, n * s->w, &buf));
+    ZFC_RETURN_IF_ERROR(k.encode(send, n, s->wire, s->scale, buf));
+    s->wire_buf = static_cast<char*>(buf);
+    wire_send = s->wire_buf;
+  }
+  s->sz = scatter_sizes(ws, s->ch, size, me, s->w);
+  ZFC_RETURN_IF_ERROR(k.scratch(Slot::kWireRecv, static_cast<size_t>(size) * s->mine * s->w,
+                                &s->wire_recv));
+  ZFC_RETURN_IF_ERROR(k.settle());
+  ZFC_RETURN_IF_ERROR(t.alltoallv(wire_send, s->sz.send_bytes, s->sz.send_displs, s->wire_recv,
+                                  s->sz.recv_bytes, s->sz.recv_displs));
+  gather_sizes(&s->sz, s->ch, size, s->w);
+  return Status::Ok();
+}
+
+// fp32: this rank's sums, then the allgather of every rank's. In place, recv holds the
+// partial result while the gather runs; otherwise it is gathered in scratch and copied out
+// after the last transfer, so that a failed transfer leaves the caller's recv as it was.
+Status gather_fp32(Transport& t, WireKernels& k, const NodeMap* nodes, float* recv, size_t n,
+                   RecvWrites writes, Step& s) {
+  const int size = t.size();
+  if (writes == RecvWrites::kInPlace) {
+    float* own = recv + s.ch.off(t.rank());
+    ZFC_RETURN_IF_ERROR(sum_rank_blocks(nodes, size, k, s.wire_recv, s.mine, s.wire, own));
+    ZFC_RETURN_IF_ERROR(k.settle());
+    ZFC_RETURN_IF_ERROR(t.allgatherv(own, recv, s.sz.recv_bytes, s.sz.recv_displs));
+    return k.check_finite(recv, n);
+  }
+  void* partial = nullptr;
+  void* gathered = nullptr;
+  ZFC_RETURN_IF_ERROR(k.scratch(Slot::kPartial, s.mine * sizeof(float), &partial));
+  ZFC_RETURN_IF_ERROR(k.scratch(Slot::kWireSend, n * sizeof(float), &gathered));
+  ZFC_RETURN_IF_ERROR(sum_rank_blocks(nodes, size, k, s.wire_recv, s.mine, s.wire,
+                                      static_cast<float*>(partial)));
+  ZFC_RETURN_IF_ERROR(k.settle());
+  ZFC_RETURN_IF_ERROR(t.allgatherv(partial, gathered, s.sz.recv_bytes, s.sz.recv_displs));
+  return k.decode(gathered, n, zfcFloat32, 1.0f, recv);  // a copy, checked
+}
+
+// fp16/bf16: this rank's sums in fp32, encoded again, and the allgather into the compressed
+// copy (which the reduce-scatter has consumed); recv is written by the decode, last.
+Status gather_compressed(Transport& t, WireKernels& k, const NodeMap* nodes, float* recv,
+                         size_t n, Step& s) {
+  void* acc = nullptr;
+  ZFC_RETURN_IF_ERROR(k.scratch(Slot::kPartial, s.mine * sizeof(float), &acc));
+  float* partial = static_cast<float*>(acc);
+  ZFC_RETURN_IF_ERROR(sum_rank_blocks(nodes, t.size(), k, s.wire_recv, s.mine, s.wire, partial));
+  char* own = s.wire_buf + s.ch.off(t.rank()) * s.w;
+  ZFC_RETURN_IF_ERROR(k.encode(partial, s.mine, s.wire, 1.0f, own));  // already scaled
+  ZFC_RETURN_IF_ERROR(k.settle());
+  ZFC_RETURN_IF_ERROR(t.allgatherv(own, s.wire_buf, s.sz.recv_bytes, s.sz.recv_displs));
+  return k.decode(s.wire_buf, n, s.wire, s.scale, recv);
+}
+
 }  // namespace
 
 Status allreduce_sum(Transport& t, Workspace& ws, WireKernels& k, const float* send,
                      float* recv, size_t n, const Compression& compression, bool* finite,
                      const NodeMap* nodes, RecvWrites writes) {
-  const zfcDataType_t wire = kernels::wire_type(compression.kind);
-  const float scale = compression.kind == zfcCompressNone ? 1.0f : compression.scale;
-  const int size = t.size();
-  const int me = t.rank();
-  if (size == 1) {
-    ZFC_RETURN_IF_ERROR(allreduce_single(k, send, recv, n, wire, scale));
+  Step s{};
+  s.wire = kernels::wire_type(compression.kind);
+  s.scale = compression.kind == zfcCompressNone ? 1.0f : compression.scale;
+  if (t.size() == 1) {
+    ZFC_RETURN_IF_ERROR(allreduce_single(k, send, recv, n, s.wire, s.scale));
     return k.all_finite(finite);
   }
-  const size_t w = kernels::float_type_bytes(wire);
-  const Chunking ch{n / size, n % size};
-  const size_t mine = ch.len(me);
-
-  const void* wire_send = send;
-  char* wire_buf = nullptr;  // the compressed copy; it holds the gathered result later
-  if (wire != zfcFloat32) {
-    void* buf = nullptr;
-    ZFC_RETURN_IF_ERROR(k.scratch(Slot::kWireSend, n * w, &buf));
-    ZFC_RETURN_IF_ERROR(k.encode(send, n, wire, scale, buf));
-    wire_buf = static_cast<char*>(buf);
-    wire_send = wire_buf;
+  s.w = kernels::float_type_bytes(s.wire);
+  s.ch = Chunking{n / t.size(), n % t.size()};
+  s.mine = s.ch.len(t.rank());
+  ZFC_RETURN_IF_ERROR(reduce_scatter(t, ws, k, send, n, &s));
+  if (s.wire == zfcFloat32) {
+    ZFC_RETURN_IF_ERROR(gather_fp32(t, k, nodes, recv, n, writes, s));
+  } else {
+    ZFC_RETURN_IF_ERROR(gather_compressed(t, k, nodes, recv, n, s));
   }
-  StepSizes sz = scatter_sizes(ws, ch, size, me, w);
-  void* wire_recv = nullptr;
-  ZFC_RETURN_IF_ERROR(k.scratch(Slot::kWireRecv, static_cast<size_t>(size) * mine * w,
-                                &wire_recv));
-  ZFC_RETURN_IF_ERROR(k.settle());
-  ZFC_RETURN_IF_ERROR(t.alltoallv(wire_send, sz.send_bytes, sz.send_displs, wire_recv,
-                                  sz.recv_bytes, sz.recv_displs));
-  gather_sizes(&sz, ch, size, w);
-  if (wire == zfcFloat32 && writes == RecvWrites::kInPlace) {
-    float* own = recv + ch.off(me);
-    ZFC_RETURN_IF_ERROR(sum_rank_blocks(nodes, size, k, wire_recv, mine, wire, own));
-    ZFC_RETURN_IF_ERROR(k.settle());
-    ZFC_RETURN_IF_ERROR(t.allgatherv(own, recv, sz.recv_bytes, sz.recv_displs));
-    ZFC_RETURN_IF_ERROR(k.check_finite(recv, n));
-    return k.all_finite(finite);
-  }
-  void* acc = nullptr;
-  ZFC_RETURN_IF_ERROR(k.scratch(Slot::kPartial, mine * sizeof(float), &acc));
-  float* partial = static_cast<float*>(acc);
-  ZFC_RETURN_IF_ERROR(sum_rank_blocks(nodes, size, k, wire_recv, mine, wire, partial));
-  if (wire == zfcFloat32) {
-    // The result is gathered in scratch and copied out after the last transfer, so that a
-    // failed transfer leaves the caller's recv as it was.
-    void* gathered = nullptr;
-    ZFC_RETURN_IF_ERROR(k.scratch(Slot::kWireSend, n * sizeof(float), &gathered));
-    ZFC_RETURN_IF_ERROR(k.settle());
-    ZFC_RETURN_IF_ERROR(t.allgatherv(partial, gathered, sz.recv_bytes, sz.recv_displs));
-    ZFC_RETURN_IF_ERROR(k.decode(gathered, n, wire, 1.0f, recv));  // a copy, checked
-    return k.all_finite(finite);
-  }
-  // The reduce-scatter has consumed the compressed copy: gather into it.
-  char* gathered = wire_buf;
-  char* own = gathered + ch.off(me) * w;
-  ZFC_RETURN_IF_ERROR(k.encode(partial, mine, wire, 1.0f, own));  // already in scaled units
-  ZFC_RETURN_IF_ERROR(k.settle());
-  ZFC_RETURN_IF_ERROR(t.allgatherv(own, gathered, sz.recv_bytes, sz.recv_displs));
-  ZFC_RETURN_IF_ERROR(k.decode(gathered, n, wire, scale, recv));
   return k.all_finite(finite);
 }
 
