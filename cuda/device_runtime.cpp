@@ -52,6 +52,50 @@ bool is_device_pointer(const void* ptr) {
   return attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged;
 }
 
+int device_of_pointer(const void* ptr) {
+  if (ptr == nullptr || device_count() == 0) return -1;
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  if (attr.type == cudaMemoryTypeManaged) return current_device();
+  return attr.type == cudaMemoryTypeDevice ? attr.device : -1;
+}
+
+int current_device() {
+  int device = -1;
+  if (device_count() == 0 || cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  return device;
+}
+
+CurrentDevice::CurrentDevice(int device) : previous_(current_device()) {
+  if (device != previous_) status_ = cuda_check(cudaSetDevice(device), "cudaSetDevice");
+}
+
+CurrentDevice::~CurrentDevice() {
+  if (previous_ >= 0 && current_device() != previous_) cudaSetDevice(previous_);
+}
+
+StreamScratch::~StreamScratch() {
+  if (data_ != nullptr) cudaFreeAsync(data_, as_stream(stream_));
+}
+
+Status StreamScratch::allocate(size_t bytes) {
+  if (data_ != nullptr) {
+    return error(zfcInternalError, "StreamScratch::allocate called twice");
+  }
+  void* p = nullptr;
+  ZFC_RETURN_IF_ERROR(cuda_check(cudaMallocAsync(&p, bytes == 0 ? 1 : bytes,
+                                                 as_stream(stream_)),
+                                 "cudaMallocAsync"));
+  data_ = p;
+  return Status::Ok();
+}
+
 Status synchronize(void* stream) {
   return cuda_check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize");
 }

@@ -16,8 +16,50 @@ int device_count();
 // "no CUDA device", ...); empty when there is a device.
 const char* no_device_reason();
 
-// True when `ptr` is device (or managed) memory the current device can use.
+// True when `ptr` is device (or managed) memory, of any device.
 bool is_device_pointer(const void* ptr);
+
+// The device whose memory `ptr` is: its ordinal, or -1 for host memory, NULL, or a machine
+// without a device. Managed memory counts as the current device's (every device can use it).
+int device_of_pointer(const void* ptr);
+
+// The current device of the calling thread, or -1 when there is none.
+int current_device();
+
+// Makes `device` current for the object's lifetime and then restores the device that was
+// current before, so that a call never leaves its caller's thread on another device.
+class CurrentDevice {
+ public:
+  explicit CurrentDevice(int device);
+  ~CurrentDevice();
+  CurrentDevice(const CurrentDevice&) = delete;
+  CurrentDevice& operator=(const CurrentDevice&) = delete;
+  // Whether `device` could be made current.
+  const Status& status() const { return status_; }
+
+ private:
+  int previous_ = -1;
+  Status status_;
+};
+
+// Device memory for one call, allocated on the call's stream and freed on it when the object
+// goes (cudaMallocAsync / cudaFreeAsync): calls on different streams never share it, and the
+// stream's order keeps it alive for the work already queued on it.
+class StreamScratch {
+ public:
+  explicit StreamScratch(void* stream) : stream_(stream) {}
+  ~StreamScratch();
+  StreamScratch(const StreamScratch&) = delete;
+  StreamScratch& operator=(const StreamScratch&) = delete;
+
+  // At least `bytes` bytes (once per object).
+  Status allocate(size_t bytes);
+  void* data() const { return data_; }
+
+ private:
+  void* stream_;
+  void* data_ = nullptr;
+};
 
 // Waits for `stream` (a cudaStream_t; nullptr is the legacy default stream).
 Status synchronize(void* stream);

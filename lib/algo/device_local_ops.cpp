@@ -8,13 +8,6 @@ namespace {
 
 constexpr size_t kFlagBytes = 256;  // the device word a check writes, then CUB's scratch
 
-// Standalone calls have no plan to own their scratch: each thread keeps one block, which
-// grows to the largest call it has made.
-cuda::DeviceBuffer& thread_scratch() {
-  thread_local cuda::DeviceBuffer scratch;
-  return scratch;
-}
-
 Status check_count(const char* what, size_t n) {
   if (n > static_cast<size_t>(INT32_MAX)) {
     return error(zfcInvalidArgument, "%s %zu exceeds %d for device buffers", what, n,
@@ -24,7 +17,7 @@ Status check_count(const char* what, size_t n) {
 }
 
 // Reads the device word a find_bad_* kernel wrote (waits for the stream).
-Status read_first_bad(const cuda::DeviceBuffer& scratch, void* stream, uint32_t* first_bad) {
+Status read_first_bad(const cuda::StreamScratch& scratch, void* stream, uint32_t* first_bad) {
   return cuda::copy_to_host(first_bad, scratch.data(), sizeof(uint32_t), stream);
 }
 
@@ -39,8 +32,10 @@ Status scatter_to_dense_on_device(const void* d_rows, zfcDataType_t row_type,
   size_t bytes = 0;
   ZFC_RETURN_IF_ERROR(cuda::scatter_to_dense(nullptr, &bytes, d_rows, row_type, d_positions, n,
                                              dim, d_dense, m, stream));
-  cuda::DeviceBuffer& scratch = thread_scratch();
-  ZFC_RETURN_IF_ERROR(scratch.reserve(kFlagBytes + bytes));
+  // Standalone calls have no plan to own their scratch, and calls on other streams may run
+  // at the same time: the scratch is the call's own, in its stream's order.
+  cuda::StreamScratch scratch(stream);
+  ZFC_RETURN_IF_ERROR(scratch.allocate(kFlagBytes + bytes));
   uint32_t* d_bad = static_cast<uint32_t*>(scratch.data());
   ZFC_RETURN_IF_ERROR(cuda::find_bad_position(d_positions, n, m, d_bad, stream));
   uint32_t bad = n;
@@ -63,8 +58,8 @@ Status apply_rows_on_device(float* d_table, int64_t vocab_size, size_t dim,
   size_t bytes = 0;
   ZFC_RETURN_IF_ERROR(cuda::apply_rows(nullptr, &bytes, d_table, vocab_size, dim, d_indices,
                                        index_type, d_rows, n, alpha, stream));
-  cuda::DeviceBuffer& scratch = thread_scratch();
-  ZFC_RETURN_IF_ERROR(scratch.reserve(kFlagBytes + bytes));
+  cuda::StreamScratch scratch(stream);  // the call's own (see scatter_to_dense_on_device)
+  ZFC_RETURN_IF_ERROR(scratch.allocate(kFlagBytes + bytes));
   uint32_t* d_bad = static_cast<uint32_t*>(scratch.data());
   ZFC_RETURN_IF_ERROR(cuda::find_bad_index(d_indices, index_type, n, vocab_size, d_bad, stream));
   uint32_t bad = n;

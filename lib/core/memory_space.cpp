@@ -13,11 +13,18 @@ Status resolve_memory_space(std::initializer_list<NamedBuffer> buffers, const vo
 #if ZIPFCOLL_HAVE_CUDA
   const NamedBuffer* device = nullptr;
   const NamedBuffer* host = nullptr;
+  const int current = cuda::current_device();
   for (const NamedBuffer& b : buffers) {
     if (b.ptr == nullptr) continue;
-    const bool on_device = cuda::is_device_pointer(b.ptr);
-    if (on_device && device == nullptr) device = &b;
-    if (!on_device && host == nullptr) host = &b;
+    const int owner = cuda::device_of_pointer(b.ptr);
+    if (owner >= 0 && owner != current) {
+      // The kernels run on the current device; another device's memory is not theirs.
+      return error(zfcInvalidArgument, "%s is memory of CUDA device %d, but the current "
+                   "device is %d: make its device current (cudaSetDevice) or pass memory "
+                   "of the current device", b.name, owner, current);
+    }
+    if (owner >= 0 && device == nullptr) device = &b;
+    if (owner < 0 && host == nullptr) host = &b;
   }
   if (device != nullptr && host != nullptr) {
     return error(zfcInvalidArgument, "%s is device memory but %s is not: a call's buffers must "

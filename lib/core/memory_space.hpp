@@ -21,9 +21,9 @@ struct NamedBuffer {
 bool device_support_built();
 
 // kHost when every buffer is host memory and stream is NULL; kDevice when every buffer is
-// device memory (stream: a cudaStream_t, NULL for the default stream). Mixed buffers, a
-// stream with host buffers, or device buffers without CUDA support give zfcInvalidArgument
-// or zfcUnsupported naming the buffer.
+// memory of the current device (stream: a cudaStream_t, NULL for the default stream). Mixed
+// buffers, memory of another device, a stream with host buffers, or device buffers without
+// CUDA support give zfcInvalidArgument or zfcUnsupported naming the buffer.
 Status resolve_memory_space(std::initializer_list<NamedBuffer> buffers, const void* stream,
                             MemorySpace* out);
 

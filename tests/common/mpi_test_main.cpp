@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/all_skipped.hpp"
 #include "common/rank_failure_printer.hpp"
 
 
@@ -20,9 +21,12 @@ int main(int argc, char** argv) {
   int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
   int any_failed = 0;
   MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  int skipped = zfc::test::all_tests_skipped() ? 1 : 0, all_skipped = 0;
+  MPI_Allreduce(&skipped, &all_skipped, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (rank == 0 && any_failed && !failed) {
     std::fprintf(stderr, "rank 0 passed, but another rank failed (see its lines above)\n");
   }
   MPI_Finalize();
-  return any_failed;
+  if (any_failed) return 1;
+  return all_skipped ? zfc::test::kAllSkipped : 0;
 }

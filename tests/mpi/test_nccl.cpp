@@ -2,6 +2,7 @@
 // and, on a machine with a GPU per rank, its collectives on device buffers against the same
 // calls over MPI on host buffers. NCCL is started over MPI, or over the library's own
 // bootstrap in the *_ucx_* runs.
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -168,6 +169,52 @@ TEST_F(NcclWorld, SplitGivesAWorkingNcclCommunicator) {
   ASSERT_EQ(zfcCommCount(half, &members), zfcSuccess);
   EXPECT_EQ(d_v.to_host(1)[0], static_cast<float>(members));
   EXPECT_EQ(zfcCommDestroy(half), zfcSuccess);
+}
+
+// Every call on an NCCL communicator leaves the caller's thread on the device it was on,
+// whichever device the communicator runs on: its creation, a collective (host buffers,
+// staged through its device), a split and its destruction.
+TEST(NcclOnGpus, CallsLeaveTheCallersDeviceCurrent) {
+  ZFC_REQUIRE_GPU();
+  if (!nccl_can_start() || cuda::device_count() < 2) {
+    GTEST_SKIP() << "needs a GPU per rank and a second GPU to be current";
+  }
+  const zfcConfig_t cfg = nccl_config();
+  const int other = (cfg.device + 1) % cuda::device_count();
+  ASSERT_EQ(cudaSetDevice(other), cudaSuccess);
+  zfcComm_t comm = nullptr;
+  ASSERT_EQ(test::open_world_comm(&comm, &cfg), zfcSuccess) << zfcGetLastError(nullptr);
+  EXPECT_EQ(cuda::current_device(), other) << "after zfcCommInitMpi / zfcCommInitRank";
+  std::vector<float> v(100, 1.0f), sum(100);
+  ASSERT_EQ(zfcAllReduce(comm, v.data(), sum.data(), v.size(), zfcFloat32, nullptr, nullptr,
+                         nullptr),
+            zfcSuccess)
+      << zfcGetLastError(comm);
+  EXPECT_EQ(sum[0], static_cast<float>(test::world_size()));
+  EXPECT_EQ(cuda::current_device(), other) << "after zfcAllReduce";
+  zfcComm_t same = nullptr;
+  ASSERT_EQ(zfcCommSplit(comm, 0, 0, &same), zfcSuccess) << zfcGetLastError(comm);
+  EXPECT_EQ(cuda::current_device(), other) << "after zfcCommSplit";
+  EXPECT_EQ(zfcCommDestroy(same), zfcSuccess);
+  EXPECT_EQ(zfcCommDestroy(comm), zfcSuccess);
+  EXPECT_EQ(cuda::current_device(), other) << "after zfcCommDestroy";
+}
+
+// An aborted NCCL communicator is freed at once, without its peers: every rank aborts, and a
+// new communicator on the same devices works.
+TEST(NcclOnGpus, AbortThenANewCommunicatorWorks) {
+  ZFC_REQUIRE_GPU();
+  if (!nccl_can_start()) GTEST_SKIP() << "needs a GPU per rank";
+  const zfcConfig_t cfg = nccl_config();
+  zfcComm_t comm = nullptr;
+  ASSERT_EQ(test::open_world_comm(&comm, &cfg), zfcSuccess) << zfcGetLastError(nullptr);
+  EXPECT_EQ(zfcCommAbort(comm), zfcSuccess);
+  ASSERT_EQ(test::open_world_comm(&comm, &cfg), zfcSuccess) << zfcGetLastError(nullptr);
+  float v = 1.0f, sum = 0.0f;
+  ASSERT_EQ(zfcAllReduce(comm, &v, &sum, 1, zfcFloat32, nullptr, nullptr, nullptr), zfcSuccess)
+      << zfcGetLastError(comm);
+  EXPECT_EQ(sum, static_cast<float>(test::world_size()));
+  EXPECT_EQ(zfcCommDestroy(comm), zfcSuccess);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <nccl.h>
 
 #include <chrono>
+#include <optional>
 #include <cstring>
 #include <thread>
 
@@ -48,6 +49,44 @@ Status wait_comm_ready(ncclComm_t comm, int rank, int timeout_ms, const char* wh
                    timeout_ms);
     }
     std::this_thread::yield();
+  }
+}
+
+// An NCCL group that is always closed: returning between ncclGroupStart and ncclGroupEnd
+// (an error queueing one of its operations) would leave every later NCCL call of the
+// thread inside the group.
+class NcclGroup {
+ public:
+  ncclResult_t start() {
+    const ncclResult_t r = ncclGroupStart();
+    open_ = r == ncclSuccess;
+    return r;
+  }
+  ncclResult_t end() {
+    open_ = false;
+    return ncclGroupEnd();
+  }
+  ~NcclGroup() {
+    if (open_) ncclGroupEnd();
+  }
+
+ private:
+  bool open_ = false;
+};
+
+// Frees a non-blocking communicator: finalized (its operations and network resources
+// flushed), its state polled until the finalize is done, then destroyed. A finalize that
+// fails or runs past `timeout_ms` (0: kDefaultInitMs) aborts it instead.
+void close_comm(ncclComm_t comm, int timeout_ms) {
+  const int bound = timeout_ms > 0 ? timeout_ms : kDefaultInitMs;
+  const ncclResult_t r = ncclCommFinalize(comm);
+  const bool finalized =
+      (r == ncclSuccess || r == ncclInProgress) &&
+      wait_comm_ready(comm, -1, bound, "ncclCommFinalize").ok();
+  if (finalized) {
+    ncclCommDestroy(comm);
+  } else {
+    ncclCommAbort(comm);
   }
 }
 
@@ -111,19 +150,17 @@ class NcclTransport final : public Transport {
       : Transport(rank, size), comm_(comm), device_(device), timeout_ms_(timeout_ms),
         stream_(stream) {}
   ~NcclTransport() override {
-    cudaSetDevice(device_);
-    if (abandoned_) {
-      ncclCommAbort(comm_);
-    } else {
-      ncclCommDestroy(comm_);
-    }
+    cuda::CurrentDevice on(device_);  // NCCL and the stream belong to it; restored after
+    if (!abandoned_) close_comm(comm_, timeout_ms_);
     cudaStreamDestroy(stream_);
   }
   const char* name() const override { return "nccl"; }
   bool accepts_device_buffers() const override { return true; }
 
   Status split(int color, int key, std::unique_ptr<Transport>* out) override {
-    ZFC_RETURN_IF_ERROR(cuda::cuda_check(cudaSetDevice(device_), "cudaSetDevice"));
+    ZFC_RETURN_IF_ERROR(usable());
+    cuda::CurrentDevice on(device_);
+    ZFC_RETURN_IF_ERROR(on.status());
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
     ncclComm_t child = nullptr;
@@ -143,7 +180,15 @@ class NcclTransport final : public Transport {
     return wrap(child, device_, timeout_ms_, out);
   }
 
-  void abandon() override { abandoned_ = true; }
+  // Aborts the NCCL communicator at once: its kernels may otherwise never end, and peers
+  // waiting on them are released with an error.
+  void abandon() override {
+    if (abandoned_) return;
+    abandoned_ = true;
+    cuda::CurrentDevice on(device_);
+    ncclCommAbort(comm_);
+    comm_ = nullptr;
+  }
 
   static Status wrap(ncclComm_t comm, int device, int timeout_ms,
                      std::unique_ptr<Transport>* out) {
@@ -155,8 +200,12 @@ class NcclTransport final : public Transport {
       ncclCommAbort(comm);
       return nccl_error(r, rank, "ncclCommUserRank");
     }
-    const Status s = cuda::cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
-                                      "cudaStreamCreateWithFlags");
+    cuda::CurrentDevice on(device);
+    Status s = on.status();
+    if (s.ok()) {
+      s = cuda::cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+                           "cudaStreamCreateWithFlags");
+    }
     if (!s.ok()) {
       ncclCommAbort(comm);
       return s;
@@ -171,7 +220,9 @@ class NcclTransport final : public Transport {
     const bool in_place = send == static_cast<const char*>(recv) + bytes * rank();
     void* d_recv = nullptr;
     const void* d_send = nullptr;
-    ZFC_RETURN_IF_ERROR(begin());
+    ZFC_RETURN_IF_ERROR(usable());
+    cuda::CurrentDevice on(device_);  // the caller's device is restored on return
+    ZFC_RETURN_IF_ERROR(on.status());
     Staged out(recv_bounce_, stream_), in(send_bounce_, stream_);
     ZFC_RETURN_IF_ERROR(out.output(recv, total, in_place, &d_recv));
     if (in_place) {
@@ -192,7 +243,9 @@ class NcclTransport final : public Transport {
     const bool in_place = send == static_cast<const char*>(recv) + displs[me];
     void* d_recv = nullptr;
     const void* d_send = nullptr;
-    ZFC_RETURN_IF_ERROR(begin());
+    ZFC_RETURN_IF_ERROR(usable());
+    cuda::CurrentDevice on(device_);  // the caller's device is restored on return
+    ZFC_RETURN_IF_ERROR(on.status());
     Staged out(recv_bounce_, stream_), in(send_bounce_, stream_);
     ZFC_RETURN_IF_ERROR(out.output(recv, extent(recv_bytes, displs, size()), in_place, &d_recv));
     char* d_base = static_cast<char*>(d_recv);
@@ -201,14 +254,15 @@ class NcclTransport final : public Transport {
     } else {
       ZFC_RETURN_IF_ERROR(in.input(send, recv_bytes[me], &d_send));
     }
-    ZFC_NCCL_CHECK(ncclGroupStart(), "ncclGroupStart");
+    NcclGroup group;
+    ZFC_NCCL_CHECK(group.start(), "ncclGroupStart");
     for (int r = 0; r < size(); ++r) {
       if (recv_bytes[r] == 0) continue;
       ZFC_NCCL_CHECK(ncclBroadcast(r == me ? d_send : d_base + displs[r], d_base + displs[r],
                                    recv_bytes[r], ncclUint8, r, comm_, stream_),
                      "ncclBroadcast");
     }
-    ZFC_NCCL_CHECK(ncclGroupEnd(), "ncclGroupEnd");
+    ZFC_NCCL_CHECK(group.end(), "ncclGroupEnd");
     ZFC_RETURN_IF_ERROR(wait());
     return out.finish();
   }
@@ -220,7 +274,9 @@ class NcclTransport final : public Transport {
     const int me = rank();
     void* d_recv = nullptr;
     const void* d_send = nullptr;
-    ZFC_RETURN_IF_ERROR(begin());
+    ZFC_RETURN_IF_ERROR(usable());
+    cuda::CurrentDevice on(device_);  // the caller's device is restored on return
+    ZFC_RETURN_IF_ERROR(on.status());
     Staged out(recv_bounce_, stream_), in(send_bounce_, stream_);
     ZFC_RETURN_IF_ERROR(
         out.output(recv, extent(recv_bytes, recv_displs, size()), false, &d_recv));
@@ -233,7 +289,8 @@ class NcclTransport final : public Transport {
                           cudaMemcpyDeviceToDevice, stream_),
           "cudaMemcpyAsync"));
     }
-    ZFC_NCCL_CHECK(ncclGroupStart(), "ncclGroupStart");
+    NcclGroup group;
+    ZFC_NCCL_CHECK(group.start(), "ncclGroupStart");
     for (int r = 0; r < size(); ++r) {
       if (r == me) continue;
       if (send_bytes[r] > 0) {
@@ -245,13 +302,15 @@ class NcclTransport final : public Transport {
                        "ncclRecv");
       }
     }
-    ZFC_NCCL_CHECK(ncclGroupEnd(), "ncclGroupEnd");
+    ZFC_NCCL_CHECK(group.end(), "ncclGroupEnd");
     ZFC_RETURN_IF_ERROR(wait());
     return out.finish();
   }
 
   Status do_barrier() override {
-    ZFC_RETURN_IF_ERROR(begin());
+    ZFC_RETURN_IF_ERROR(usable());
+    cuda::CurrentDevice on(device_);  // the caller's device is restored on return
+    ZFC_RETURN_IF_ERROR(on.status());
     ZFC_RETURN_IF_ERROR(recv_bounce_.reserve(sizeof(int)));
     int* flag = static_cast<int*>(recv_bounce_.data());
     ZFC_NCCL_CHECK(ncclAllReduce(flag, flag, 1, ncclInt32, ncclSum, comm_, stream_),
@@ -260,11 +319,11 @@ class NcclTransport final : public Transport {
   }
 
  private:
-  Status begin() {
+  Status usable() const {
     if (abandoned_) {
       return error(zfcInvalidUsage, "rank %d: the NCCL communicator was aborted", rank());
     }
-    return cuda::cuda_check(cudaSetDevice(device_), "cudaSetDevice");
+    return Status::Ok();
   }
 
   Status wait_ready(ncclComm_t comm, const char* what) {
@@ -319,7 +378,8 @@ struct Verdict {
   ncclUniqueId id;  // meaningful from rank 0
 };
 
-Status prepare_device(int rank, int device, int* chosen) {
+// The device this rank's NCCL communicator runs on: the config's, or the current one.
+Status choose_device(int rank, int device, int* chosen) {
   if (cuda::device_count() == 0) {
     return error(zfcUnsupported, "rank %d has no device for the NCCL transport: %s", rank,
                  cuda::no_device_reason());
@@ -330,7 +390,6 @@ Status prepare_device(int rank, int device, int* chosen) {
     return error(zfcInvalidArgument, "rank %d: config device %d, but there are %d devices",
                  rank, dev, cuda::device_count());
   }
-  ZFC_RETURN_IF_ERROR(cuda::cuda_check(cudaSetDevice(dev), "cudaSetDevice"));
   *chosen = dev;
   return Status::Ok();
 }
@@ -359,7 +418,13 @@ Status create_nccl_transport(Transport& bootstrap, int device, int timeout_ms,
   const int rank = bootstrap.rank();
   Verdict mine{};
   int dev = -1;
-  Status local = prepare_device(rank, device, &dev);
+  Status local = choose_device(rank, device, &dev);
+  // NCCL is started on the chosen device; the caller's current device is restored after.
+  std::optional<cuda::CurrentDevice> on;
+  if (local.ok()) {
+    on.emplace(dev);
+    local = on->status();
+  }
   if (local.ok() && rank == 0) {
     const ncclResult_t r = ncclGetUniqueId(&mine.id);
     if (r != ncclSuccess) local = nccl_error(r, rank, "ncclGetUniqueId");
