@@ -1,9 +1,16 @@
 #include "gradient_sync.hpp"
 
+#include <chrono>
 #include <stdexcept>
 
 namespace lm {
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 zfcSparsePlan_t make_plan(zfcComm_t comm, const Options& o, int64_t vocab, size_t dim) {
   zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
@@ -47,16 +54,22 @@ zfcResult_t GradientSync::sync(const std::vector<int32_t>& inputs, Gradients* g,
     return r;
   };
   int over = 0, any_over = 0;
+  auto t = Clock::now();
   zfcResult_t r = zfcAllReduce(comm_, g->dense.data(), g->dense.data(), g->dense.size(),
                                zfcFloat32, &compression_, &over, nullptr);
   if (r != zfcSuccess) return failed(r);
+  out->dense_s = seconds_since(t);
   any_over |= over;
+  t = Clock::now();
   zfcSparseResult_t in = ZFC_SPARSE_RESULT_INITIALIZER;
   r = zfcSparseReduce(in_plan_, inputs.data(), inputs.size(), g->in_rows.data(), &in, nullptr);
   if (r != zfcSuccess) return failed(r);
+  out->in_s = seconds_since(t);
   any_over |= in.overflowed;
   out->in = RowGrad{static_cast<const int32_t*>(in.indices), in.rows, in.num_unique};
+  out->in_algorithm = in.algorithm;
   out->in_tokens_global = inputs.size() * static_cast<size_t>(ranks_);
+  t = Clock::now();
   if (out_plan_ != nullptr) {
     zfcSparseResult_t o = ZFC_SPARSE_RESULT_INITIALIZER;
     r = zfcSparseReduce(out_plan_, g->out_indices.data(), g->out_indices.size(),
@@ -64,6 +77,7 @@ zfcResult_t GradientSync::sync(const std::vector<int32_t>& inputs, Gradients* g,
     if (r != zfcSuccess) return failed(r);
     any_over |= o.overflowed;
     out->out = RowGrad{static_cast<const int32_t*>(o.indices), o.rows, o.num_unique};
+    out->out_algorithm = o.algorithm;
     out->out_dense = nullptr;
   } else {
     r = zfcAllReduce(comm_, g->out_dense.data(), g->out_dense.data(), g->out_dense.size(),
@@ -71,8 +85,10 @@ zfcResult_t GradientSync::sync(const std::vector<int32_t>& inputs, Gradients* g,
     if (r != zfcSuccess) return failed(r);
     any_over |= over;
     out->out = RowGrad{};
+    out->out_algorithm = -1;
     out->out_dense = &g->out_dense;
   }
+  out->out_s = seconds_since(t);
   // Every rank sees every overflow flag (the library reports them on every rank).
   out->overflowed = any_over != 0;
   return zfcSuccess;

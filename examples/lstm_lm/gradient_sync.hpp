@@ -19,6 +19,11 @@ struct SyncedGradients {
   const std::vector<float>* out_dense = nullptr;  // full: the synced V x (D+1) table
   bool overflowed = false;                     // compressed wire overflowed on some rank
   size_t in_tokens_global = 0;                 // G * K, for U_g / (G K)
+  int in_algorithm = -1;                       // the zfcAlgorithm_t each plan ran (auto's
+  int out_algorithm = -1;                      // choice; -1: a dense allreduce)
+  double dense_s = 0;                          // this rank's seconds in each collective:
+  double in_s = 0;                             // the dense weights' allreduce, the input
+  double out_s = 0;                            // plan, the output plan (or allreduce)
 };
 
 class GradientSync {

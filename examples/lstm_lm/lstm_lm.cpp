@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <stdexcept>
 #include <string>
 
 #include "checkpoint.hpp"
@@ -32,6 +33,15 @@ int run(lm::Options o, zfcComm_t comm, int rank, int size) {
     o.mode = ck.vocab.bytes ? lm::Mode::kChar : lm::Mode::kWord;
     if (o.mode == lm::Mode::kChar) o.softmax = lm::SoftmaxKind::kFull;
     o.vocab = ck.shape.vocab;
+    // The optimizer's state is the checkpoint's: its optimizer, unless another is asked for.
+    if (!o.optimizer_given) {
+      o.optimizer = ck.optimizer;
+    } else if (o.optimizer != ck.optimizer) {
+      throw std::runtime_error(o.load + " was trained with --optimizer " +
+                               lm::optimizer_name(ck.optimizer) + ", which keeps other state "
+                               "than --optimizer " + lm::optimizer_name(o.optimizer) +
+                               ": leave --optimizer out or name the checkpoint's");
+    }
   }
   lm::Corpus corpus;
   if (!o.corpus.empty()) {
@@ -71,6 +81,7 @@ int run(lm::Options o, zfcComm_t comm, int rank, int size) {
 int main(int argc, char** argv) {
   lm::Options o;
   if (!lm::parse_options(argc, argv, &o)) return 2;
+  if (o.help) return 0;
   if (!o.compare_a.empty()) {
     try {
       const double worst = lm::compare_checkpoints(o.compare_a, o.compare_b);

@@ -20,12 +20,18 @@ const char* kUsage =
     "  --softmax sampled|full   training softmax of word mode (sampled)\n"
     "  --samples S              sampled-softmax candidates per rank (1024)\n"
     "  --optimizer sgd|adagrad --lr X --lr-decay F --decay-after E --clip N\n"
-    "  --seed N --steps N --epochs N --time-budget SEC\n"
+    "  --seed N --steps N --epochs N --time-budget SEC   (--steps: the step to stop at,\n"
+    "                           counted from the start of training, a loaded one's too)\n"
     "  --log-every N --eval-every N --valid-tokens N\n"
-    "  --sync allgather|unique_allreduce|unique_allgather|owner_partitioned|dense_vocab|auto\n"
+    "  --sync allgather|unique_allreduce|unique_allgather|owner_partitioned|hierarchical|\n"
+    "         dense_vocab|auto\n"
     "  --compression none|fp16:F|bf16\n"
     "  --seed-groups all-distinct|all-same|power:A|log2|ln|log10\n"
     "  --log-json FILE --save FILE --load FILE --generate N\n"
+    "  --save-every N           also write --save every N steps (each write atomic)\n"
+    "  --load FILE              resume: parameters, optimizer, step, epoch, data position\n"
+    "                           and recurrent state (the last two restart at the epoch's\n"
+    "                           start when ranks, --batch or --bptt differ)\n"
     "  --compare A B [--tolerance X]  largest relative difference of two checkpoints\n"
     "  --inject-inf STEP        fault test: the last rank's gradient gets an inf at STEP;\n"
     "                           every rank must skip that step\n";
@@ -130,6 +136,7 @@ std::map<std::string, Handler> value_options(Options* o) {
       {"--decay-after", int_opt(&o->decay_after, 0)},
       {"--generate", int_opt(&o->generate, 0)},
       {"--inject-inf", int_opt(&o->inject_inf, 0)},
+      {"--save-every", int_opt(&o->save_every, 1)},
       {"--lr", real_opt(&o->lr, 0)},           {"--lr-decay", real_opt(&o->lr_decay, 0)},
       {"--clip", real_opt(&o->clip, 0)},       {"--init-scale", real_opt(&o->init_scale, 0)},
       {"--time-budget", real_opt(&o->time_budget, 0)},
@@ -144,6 +151,7 @@ std::map<std::string, Handler> value_options(Options* o) {
          if (std::strcmp(v, "sgd") == 0) o->optimizer = OptimizerKind::kSgd;
          else if (std::strcmp(v, "adagrad") == 0) o->optimizer = OptimizerKind::kAdagrad;
          else return false;
+         o->optimizer_given = true;
          return true;
        }},
       {"--sync", [o](const char* v) { return parse_sync(v, &o->sync); }},
@@ -164,7 +172,8 @@ bool parse_options(int argc, char** argv, Options* out) {
     const std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
-      return false;
+      out->help = true;
+      return true;
     }
     if (arg == "--projection") {
       o.projection = true;
@@ -186,6 +195,7 @@ bool parse_options(int argc, char** argv, Options* out) {
     return true;
   }
   if (o.corpus.empty() && o.load.empty()) return fail("--corpus", "(missing)");
+  if (o.save_every > 0 && o.save.empty()) return fail("--save-every", "(needs --save FILE)");
   if (o.mode == Mode::kChar) o.softmax = SoftmaxKind::kFull;
   if (!o.projection && o.hidden != o.dim) {
     return fail("--hidden", "(differs from --dim: add --projection)");

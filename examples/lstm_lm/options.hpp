@@ -25,6 +25,7 @@ struct Options {
   SoftmaxKind softmax = SoftmaxKind::kSampled;
   int samples = 1024;          // sampled-softmax candidates per rank and step
   OptimizerKind optimizer = OptimizerKind::kAdagrad;
+  bool optimizer_given = false;  // --optimizer on the command line (else a checkpoint's)
   float lr = 0.2f;
   float lr_decay = 1.0f;       // per epoch, from decay_after on
   int decay_after = 1;
@@ -43,14 +44,17 @@ struct Options {
   double seed_alpha = 0.64;
   std::string log_json;
   std::string save;
+  int64_t save_every = 0;      // steps between checkpoints to `save` (0: only at the end)
   std::string load;
   int generate = 0;            // words (or characters) to sample at the end
   std::string compare_a, compare_b;  // --compare A B: checkpoint difference, then exit
   double tolerance = 0;
   int64_t inject_inf = 0;      // at this step (1-based) the last rank's gradient gets an inf
+  bool help = false;           // --help: the usage was printed, nothing else to do
 };
 
-// Parses argv; on a bad or missing value prints why (and the usage) and returns false.
+// Parses argv; on a bad or missing value prints why (and the usage) and returns false. For
+// --help prints the usage, sets out->help and returns true.
 bool parse_options(int argc, char** argv, Options* out);
 
 std::string describe(const Options& o);

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "checkpoint.hpp"
+#include "recurrent_state.hpp"
 
 namespace lm {
 namespace {
@@ -31,6 +32,9 @@ struct Trainer::Interval {
   double tokens = 0;      // global tokens
   double compute_s = 0;   // this rank's forward, backward and update
   double comm_s = 0;      // this rank's time in the library
+  double dense_s = 0;     // of which: the dense weights' allreduce,
+  double in_s = 0;        // the input embedding's plan,
+  double out_s = 0;       // the output embedding's plan (or allreduce)
   double ug_ratio = 0;    // summed U_g / (G K) of the input embedding
   int64_t steps = 0;
   int64_t skipped = 0;    // steps dropped for a compressed-wire overflow
@@ -45,19 +49,24 @@ Trainer::Trainer(const Options& o, zfcComm_t comm, Corpus corpus)
   ModelShape shape{corpus_.vocab.size(), o.dim, o.hidden, o.layers, o.projection};
   model_ = Model(shape, o.seed, o.init_scale);
   opt_ = std::make_unique<Optimizer>(o.optimizer, model_);
+  state_ = model_.zero_state(o.batch);
+  sync_ = std::make_unique<GradientSync>(comm, o, shape);
   if (!o.load.empty()) {
     Checkpoint c = load_checkpoint(o.load);
     if (c.vocab.words != corpus_.vocab.words) {
       throw std::runtime_error(o.load + " was trained with another vocabulary (use the "
                                "same corpus and --vocab)");
     }
+    if (c.optimizer != o.optimizer) {  // lstm_lm.cpp takes the checkpoint's when not given
+      throw std::runtime_error(o.load + " was trained with " + optimizer_name(c.optimizer) +
+                               ", not " + optimizer_name(o.optimizer));
+    }
     model_ = std::move(c.model);
     opt_->acc_dense = std::move(c.acc_dense);
     opt_->acc_in = std::move(c.acc_in);
     opt_->acc_out = std::move(c.acc_out);
-    step_ = c.step;
+    resume_from(std::move(c.progress));
   }
-  sync_ = std::make_unique<GradientSync>(comm, o, shape);
   if (o.softmax == SoftmaxKind::kSampled &&
       zfcSeedGroupCreate(comm, o.seed_policy, o.seed_alpha, -1, o.seed, &group_) != zfcSuccess) {
     throw std::runtime_error(std::string("zfcSeedGroupCreate: ") + zfcGetLastError(comm));
@@ -79,6 +88,45 @@ void Trainer::log_json(const char* fmt, ...) const {
   va_end(ap);
   std::fputc('\n', json_);
   std::fflush(json_);
+}
+
+// The step, epoch and data position of a checkpoint, and this rank's recurrent state. The
+// position and state are those of G ranks of B streams of T tokens: with another G, B or T
+// the streams split the text elsewhere, so training restarts at the saved epoch's start
+// with a zero state (and says so).
+void Trainer::resume_from(Progress p) {
+  step_ = p.step;
+  epoch_ = p.epoch;
+  position_ = p.position;
+  const std::vector<float> mine = flatten_state(state_);
+  const bool same_streams = p.ranks == size_ && p.batch == o_.batch && p.bptt == o_.bptt;
+  if (same_streams && p.states.size() == mine.size() * static_cast<size_t>(size_) &&
+      restore_state(p.states.data() + mine.size() * static_cast<size_t>(rank_), mine.size(),
+                    &state_)) {
+    return;
+  }
+  if (position_ > 0 && rank_ == 0) {
+    std::printf("note: %s was saved by %d ranks with --batch %d --bptt %d; epoch %d restarts "
+                "at its first batch with a zero recurrent state\n", o_.load.c_str(), p.ranks,
+                p.batch, p.bptt, epoch_ + 1);
+  }
+  position_ = 0;
+}
+
+// Says which algorithm each plan ran (at step step_ + 1, not yet counted), at the first step and whenever auto's choice changes.
+void Trainer::note_algorithms() {
+  if (synced_.in_algorithm == in_algorithm_ && synced_.out_algorithm == out_algorithm_) return;
+  in_algorithm_ = synced_.in_algorithm;
+  out_algorithm_ = synced_.out_algorithm;
+  const char* in = zfcGetAlgorithmName(in_algorithm_);
+  const char* out = out_algorithm_ < 0 ? "dense allreduce" : zfcGetAlgorithmName(out_algorithm_);
+  if (rank_ == 0) {
+    std::printf("step %lld: the input embedding's plan runs %s, the output embedding's %s "
+                "(--sync %s)\n", static_cast<long long>(step_ + 1), in, out,
+                zfcGetAlgorithmName(o_.sync));
+  }
+  log_json("{\"event\":\"algorithms\",\"step\":%lld,\"input_plan\":\"%s\","
+           "\"output_plan\":\"%s\"}", static_cast<long long>(step_ + 1), in, out);
 }
 
 float Trainer::learning_rate(int epoch) const {
@@ -122,16 +170,22 @@ void Trainer::log_progress(int64_t step, Interval* iv, double elapsed) {
       std::snprintf(what, sizeof what, "sampled loss %.4f", loss);
     }
     std::printf("step %6lld  %s  %8.0f tok/s (%6.0f /rank)  U_g/GK %.3f  "
-                "%.2f MB/step  compute %.0f%%  skipped %lld  %.0f s\n",
+                "%.2f MB/step  compute %.0f%%  ms/step dense %.1f in %.1f out %.1f  "
+                "skipped %lld  %.0f s\n",
                 static_cast<long long>(step), what, tps, tps / size_, ug,
                 bytes / 1e6, 100 * iv->compute_s / std::max(iv->compute_s + iv->comm_s, 1e-9),
+                1e3 * iv->dense_s / steps, 1e3 * iv->in_s / steps, 1e3 * iv->out_s / steps,
                 static_cast<long long>(iv->skipped), elapsed);
     std::fflush(stdout);
   }
   log_json("{\"event\":\"progress\",\"step\":%lld,\"loss\":%.6f,\"tokens_per_s\":%.1f,"
            "\"ug_ratio\":%.5f,\"bytes_per_step\":%.0f,\"compute_s\":%.4f,\"comm_s\":%.4f,"
+           "\"dense_allreduce_s\":%.4f,\"input_plan_s\":%.4f,\"output_plan_s\":%.4f,"
+           "\"input_plan\":\"%s\",\"output_plan\":\"%s\","
            "\"steps\":%lld,\"skipped\":%lld,\"elapsed\":%.2f}",
            static_cast<long long>(step), loss, tps, ug, bytes, iv->compute_s, iv->comm_s,
+           iv->dense_s, iv->in_s, iv->out_s, zfcGetAlgorithmName(in_algorithm_),
+           out_algorithm_ < 0 ? "dense allreduce" : zfcGetAlgorithmName(out_algorithm_),
            static_cast<long long>(iv->steps), static_cast<long long>(iv->skipped), elapsed);
   *iv = Interval{};
   iv->bytes = now_bytes;
@@ -162,6 +216,10 @@ bool Trainer::step(const Streams& streams, int64_t k, int epoch, State* state,
   if (rank_ == 0 && o_.time_budget > 0 && elapsed >= o_.time_budget) shared[2] = 1.0f;
   if (sync_->sum(shared, 3) != zfcSuccess) return false;
   iv->comm_s += seconds_since(t0);
+  iv->dense_s += synced_.dense_s;
+  iv->in_s += synced_.in_s;
+  iv->out_s += synced_.out_s;
+  note_algorithms();
   t0 = Clock::now();
   if (synced_.overflowed) {
     ++iv->skipped;  // every rank skips the same step
@@ -194,15 +252,39 @@ int Trainer::train() {
   const Streams streams(corpus_.train, size_ * o_.batch, rank_ * o_.batch, o_.batch);
   const int64_t per_epoch = streams.steps_per_epoch(o_.bptt);
   if (per_epoch == 0) throw std::runtime_error("corpus too short for the streams and --bptt");
+  if (position_ >= per_epoch) {  // saved with the same streams, so only a changed corpus
+    throw std::runtime_error("the checkpoint's data position " + std::to_string(position_) +
+                             " is past the epoch's " + std::to_string(per_epoch) + " batches");
+  }
   const auto start = Clock::now();
   Interval iv;
   iv.bytes = bytes_moved(comm_);
-  bool stop = false;
-  for (int epoch = 0; epoch < o_.epochs && !stop; ++epoch) {
-    State state = model_.zero_state(o_.batch);
-    for (int64_t k = 0; k < per_epoch && !stop; ++k) {
-      if (!step(streams, k, epoch, &state, seconds_since(start), &iv, &stop)) return 1;
+  // --steps counts from the start of training: a loaded checkpoint at or past it trains none.
+  bool stop = o_.max_steps >= 0 && step_ >= o_.max_steps;
+  if (stop || epoch_ >= o_.epochs) {
+    if (rank_ == 0) {
+      std::printf("step %lld, epoch %d: nothing to train (--steps %lld, --epochs %d)\n",
+                  static_cast<long long>(step_), epoch_ + 1,
+                  static_cast<long long>(o_.max_steps), o_.epochs);
+    }
+    validate(-1, 0);
+    return 0;
+  }
+  while (epoch_ < o_.epochs && !stop) {
+    const int epoch = epoch_;
+    if (position_ == 0) state_ = model_.zero_state(o_.batch);
+    for (int64_t k = position_; k < per_epoch && !stop; ++k) {
+      if (!step(streams, k, epoch, &state_, seconds_since(start), &iv, &stop)) return 1;
+      position_ = k + 1;
+      if (position_ == per_epoch) {
+        ++epoch_;
+        position_ = 0;
+      }
       if (step_ % o_.log_every == 0 || stop) log_progress(step_, &iv, seconds_since(start));
+      if (o_.save_every > 0 && step_ % o_.save_every == 0 && !save(o_.save)) {
+        if (rank_ == 0) std::fprintf(stderr, "lstm_lm: could not write %s\n", o_.save.c_str());
+        return 1;
+      }
       if (o_.eval_every > 0 && step_ % o_.eval_every == 0 && !stop) {
         validate(-1, seconds_since(start));
       }
@@ -281,8 +363,27 @@ void Trainer::generate(int n) {
               text.c_str());
 }
 
-bool Trainer::save(const std::string& path) const {
-  return rank_ != 0 || save_checkpoint(path, model_, corpus_.vocab, *opt_, step_);
+bool Trainer::save(const std::string& path) {
+  if (saved_step_ == step_) return true;  // --save-every wrote this step's
+  Progress p;
+  p.step = step_;
+  p.epoch = epoch_;
+  p.position = position_;
+  p.ranks = size_;
+  p.batch = o_.batch;
+  p.bptt = o_.bptt;
+  if (gather_states(sync_.get(), flatten_state(state_), rank_, size_, &p.states) !=
+      zfcSuccess) {
+    std::fprintf(stderr, "rank %d: gathering the recurrent state failed: %s\n", rank_,
+                 zfcGetLastError(comm_));
+    return false;
+  }
+  // Rank 0 writes; every rank learns whether it could.
+  float failed = rank_ == 0 && !save_checkpoint(path, model_, corpus_.vocab, o_.optimizer,
+                                                *opt_, p) ? 1.0f : 0.0f;
+  if (sync_->sum(&failed, 1) != zfcSuccess || failed != 0) return false;
+  saved_step_ = step_;
+  return true;
 }
 
 }  // namespace lm

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "checkpoint.hpp"
 #include "gradient_sync.hpp"
 #include "model.hpp"
 #include "optimizer.hpp"
@@ -20,8 +21,9 @@ class Trainer {
   Trainer(const Options& o, zfcComm_t comm, Corpus corpus);
   ~Trainer();
 
-  // Collective: trains until the epochs, the step limit or the time budget end. Returns 0, or
-  // 1 after printing the library's error.
+  // Collective: trains from where the model stands (a loaded checkpoint's step, epoch, data
+  // position and recurrent state) until the epochs, the step limit or the time budget end,
+  // writing a checkpoint every --save-every steps. Returns 0, or 1 after printing the error.
   int train();
   // Collective: the held-out perplexity with full softmax (all of it, or --valid-tokens).
   double validation_perplexity();
@@ -29,7 +31,9 @@ class Trainer {
   void generate(int n);
   // The unigram perplexity of the held-out split under the training counts.
   double unigram_perplexity() const;
-  bool save(const std::string& path) const;
+  // Collective: writes the checkpoint (rank 0, atomically) unless this step's is written
+  // already; the same answer on every rank.
+  bool save(const std::string& path);
 
  private:
   struct Interval;
@@ -41,6 +45,8 @@ class Trainer {
             Interval* iv, bool* stop);
   void validate(int epoch, double elapsed);             // epoch <= 0: mid-epoch
   void report_validation(int epoch, double ppl) const;
+  void resume_from(Progress progress);
+  void note_algorithms();
 
   Options o_;
   zfcComm_t comm_;
@@ -52,6 +58,11 @@ class Trainer {
   std::unique_ptr<GradientSync> sync_;
   zfcSeedGroup_t group_ = nullptr;
   int64_t step_ = 0;
+  int epoch_ = 0;                // the epoch the next step is in
+  int64_t position_ = 0;         // the next step's batch within it
+  State state_;                  // the recurrent state carried into that batch
+  int64_t saved_step_ = -1;      // the step whose checkpoint was written last
+  int in_algorithm_ = -2, out_algorithm_ = -2;  // what the plans ran last (-2: nothing yet)
   std::vector<int32_t> inputs_, targets_;  // this step's batch
   Gradients grads_;
   SyncedGradients synced_;

@@ -9,6 +9,13 @@
 #                  inf: every rank skips that step, so the tables after 3 steps are
 #                  bit-identical to those after 2. The algorithm is named: compressed, each
 #                  algorithm rounds differently, and auto's choice follows measured links
+#   resume         3 ranks: 40 steps straight, and 20 steps (a checkpoint every 7) then 20
+#                  more from the checkpoint, write the same checkpoint file, byte for byte
+#                  (parameters, Adagrad state, step, epoch, data position, recurrent state;
+#                  the 40 steps cross an epoch, where the learning rate decays); a load at
+#                  or past --steps trains nothing; --steps 0 trains nothing
+#   command_line   2 ranks: --help exits 0; a checkpoint of SGD loads as SGD, and asking
+#                  for Adagrad on it is refused on every rank with the reason
 # usage: lstm_lm_checks.sh CHECK LSTM_LM DATA_DIR MPIEXEC [MPIEXEC_ARGS...] NUMPROC_FLAG
 # (the rank count is appended to the command after NUMPROC_FLAG)
 # Exits 77 (skipped) when DATA_DIR has no corpus.
@@ -49,6 +56,49 @@ case "$check" in
     grep -q '"step":3,.*"skipped":1' "$work/skip.json" || {
       echo "step 3 was not reported skipped:"; cat "$work/skip.json"; exit 1; }
     "$bin" --compare "$work/three.ckpt" "$work/two.ckpt" --tolerance 0
+    ;;
+  resume)
+    # 26242 training tokens / (3 ranks x 40 streams x 8) = 27 batches per epoch
+    run=(--corpus "$corpus" --vocab 3000 --dim 32 --hidden 32 --bptt 8 --batch 40
+         --samples 200 --log-every 10 --valid-tokens 2000 --seed 11 --epochs 3
+         --lr-decay 0.5 --decay-after 1 --sync owner_partitioned)
+    "$@" 3 "$bin" "${run[@]}" --steps 40 --save "$work/straight.ckpt" | tail -1
+    "$@" 3 "$bin" "${run[@]}" --steps 20 --save-every 7 --save "$work/half.ckpt" | tail -1
+    "$@" 3 "$bin" "${run[@]}" --load "$work/half.ckpt" --steps 40 \
+      --save "$work/resumed.ckpt" | tail -1
+    cmp "$work/straight.ckpt" "$work/resumed.ckpt"
+    echo "40 steps straight and 20 + 20 from a checkpoint: the same checkpoint"
+    "$@" 3 "$bin" "${run[@]}" --load "$work/half.ckpt" --steps 20 --save "$work/again.ckpt" \
+      > "$work/again.log"
+    grep -q "nothing to train" "$work/again.log" || { cat "$work/again.log"; exit 1; }
+    cmp "$work/half.ckpt" "$work/again.ckpt"
+    "$@" 3 "$bin" "${run[@]}" --steps 0 --save "$work/zero.ckpt" > "$work/zero.log"
+    if grep -q "^step  *[0-9]* *sampled loss" "$work/zero.log"; then
+      echo "--steps 0 trained:"; cat "$work/zero.log"; exit 1
+    fi
+    "$@" 3 "$bin" "${run[@]}" --load "$work/zero.ckpt" --steps 40 \
+      --save "$work/from_zero.ckpt" | tail -1
+    cmp "$work/straight.ckpt" "$work/from_zero.ckpt"
+    if ls "$work"/*.partial > /dev/null 2>&1; then echo "a temporary file was left"; exit 1; fi
+    ;;
+  command_line)
+    "$bin" --help > "$work/help.txt"
+    grep -q -- "--save-every" "$work/help.txt"
+    small=(--corpus "$corpus" --vocab 3000 --dim 32 --hidden 32 --bptt 8 --batch 4
+           --samples 200 --valid-tokens 200 --seed 11 --lr 1)
+    "$@" 2 "$bin" "${small[@]}" --optimizer sgd --steps 3 --save "$work/sgd.ckpt" | tail -1
+    # Without --optimizer the checkpoint's is taken.
+    "$@" 2 "$bin" "${small[@]}" --load "$work/sgd.ckpt" --steps 5 | tee "$work/load.log" \
+      | tail -1
+    head -1 "$work/load.log" | grep -q " sgd " || { cat "$work/load.log"; exit 1; }
+    if "$@" 2 "$bin" --corpus "$corpus" --vocab 3000 --batch 4 --optimizer adagrad \
+         --load "$work/sgd.ckpt" --steps 5 > "$work/refused.log" 2>&1; then
+      echo "Adagrad on an SGD checkpoint was not refused"; exit 1
+    fi
+    for r in 0 1; do
+      grep -q "(rank $r): .*trained with --optimizer sgd" "$work/refused.log" || {
+        cat "$work/refused.log"; exit 1; }
+    done
     ;;
   *)
     echo "unknown check $check" >&2
