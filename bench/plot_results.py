@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turns the raw output of bench/run_all.sh into CSV tables, PNG plots and a README.
 
-usage: plot_results.py --raw DIR --out DIR [--command TEXT] [--seconds N]
+usage: plot_results.py --raw DIR --out DIR [--command TEXT] [--seconds N] [--stamp TEXT]
 
 Reads DIR/sparse_*.json and DIR/allreduce_*.json (zfc_perf --json), DIR/heaps_*.csv
 (zfc_heaps --csv) and DIR/kernels.json (Google Benchmark), writes sparse.csv, allreduce.csv,
@@ -64,6 +64,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--command", default="bench/run_all.sh")
     ap.add_argument("--seconds", type=float, default=float("nan"))
+    ap.add_argument("--stamp", default="")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     sparse, meta = load_sparse(a.raw)
@@ -72,7 +73,8 @@ def main():
     kernels, kctx = load_kernels(a.raw)
     write_tables(a.out, sparse, allreduce, heaps, kernels)
     fits = make_plots(a.out, sparse, allreduce, heaps, kernels)
-    write_readme(a.out, (sparse, meta, allreduce, kernels, kctx), fits, a.command, a.seconds)
+    write_readme(a.out, (sparse, meta, allreduce, kernels, kctx), fits, a.command, a.seconds,
+                 a.stamp)
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ def load_heaps(raw):
         name = os.path.basename(path)[len("heaps_"):-len(".csv")]
         with open(path) as f:
             out[name] = [(int(r["N"]), float(r["U_mean"]), float(r["U_min"]), float(r["U_max"]))
-                         for r in csv.DictReader(f)]
+                         for r in csv.DictReader(line for line in f if not line.startswith("#"))]
     return out
 
 

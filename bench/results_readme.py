@@ -114,10 +114,12 @@ def largest_config(sparse):
     return wl, gmax, 512 if 512 in dims else dims[0]
 
 
-def header_section(meta, kctx, command, seconds):
+def header_section(meta, kctx, command, seconds, stamp):
     lines = ["# zipfcoll benchmark results", "",
              "Produced by one command, which also wrote every file in this folder:", "",
              "```", command, "```", ""]
+    if stamp:
+        lines += [f"Made by {stamp}; every raw output in `raw/` carries the same stamp.", ""]
     if meta:
         machine = meta["machine"]
         lines += [f"- machine: {machine.get('cpu')}, {machine.get('logical_cores')} logical "
@@ -187,10 +189,10 @@ def allreduce_section(allreduce):
                     "[raw/](raw/).", ""]
 
 
-def write_readme(out, results, fits, command, seconds):
+def write_readme(out, results, fits, command, seconds, stamp=""):
     """Writes out/README.md; out/NOTES.md, if present, is appended as the discussion."""
     sparse, meta, allreduce, kernels, kctx = results
-    lines = header_section(meta, kctx, command, seconds)
+    lines = header_section(meta, kctx, command, seconds, stamp)
     lines += ["## Targets", "", "| target | measured | verdict |", "|---|---|---|"]
     lines += [f"| {t} | {m} | {v} |" for t, m, v in targets(sparse, allreduce, kernels)]
     lines += [""] + sparse_section(sparse) + heaps_section(fits) + kernels_section(kernels)

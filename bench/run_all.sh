@@ -1,18 +1,31 @@
 #!/usr/bin/env bash
-# Runs every benchmark sweep of zipfcoll and writes the results as CSV and PNG plots, with a
-# README that shows them, into docs/benchmarks/ (about 6 minutes on 2 cores):
+# Runs every benchmark of zipfcoll and writes every table, CSV and plot under
+# docs/benchmarks/ (about 30 minutes on 2 cores):
 #   - zfc_perf sparse: G in {1,2,4,8} ranks x K in {640,2560} x D in {512,1024}, on real text
-#     windows and on a seeded Zipf stream, every algorithm and wire format;
-#   - zfc_perf allreduce: 1 KiB to 64 MiB on 2, 4 and 8 ranks against MPI_Allreduce;
-#   - zfc_heaps on every corpus directory given;
-#   - zfc_kernel_bench (Google Benchmark), fastest of 3 repetitions.
+#     windows and on a seeded Zipf stream, every algorithm (owner_partitioned and auto
+#     included) and wire format                                  -> README.md, sparse.csv
+#   - zfc_perf allreduce: 1 KiB to 64 MiB on 2, 4 and 8 ranks against MPI_Allreduce
+#   - zfc_heaps on every corpus directory given; zfc_kernel_bench, fastest of 3 repetitions
+#   - the same sparse steps over MPI and over UCX in one run       -> transports.md
+#   - sampled-softmax candidates in 1, 2, 4 and 8 seed groups      -> seed_groups.md
+#   - bench/run_scale.sh: G = 2..8, nodes (hierarchical), a character vocabulary
+#     (dense_vocab), the cost model against measurement, zfc_model to 4096 ranks
+#                                                                  -> scale_model.md
+#   - bench/trainer/run_trainer.sh: the example trainer's throughput and equal-step
+#     validation runs                                             -> trainer/report.md
+# Every raw output is stamped with the version, the commit and this command
+# (bench/stamp_outputs.py), and every page names the raw files its numbers come from.
 #
 # usage: bench/run_all.sh [--build DIR] [--out DIR] [--data DIR] [--quick]
-#   --build DIR   the CMake build directory (build)
-#   --out DIR     where results go (docs/benchmarks)
-#   --data DIR    a directory holding the text corpora gutenberg/ and sotu/ (any directory
-#                 of .txt files per corpus works; default: ../shared/data beside the source)
-#   --quick       a small sweep (G in {1,2}, few steps) that checks the whole pipeline
+#                         [--trainer-steps N] [--no-trainer]
+#   --build DIR        the CMake build directory (build)
+#   --out DIR          where results go (docs/benchmarks)
+#   --data DIR         a directory holding the text corpora gutenberg/ and sotu/ (any
+#                      directory of .txt files per corpus works; default: ../shared/data)
+#   --quick            a small sweep (G in {1,2}, few steps, no scale or trainer runs) that
+#                      checks the whole pipeline
+#   --trainer-steps N  steps of each trainer validation run (600)
+#   --no-trainer       leave the trainer's figures as they are
 # Exits 77 when no python3 with matplotlib is found.
 set -euo pipefail
 
@@ -22,12 +35,17 @@ build="build"
 out="docs/benchmarks"
 data="../shared/data"
 quick=0
+trainer_steps=600
+trainer=1
+invocation="bench/run_all.sh${*:+ $*}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --data) data="$2"; shift 2 ;;
     --quick) quick=1; shift ;;
+    --trainer-steps) trainer_steps="$2"; shift 2 ;;
+    --no-trainer) trainer=0; shift ;;
     *) echo "run_all.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -50,6 +68,17 @@ fi
 
 mpirun=(mpirun --oversubscribe)
 if [ "$(id -u)" = 0 ]; then mpirun+=(--allow-run-as-root); fi
+
+# What made these outputs: the version the build reports, the commit, "+dirty" when the
+# sources (outside the results) differ from it, and the command.
+version="zipfcoll $(sed -n '/^project(zipfcoll/,/)/s/^ *VERSION \([0-9.]*\).*/\1/p' \
+  CMakeLists.txt | head -1)"
+commit="$(git rev-parse --short=12 HEAD 2> /dev/null || echo unknown)"
+if [ -n "$(git status --porcelain -- . ':!docs/benchmarks' 2> /dev/null)" ]; then
+  commit="$commit+dirty"
+fi
+stamp="$version, commit $commit, by $invocation"
+export ZIPFCOLL_BENCH_STAMP="$stamp"  # for the reports that run_scale.sh and run_trainer.sh make
 
 raw="$out/raw"
 rm -rf "$raw"
@@ -106,8 +135,49 @@ log "kernels"
 "$build/bench/zfc_kernel_bench" "${kernel_args[@]}" --benchmark_out="$raw/kernels.json" \
   --benchmark_out_format=json > "$raw/kernels.txt"
 
+# The same steps over both transports of this machine, and the seed groups of sampled
+# softmax, on real text (a Zipf stream without it).
+if [ "$quick" = 1 ]; then
+  tr_ranks=(2); tr_args=(-K 640 -D 64 -n 3 -w 1); sg_counts=(1 2); sg_np=2
+  sg_args=(-K 640 -D 64 -n 2 -w 1 --candidates 256)
+else
+  tr_ranks=(4 8); tr_args=(-K 640 -D 512 -n 20 -w 3); sg_counts=(1 2 4 8); sg_np=8
+  sg_args=(-K 640 -D 512 -n 5 -w 1 --candidates 1024)
+fi
+text=("${wargs[@]}")
+if [ -d "$data/gutenberg" ]; then text=(--corpus "$data/gutenberg" --vocab 100000); fi
+for g in "${tr_ranks[@]}"; do
+  log "transports_G$g"
+  "${mpirun[@]}" -np "$g" "$build/bench/zfc_perf" sparse "${text[@]}" "${tr_args[@]}" \
+    --algo allgather,unique_allreduce,owner_partitioned --compression none,fp16 \
+    --transport mpi,ucx --json "$raw/transports_G$g.json" > "$raw/transports_G$g.txt"
+done
+for s in "${sg_counts[@]}"; do
+  log "seed_groups_S$s"
+  "${mpirun[@]}" -np "$sg_np" "$build/bench/zfc_perf" sparse "${text[@]}" "${sg_args[@]}" \
+    --algo allgather,unique_allreduce --compression none --seed-groups "$s" \
+    --json "$raw/seed_groups_S$s.json" > "$raw/seed_groups_S$s.txt"
+done
+"$python" bench/pages_report.py --raw "$raw" --out "$out" --stamp "made by $stamp"
+
+stamped=("$raw"/*)
+if [ "$quick" = 0 ] && [ -d "$data/gutenberg" ]; then
+  log "scale (bench/run_scale.sh)"
+  bash bench/run_scale.sh --build "$build" --out "$out" --data "$data" > "$raw/run_scale.log"
+  stamped+=("$out"/raw_scale/* "$out/scale.csv" "$out/scale_report.txt")
+  if [ "$trainer" = 1 ] && [ -x "$build/examples/lstm_lm/lstm_lm" ]; then
+    log "trainer (bench/trainer/run_trainer.sh, $trainer_steps steps per validation run)"
+    rm -rf "$out/trainer"
+    bash bench/trainer/run_trainer.sh "$build" "$data/gutenberg" all "$trainer_steps" \
+      "$out/trainer" > "$raw/run_trainer.log"
+    stamped+=("$out"/trainer/*.json "$out"/trainer/*.txt)
+  fi
+fi
+
 log "plots"
 elapsed=$(( $(date +%s) - started ))
 "$python" bench/plot_results.py --raw "$raw" --out "$out" --seconds "$elapsed" \
-  --command "bench/run_all.sh$([ "$quick" = 1 ] && echo ' --quick')"
+  --command "$invocation" --stamp "$stamp"
+"$python" bench/stamp_outputs.py "$stamp" "${stamped[@]}" "$out/sparse.csv" \
+  "$out/allreduce.csv" "$out/kernels.csv" "$out/heaps.csv"
 log "done: $out/README.md"

@@ -14,8 +14,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 build="${1:?usage: run_trainer.sh BUILD_DIR CORPUS_DIR [throughput|validation|all] [BUDGET_S]}"
 corpus="${2:?corpus directory}"
 what="${3:-all}"
-budget="${4:-900}"
-out=docs/benchmarks/trainer
+steps="${4:-600}"
+out="${5:-docs/benchmarks/trainer}"
 mkdir -p "$out"
 bin="$build/examples/lstm_lm/lstm_lm"
 mpi=(mpirun --oversubscribe)
@@ -43,8 +43,9 @@ if [ "$what" = validation ] || [ "$what" = all ]; then
   run() {  # name, then options
     local name="$1"
     shift
-    echo "== $name ($budget s)"
-    "${mpi[@]}" -np 4 "$bin" "$@" --time-budget "$budget" --epochs 100 --log-every 100 \
+    echo "== $name ($steps steps)"
+    "${mpi[@]}" -np 4 "$bin" "$@" --steps "$steps" --epochs 100 --log-every 100 \
+      --eval-every 200 --valid-tokens 50000 \
       --log-json "$out/$name.json" --generate 60 | tee "$out/$name.txt" |
       grep -E "perplexity|bits"
   }

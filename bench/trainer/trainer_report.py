@@ -39,10 +39,19 @@ def throughput_rows(log_dir):
             "compute_ms": 1e3 * compute, "comm_ms": 1e3 * comm,
             "mb_per_step": sum(r["bytes_per_step"] * r["steps"] for r in prog) / steps / 1e6,
             "ug": sum(r["ug_ratio"] * r["steps"] for r in prog) / steps,
+            "dense_ms": 1e3 * sum(r.get("dense_allreduce_s", 0) for r in prog) / steps,
+            "in_ms": 1e3 * sum(r.get("input_plan_s", 0) for r in prog) / steps,
+            "out_ms": 1e3 * sum(r.get("output_plan_s", 0) for r in prog) / steps,
         })
     order = ["allgather", "unique_allreduce", "unique_allreduce+fp16"]
     rows.sort(key=lambda r: (r["ranks"], order.index(r["sync"]) if r["sync"] in order else 9))
     return rows
+
+
+def algorithms_of(recs):
+    """What the input and output plans ran, each change as "step N: in / out"."""
+    ran = [r for r in recs if r["event"] == "algorithms"]
+    return "; ".join(f"step {r['step']}: {r['input_plan']} / {r['output_plan']}" for r in ran)
 
 
 def validation_rows(log_dir):
@@ -60,29 +69,37 @@ def validation_rows(log_dir):
             "steps": prog[-1]["step"] if prog else 0,
             "elapsed": prog[-1]["elapsed"] if prog else 0,
             "skipped": sum(r["skipped"] for r in prog),
-            "curve": [(r["elapsed"], r["loss"]) for r in prog],
-            "valid": [(r["elapsed"], r["ppl"]) for r in valid],
+            "curve": [(r["step"], r["loss"]) for r in prog],
+            "valid": [(r["step"], r["ppl"]) for r in valid],
+            "algorithms": algorithms_of(recs),
         })
     return rows
 
 
 def write_report(log_dir, thr, val):
-    lines = []
+    # bench/run_all.sh says what made the logs; they carry the same stamp.
+    stamp = os.environ.get("ZIPFCOLL_BENCH_STAMP", "")
+    lines = [f"_Made by {stamp}; raw logs: the .json and .txt files beside this page._", ""] \
+        if stamp else []
     if thr:
         lines += ["| ranks | sync | words/s per rank | compute ms/step | library ms/step | "
-                  "MB/step per rank | U_g/(G K) |", "|---|---|---|---|---|---|---|"]
+                  "of which dense allreduce / input plan / output plan | "
+                  "MB/step per rank | U_g/(G K) |", "|---|---|---|---|---|---|---|---|"]
         for r in thr:
             lines.append(f"| {r['ranks']} | {r['sync']} | {r['words_per_rank']:.0f} | "
                          f"{r['compute_ms']:.0f} | {r['comm_ms']:.0f} | "
+                         f"{r['dense_ms']:.1f} / {r['in_ms']:.1f} / {r['out_ms']:.1f} | "
                          f"{r['mb_per_step']:.2f} | {r['ug']:.3f} |")
         lines.append("")
     if val:
         lines += ["| run | validation perplexity | bits/char | unigram perplexity | steps | "
-                  "seconds | steps skipped (overflow) |", "|---|---|---|---|---|---|---|"]
+                  "seconds | steps skipped (overflow) | plans ran (input / output) |",
+                  "|---|---|---|---|---|---|---|---|"]
         for r in val:
             bpc = f"{math.log2(r['ppl']):.3f}" if r["run"] == "char" else ""
             lines.append(f"| {r['run']} | {r['ppl']:.2f} | {bpc} | {r['unigram']:.2f} | "
-                         f"{r['steps']} | {r['elapsed']:.0f} | {r['skipped']} |")
+                         f"{r['steps']} | {r['elapsed']:.0f} | {r['skipped']} | "
+                         f"{r['algorithms']} |")
     with open(os.path.join(log_dir, "report.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
@@ -99,13 +116,13 @@ def plot(log_dir, val):
         if r["run"] == "char":
             continue
         xs, ys = zip(*r["curve"]) if r["curve"] else ([], [])
-        axes[0].plot([x / 60 for x in xs], ys, label=r["run"])
+        axes[0].plot(xs, ys, label=r["run"])
         if r["valid"]:
             vx, vy = zip(*r["valid"])
-            axes[1].plot([x / 60 for x in vx], vy, marker="o", label=r["run"])
-    axes[0].set(xlabel="minutes", ylabel="training loss (sampled softmax, nats)",
+            axes[1].plot(vx, vy, marker="o", label=r["run"])
+    axes[0].set(xlabel="step", ylabel="training loss (sampled softmax, nats)",
                 title="word LM, 4 ranks")
-    axes[1].set(xlabel="minutes", ylabel="validation perplexity (full softmax)",
+    axes[1].set(xlabel="step", ylabel="validation perplexity (full softmax)",
                 title="held-out perplexity")
     for a in axes:
         a.grid(alpha=0.3)
