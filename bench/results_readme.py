@@ -190,16 +190,18 @@ def allreduce_section(allreduce):
 
 
 def write_readme(out, results, fits, command, seconds, stamp=""):
-    """Writes out/README.md; out/NOTES.md, if present, is appended as the discussion."""
+    """Writes out/README.md, which links out/NOTES.md (the discussion) when it is there."""
     sparse, meta, allreduce, kernels, kctx = results
     lines = header_section(meta, kctx, command, seconds, stamp)
     lines += ["## Targets", "", "| target | measured | verdict |", "|---|---|---|"]
     lines += [f"| {t} | {m} | {v} |" for t, m, v in targets(sparse, allreduce, kernels)]
     lines += [""] + sparse_section(sparse) + heaps_section(fits) + kernels_section(kernels)
     lines += allreduce_section(allreduce)
-    notes = os.path.join(out, "NOTES.md")
-    if os.path.exists(notes):
-        with open(notes) as f:
-            lines += ["## Reading the results", "", f.read().strip(), ""]
+    # The discussion is written by hand from these tables, so it stays in its own file and
+    # names the raw outputs it quotes; the tables above are rewritten on every run.
+    if os.path.exists(os.path.join(out, "NOTES.md")):
+        lines += ["## Reading the results", "",
+                  "[NOTES.md](NOTES.md) discusses these results; every figure it quotes is "
+                  "from a file in [raw/](raw/).", ""]
     with open(os.path.join(out, "README.md"), "w") as f:
         f.write("\n".join(lines))

@@ -6,6 +6,7 @@
 #     included) and wire format                                  -> README.md, sparse.csv
 #   - zfc_perf allreduce: 1 KiB to 64 MiB on 2, 4 and 8 ranks against MPI_Allreduce
 #   - zfc_heaps on every corpus directory given; zfc_kernel_bench, fastest of 3 repetitions
+#   - zfc_demo on 8 ranks at K = 640 and 2560 on real text       -> docs/algorithms.md
 #   - the same sparse steps over MPI and over UCX in one run       -> transports.md
 #   - sampled-softmax candidates in 1, 2, 4 and 8 seed groups      -> seed_groups.md
 #   - bench/run_scale.sh: G = 2..8, nodes (hierarchical), a character vocabulary
@@ -159,6 +160,21 @@ for s in "${sg_counts[@]}"; do
     --json "$raw/seed_groups_S$s.json" > "$raw/seed_groups_S$s.txt"
 done
 "$python" bench/pages_report.py --raw "$raw" --out "$out" --stamp "made by $stamp"
+
+# The demo, as docs/algorithms.md quotes it: the paper's word-model step on real text.
+if [ "$quick" = 1 ]; then
+  demos=("2 4")
+else
+  demos=("8 32" "8 128")
+fi
+demo_data=()
+if [ -d "$data/gutenberg" ]; then demo_data=(--corpus "$data/gutenberg"); fi
+for d in "${demos[@]}"; do
+  read -r g windows <<< "$d"
+  log "demo_G${g}_W${windows}"
+  "${mpirun[@]}" -np "$g" "$build/bench/zfc_demo" "${demo_data[@]}" --steps 10 \
+    --windows "$windows" > "$raw/demo_G${g}_W${windows}.txt"
+done
 
 stamped=("$raw"/*)
 if [ "$quick" = 0 ] && [ -d "$data/gutenberg" ]; then
