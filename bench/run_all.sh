@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every benchmark of zipfcoll and writes every table, CSV and plot under
-# docs/benchmarks/ (about 30 minutes on 2 cores):
+# docs/benchmarks/ (about 20 minutes on 2 cores):
 #   - zfc_perf sparse: G in {1,2,4,8} ranks x K in {640,2560} x D in {512,1024}, on real text
 #     windows and on a seeded Zipf stream, every algorithm (owner_partitioned and auto
 #     included) and wire format                                  -> README.md, sparse.csv
