@@ -105,7 +105,7 @@ void Trainer::resume_from(Progress p) {
                     &state_)) {
     return;
   }
-  if (position_ > 0 && rank_ == 0) {
+  if (position_ > 0 && rank_ == 0) {  // a checkpoint of the first format has no position
     std::printf("note: %s was saved by %d ranks with --batch %d --bptt %d; epoch %d restarts "
                 "at its first batch with a zero recurrent state\n", o_.load.c_str(), p.ranks,
                 p.batch, p.bptt, epoch_ + 1);
@@ -113,7 +113,8 @@ void Trainer::resume_from(Progress p) {
   position_ = 0;
 }
 
-// Says which algorithm each plan ran (at step step_ + 1, not yet counted), at the first step and whenever auto's choice changes.
+// Says which algorithm each plan ran (at step step_ + 1, not yet counted), at the first step
+// and whenever auto's choice changes.
 void Trainer::note_algorithms() {
   if (synced_.in_algorithm == in_algorithm_ && synced_.out_algorithm == out_algorithm_) return;
   in_algorithm_ = synced_.in_algorithm;
