@@ -51,7 +51,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-for tool in zfc_perf zfc_heaps zfc_kernel_bench; do
+for tool in zfc_perf zfc_heaps zfc_kernel_bench zfc_demo; do
   if [ ! -x "$build/bench/$tool" ]; then
     echo "run_all.sh: $build/bench/$tool not built (cmake --build $build)" >&2
     exit 1
@@ -147,11 +147,16 @@ else
 fi
 text=("${wargs[@]}")
 if [ -d "$data/gutenberg" ]; then text=(--corpus "$data/gutenberg" --vocab 100000); fi
+# UCX is optional: without it the page compares nothing, and says so by its absence.
+transports=mpi
+if ldd "$build/lib/libzipfcoll.so" 2> /dev/null | grep -q libucp; then
+  transports=mpi,ucx
+fi
 for g in "${tr_ranks[@]}"; do
   log "transports_G$g"
   "${mpirun[@]}" -np "$g" "$build/bench/zfc_perf" sparse "${text[@]}" "${tr_args[@]}" \
     --algo allgather,unique_allreduce,owner_partitioned --compression none,fp16 \
-    --transport mpi,ucx --json "$raw/transports_G$g.json" > "$raw/transports_G$g.txt"
+    --transport "$transports" --json "$raw/transports_G$g.json" > "$raw/transports_G$g.txt"
 done
 for s in "${sg_counts[@]}"; do
   log "seed_groups_S$s"

@@ -1,5 +1,7 @@
 #include "device_runtime.hpp"
 
+#include <cuda.h>  // the driver's types only: its calls are found through the runtime
+
 #include "cuda_check.hpp"
 
 namespace zfc {
@@ -72,12 +74,59 @@ int current_device() {
   return device;
 }
 
-CurrentDevice::CurrentDevice(int device) : previous_(current_device()) {
-  if (device != previous_) status_ = cuda_check(cudaSetDevice(device), "cudaSetDevice");
+namespace {
+
+// The driver's calls for the thread's context, found through the runtime, so that the library
+// does not link libcuda (it must load on machines without a driver).
+struct ContextCalls {
+  CUresult (*get)(CUcontext*) = nullptr;
+  CUresult (*set)(CUcontext) = nullptr;
+};
+
+const ContextCalls& context_calls() {
+  static const ContextCalls calls = [] {
+    ContextCalls c;
+    if (device_count() == 0) return c;
+    void* get = nullptr;
+    void* set = nullptr;
+    cudaDriverEntryPointQueryResult found_get{}, found_set{};
+    // 4000: the CUDA version that introduced both calls' current signatures.
+    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &get, 4000, cudaEnableDefault,
+                                         &found_get) == cudaSuccess &&
+        cudaGetDriverEntryPointByVersion("cuCtxSetCurrent", &set, 4000, cudaEnableDefault,
+                                         &found_set) == cudaSuccess &&
+        found_get == cudaDriverEntryPointSuccess && found_set == cudaDriverEntryPointSuccess) {
+      c.get = reinterpret_cast<CUresult (*)(CUcontext*)>(get);
+      c.set = reinterpret_cast<CUresult (*)(CUcontext)>(set);
+    }
+    cudaGetLastError();
+    return c;
+  }();
+  return calls;
+}
+
+}  // namespace
+
+CurrentDevice::CurrentDevice(int device) {
+  const ContextCalls& calls = context_calls();
+  CUcontext context = nullptr;
+  if (calls.get != nullptr && calls.get(&context) == CUDA_SUCCESS) {
+    saved_context_ = true;
+    previous_context_ = context;
+  } else {
+    previous_device_ = current_device();
+  }
+  if (device != current_device() || (saved_context_ && context == nullptr)) {
+    status_ = cuda_check(cudaSetDevice(device), "cudaSetDevice");
+  }
 }
 
 CurrentDevice::~CurrentDevice() {
-  if (previous_ >= 0 && current_device() != previous_) cudaSetDevice(previous_);
+  if (saved_context_) {
+    context_calls().set(static_cast<CUcontext>(previous_context_));  // null: none again
+  } else if (previous_device_ >= 0 && current_device() != previous_device_) {
+    cudaSetDevice(previous_device_);
+  }
 }
 
 StreamScratch::~StreamScratch() {
@@ -114,8 +163,13 @@ Status copy_to_device(void* d_dst, const void* src, size_t bytes, void* stream) 
                "cudaMemcpyAsync (host to device)");
 }
 
-DeviceBuffer::~DeviceBuffer() {
+DeviceBuffer::~DeviceBuffer() { release(); }
+
+void DeviceBuffer::release() {
   if (data_ != nullptr) cudaFree(data_);
+  data_ = nullptr;
+  capacity_ = 0;
+  device_ = -1;
 }
 
 Status DeviceBuffer::reserve(size_t bytes) {

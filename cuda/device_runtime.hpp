@@ -26,8 +26,11 @@ int device_of_pointer(const void* ptr);
 // The current device of the calling thread, or -1 when there is none.
 int current_device();
 
-// Makes `device` current for the object's lifetime and then restores the device that was
-// current before, so that a call never leaves its caller's thread on another device.
+// Makes `device` current for the object's lifetime and then restores what was current
+// before, so that a call never leaves its caller's thread on another device. What is restored
+// is the thread's CUDA context (none, for a thread that never used CUDA), not a device
+// number: setting "device 0" back on such a thread would create a context on GPU 0 (CUDA 12
+// and later), costing every rank memory there.
 class CurrentDevice {
  public:
   explicit CurrentDevice(int device);
@@ -38,7 +41,9 @@ class CurrentDevice {
   const Status& status() const { return status_; }
 
  private:
-  int previous_ = -1;
+  bool saved_context_ = false;      // previous_context_ holds the thread's context
+  void* previous_context_ = nullptr;  // a CUcontext; null: the thread had none
+  int previous_device_ = -1;        // without the driver's context calls: the device number
   Status status_;
 };
 
@@ -78,6 +83,8 @@ class DeviceBuffer {
 
   // At least `bytes` bytes (contents not kept when it grows).
   Status reserve(size_t bytes);
+  // Frees the memory now (while the caller has its device current), not at destruction.
+  void release();
   void* data() const { return data_; }
   size_t capacity() const { return capacity_; }
 

@@ -91,8 +91,8 @@ bool save_checkpoint(const std::string& path, const Model& model, const Vocabula
     std::ofstream f(partial, std::ios::binary | std::ios::trunc);
     if (f) {
       write_checkpoint(f, model, vocab, optimizer, opt, progress);
-      f.flush();
-      ok = static_cast<bool>(f);
+      f.close();  // an error the close reports (a full disk) counts too
+      ok = !f.fail();
     }
   }
   if (ok) ok = std::rename(partial.c_str(), path.c_str()) == 0;

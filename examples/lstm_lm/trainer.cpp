@@ -96,6 +96,8 @@ void Trainer::log_json(const char* fmt, ...) const {
 // with a zero state (and says so).
 void Trainer::resume_from(Progress p) {
   step_ = p.step;
+  saved_step_ = p.step;  // saving untrained to the same file must not rewrite its position
+  saved_path_ = o_.load;
   epoch_ = p.epoch;
   position_ = p.position;
   const std::vector<float> mine = flatten_state(state_);
@@ -365,7 +367,7 @@ void Trainer::generate(int n) {
 }
 
 bool Trainer::save(const std::string& path) {
-  if (saved_step_ == step_) return true;  // --save-every wrote this step's
+  if (saved_step_ == step_ && saved_path_ == path) return true;
   Progress p;
   p.step = step_;
   p.epoch = epoch_;
@@ -384,6 +386,7 @@ bool Trainer::save(const std::string& path) {
                                                 *opt_, p) ? 1.0f : 0.0f;
   if (sync_->sum(&failed, 1) != zfcSuccess || failed != 0) return false;
   saved_step_ = step_;
+  saved_path_ = path;
   return true;
 }
 

@@ -31,8 +31,8 @@ class Trainer {
   void generate(int n);
   // The unigram perplexity of the held-out split under the training counts.
   double unigram_perplexity() const;
-  // Collective: writes the checkpoint (rank 0, atomically) unless this step's is written
-  // already; the same answer on every rank.
+  // Collective: writes the checkpoint (rank 0, atomically) unless `path` holds this step's
+  // already (written by --save-every, or the file loaded); the same answer on every rank.
   bool save(const std::string& path);
 
  private:
@@ -61,7 +61,8 @@ class Trainer {
   int epoch_ = 0;                // the epoch the next step is in
   int64_t position_ = 0;         // the next step's batch within it
   State state_;                  // the recurrent state carried into that batch
-  int64_t saved_step_ = -1;      // the step whose checkpoint was written last
+  int64_t saved_step_ = -1;      // the step of the checkpoint in saved_path_ (loaded or
+  std::string saved_path_;       // written), which need not be written again
   int in_algorithm_ = -2, out_algorithm_ = -2;  // what the plans ran last (-2: nothing yet)
   std::vector<int32_t> inputs_, targets_;  // this step's batch
   Gradients grads_;

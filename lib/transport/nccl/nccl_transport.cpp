@@ -95,10 +95,17 @@ void close_comm(ncclComm_t comm, int timeout_ms) {
 // (outputs).
 class Staged {
  public:
-  Staged(cuda::DeviceBuffer& bounce, void* stream) : bounce_(bounce), stream_(stream) {}
+  Staged(cuda::DeviceBuffer& bounce, void* stream, int device, int rank)
+      : bounce_(bounce), stream_(stream), device_(device), rank_(rank) {}
 
   Status input(const void* ptr, size_t bytes, const void** d_out) {
-    if (bytes == 0 || ptr == nullptr || cuda::is_device_pointer(ptr)) {
+    if (bytes == 0 || ptr == nullptr) {
+      *d_out = ptr;
+      return Status::Ok();
+    }
+    bool on_device = false;
+    ZFC_RETURN_IF_ERROR(ours(ptr, &on_device));
+    if (on_device) {
       *d_out = ptr;
       return Status::Ok();
     }
@@ -109,7 +116,13 @@ class Staged {
   }
   // An output region (of which `filled` bytes are inputs too, as for an in-place send).
   Status output(void* ptr, size_t bytes, bool copy_in, void** d_out) {
-    if (bytes == 0 || ptr == nullptr || cuda::is_device_pointer(ptr)) {
+    if (bytes == 0 || ptr == nullptr) {
+      *d_out = ptr;
+      return Status::Ok();
+    }
+    bool on_device = false;
+    ZFC_RETURN_IF_ERROR(ours(ptr, &on_device));
+    if (on_device) {
       *d_out = ptr;
       return Status::Ok();
     }
@@ -128,8 +141,22 @@ class Staged {
   }
 
  private:
+  // Device memory NCCL can use is the communicator's device's; another device's is refused
+  // (the caller's current device may differ from the communicator's).
+  Status ours(const void* ptr, bool* on_device) const {
+    const int owner = cuda::device_of_pointer(ptr);
+    if (owner >= 0 && owner != device_) {
+      return error(zfcInvalidArgument, "rank %d: a buffer is memory of CUDA device %d, but "
+                   "this NCCL communicator runs on device %d", rank_, owner, device_);
+    }
+    *on_device = owner >= 0;
+    return Status::Ok();
+  }
+
   cuda::DeviceBuffer& bounce_;
   void* stream_;
+  int device_;
+  int rank_;
   void* host_ = nullptr;
   size_t bytes_ = 0;
 };
@@ -153,6 +180,8 @@ class NcclTransport final : public Transport {
     cuda::CurrentDevice on(device_);  // NCCL and the stream belong to it; restored after
     if (!abandoned_) close_comm(comm_, timeout_ms_);
     cudaStreamDestroy(stream_);
+    recv_bounce_.release();  // on this device, before the caller's context is restored
+    send_bounce_.release();
   }
   const char* name() const override { return "nccl"; }
   bool accepts_device_buffers() const override { return true; }
@@ -167,12 +196,19 @@ class NcclTransport final : public Transport {
     ZFC_NCCL_CHECK(ncclCommSplit(comm_, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &child,
                                  &config),
                    "ncclCommSplit");
-    ZFC_RETURN_IF_ERROR(wait_ready(comm_, "ncclCommSplit"));
+    const Status parent = wait_comm_ready(comm_, rank(), timeout_ms_, "ncclCommSplit");
+    if (!parent.ok()) {
+      if (child != nullptr) ncclCommAbort(child);  // before the parent it was made from
+      abandon();
+      return parent;
+    }
     if (child == nullptr) {
       out->reset();
       return Status::Ok();
     }
-    Status ready = wait_ready(child, "ncclCommSplit (new communicator)");
+    // A child that does not come up is aborted alone: the parent is still sound.
+    const Status ready =
+        wait_comm_ready(child, rank(), timeout_ms_, "ncclCommSplit (new communicator)");
     if (!ready.ok()) {
       ncclCommAbort(child);
       return ready;
@@ -223,7 +259,8 @@ class NcclTransport final : public Transport {
     ZFC_RETURN_IF_ERROR(usable());
     cuda::CurrentDevice on(device_);  // the caller's device is restored on return
     ZFC_RETURN_IF_ERROR(on.status());
-    Staged out(recv_bounce_, stream_), in(send_bounce_, stream_);
+    Staged out(recv_bounce_, stream_, device_, rank());
+    Staged in(send_bounce_, stream_, device_, rank());
     ZFC_RETURN_IF_ERROR(out.output(recv, total, in_place, &d_recv));
     if (in_place) {
       d_send = static_cast<const char*>(d_recv) + bytes * rank();
@@ -246,7 +283,8 @@ class NcclTransport final : public Transport {
     ZFC_RETURN_IF_ERROR(usable());
     cuda::CurrentDevice on(device_);  // the caller's device is restored on return
     ZFC_RETURN_IF_ERROR(on.status());
-    Staged out(recv_bounce_, stream_), in(send_bounce_, stream_);
+    Staged out(recv_bounce_, stream_, device_, rank());
+    Staged in(send_bounce_, stream_, device_, rank());
     ZFC_RETURN_IF_ERROR(out.output(recv, extent(recv_bytes, displs, size()), in_place, &d_recv));
     char* d_base = static_cast<char*>(d_recv);
     if (in_place) {
@@ -277,7 +315,8 @@ class NcclTransport final : public Transport {
     ZFC_RETURN_IF_ERROR(usable());
     cuda::CurrentDevice on(device_);  // the caller's device is restored on return
     ZFC_RETURN_IF_ERROR(on.status());
-    Staged out(recv_bounce_, stream_), in(send_bounce_, stream_);
+    Staged out(recv_bounce_, stream_, device_, rank());
+    Staged in(send_bounce_, stream_, device_, rank());
     ZFC_RETURN_IF_ERROR(
         out.output(recv, extent(recv_bytes, recv_displs, size()), false, &d_recv));
     ZFC_RETURN_IF_ERROR(in.input(send, extent(send_bytes, send_displs, size()), &d_send));
