@@ -27,25 +27,37 @@ def rel_command(doc):
     return re.sub(r"^\S*/(build/bench/)", r"\1", cmd)
 
 
+def numbered(raw, prefix):
+    """raw/<prefix><n>.json in the order of n, with each n."""
+    found = []
+    for path in glob.glob(os.path.join(raw, f"{prefix}*.json")):
+        m = re.fullmatch(re.escape(prefix) + r"(\d+)\.json", os.path.basename(path))
+        if m:
+            found.append((int(m.group(1)), path))
+    return sorted(found)
+
+
+def page_head(title, stamp, files):
+    """The title, the stamp and the list of raw files a page reads."""
+    lines = [f"# {title}", ""] + ([f"_{stamp}_", ""] if stamp else [])
+    return lines, ", ".join(f"`raw/{os.path.basename(f)}`" for _, f in files)
+
+
 def transports_page(raw, stamp):
-    files = sorted(glob.glob(os.path.join(raw, "transports_G*.json")),
-                   key=lambda p: int(re.search(r"_G(\d+)", p).group(1)))
+    files = numbered(raw, "transports_G")
     if not files:
         return None
-    lines = ["# MPI and UCX in one run", ""]
-    if stamp:
-        lines += [f"_{stamp}_", ""]
+    lines, named = page_head("MPI and UCX in one run", stamp, files)
     lines += ["The fused sparse reduce on real text, the same steps over MPI and over UCX in",
               "one `zfc_perf` run (the UCX communicator is made from the same processes). Time",
               "is the median over steps of the slowest rank; MB is sent + received per rank",
-              "and step. Raw outputs: " + ", ".join(f"`raw/{os.path.basename(f)}`"
-                                                   for f in files) + ".", ""]
-    for path in files:
+              "and step. Raw outputs: " + named + ".", ""]
+    for _, path in files:
         lines += ["```", rel_command(load(path)), "```", ""]
     lines += ["| G | algorithm | wire | MB/rank | MPI step (µs) | UCX step (µs) | UCX / MPI |"
               " same bytes | wrong |",
               "|---|---|---|---|---|---|---|---|---|"]
-    for path in files:
+    for _, path in files:
         rows = load(path)["rows"]
         by = {(r["algo"], r["wire"], r["net"]): r for r in rows}
         for (algo, wire, net), m in sorted(by.items()):
@@ -63,25 +75,21 @@ def transports_page(raw, stamp):
 
 
 def seed_groups_page(raw, stamp):
-    files = sorted(glob.glob(os.path.join(raw, "seed_groups_S*.json")),
-                   key=lambda p: int(re.search(r"_S(\d+)", p).group(1)))
+    files = numbered(raw, "seed_groups_S")
     if not files:
         return None
-    lines = ["# Seed groups: the output embedding's rows", ""]
-    if stamp:
-        lines += [f"_{stamp}_", ""]
+    lines, named = page_head("Seed groups: the output embedding's rows", stamp, files)
     lines += ["Ranks of one seed group draw the same sampled-softmax candidates each step, so",
               "their output-embedding rows overlap (\"Language Modeling at Scale\", section",
               "III-B). Each rank holds the targets of its real-text tokens plus the",
               "candidates its group's step seed draws; S seed groups over G ranks. Raw",
-              "outputs: " + ", ".join(f"`raw/{os.path.basename(f)}`" for f in files) + ".", ""]
-    lines += ["```", rel_command(load(files[0])), "```",
+              "outputs: " + named + ".", ""]
+    lines += ["```", rel_command(load(files[0][1])), "```",
               "(and the same with each `--seed-groups S` of the table)", ""]
     lines += ["| S | G | rows per rank | U_g | U_g / (G·rows) | `unique_allreduce` MB/rank |"
               " `allgather` MB/rank | byte ratio | step-time speedup | wrong |",
               "|---|---|---|---|---|---|---|---|---|---|"]
-    for path in files:
-        s = int(re.search(r"_S(\d+)", path).group(1))
+    for s, path in files:
         rows = {r["algo"]: r for r in load(path)["rows"] if r["wire"] == "none"}
         u, a = rows.get("unique_allreduce"), rows.get("allgather")
         if u is None or a is None:

@@ -44,23 +44,30 @@ int device_count() { return discover().count; }
 
 const char* no_device_reason() { return discover().reason; }
 
-bool is_device_pointer(const void* ptr) {
+namespace {
+
+// What CUDA knows of `ptr`; false for NULL, on a machine without a device, or when it knows
+// nothing (plain host memory of old drivers).
+bool attributes_of(const void* ptr, cudaPointerAttributes* attr) {
   if (ptr == nullptr || device_count() == 0) return false;
-  cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
+  if (cudaPointerGetAttributes(attr, ptr) != cudaSuccess) {
     cudaGetLastError();
     return false;
   }
-  return attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged;
+  return true;
+}
+
+}  // namespace
+
+bool is_device_pointer(const void* ptr) {
+  cudaPointerAttributes attr{};
+  return attributes_of(ptr, &attr) &&
+         (attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged);
 }
 
 int device_of_pointer(const void* ptr) {
-  if (ptr == nullptr || device_count() == 0) return -1;
   cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
-    cudaGetLastError();
-    return -1;
-  }
+  if (!attributes_of(ptr, &attr)) return -1;
   if (attr.type == cudaMemoryTypeManaged) return current_device();
   return attr.type == cudaMemoryTypeDevice ? attr.device : -1;
 }

@@ -1,16 +1,11 @@
 #include "gradient_sync.hpp"
 
-#include <chrono>
 #include <stdexcept>
+
+#include "stopwatch.hpp"
 
 namespace lm {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 zfcSparsePlan_t make_plan(zfcComm_t comm, const Options& o, int64_t vocab, size_t dim) {
   zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;

@@ -1,6 +1,5 @@
 #include "trainer.hpp"
 
-#include <chrono>
 #include <cmath>
 #include <cstdarg>
 #include <limits>
@@ -8,15 +7,10 @@
 
 #include "checkpoint.hpp"
 #include "recurrent_state.hpp"
+#include "stopwatch.hpp"
 
 namespace lm {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 uint64_t bytes_moved(zfcComm_t comm) {
   zfcStats_t s = ZFC_STATS_INITIALIZER;
