@@ -10,7 +10,8 @@ import numpy as np
 
 ALGO_COLORS = {"allgather": "tab:red", "unique_allreduce": "tab:blue",
                "unique_allgather": "tab:green", "auto": "tab:purple", "dense_vocab": "tab:gray",
-               "owner_partitioned": "tab:orange", "hierarchical": "tab:brown"}
+               "owner_partitioned": "tab:orange", "hierarchical": "tab:brown",
+               "key_routed": "tab:olive"}
 WIRE_STYLES = {"none": "-", "fp16": "--", "bf16": ":"}
 PHASES = ["local", "header", "index_exchange", "merge", "scatter", "row_exchange", "total"]
 

@@ -27,6 +27,7 @@ namespace {
 
 struct Options {
   std::string corpus;
+  std::string json;  // --json FILE: one object per (algorithm, wire, G) line
   double heaps_k = 0, heaps_beta = 0;
   double tokens = 640, dim = 512, vocab = 100000;
   std::vector<int> ranks{8, 16, 24, 32, 64, 128, 256, 512, 1024, 2048, 4096};
@@ -68,7 +69,9 @@ void usage() {
       "  --local-gbs X        a rank's local memory passes, GB/s (3000: HBM3)\n"
       "  --compute-ms T       forward and backward per step (55.7)\n"
       "  --dense-mb M         dense gradients allreduced per step, MB (37.8)\n"
-      "  --tables N           embedding tables exchanged per step (2)\n");
+      "  --tables N           embedding tables exchanged per step (2)\n"
+      "  --json FILE          also write one JSON object per row to FILE (G, algo, wire, U_g,\n"
+      "                       MB, xnode_MB, peak_ws_MB, exchange_ms, step_ms, efficiency)\n");
 }
 
 bool pair(const char* v, double* a, double* b) {
@@ -82,6 +85,7 @@ bool parse(int argc, char** argv, Options* o) {
     const char* v = argv[++i];
     bool ok = true;
     if (a == "--corpus") o->corpus = v;
+    else if (a == "--json") o->json = v;
     else if (a == "--heaps") ok = pair(v, &o->heaps_k, &o->heaps_beta);
     else if (a == "-K") ok = (o->tokens = std::atof(v)) > 0;
     else if (a == "-D") ok = (o->dim = std::atof(v)) > 0;
@@ -172,8 +176,13 @@ int main(int argc, char** argv) {
               o.dense_mb, o.tables);
   std::printf("%18s %4s %5s %9s %9s %10s %10s %11s %9s %6s\n", "algo", "wire", "G", "U_g",
               "MB", "xnode_MB", "peak_ws_MB", "exchange_ms", "step_ms", "eff");
-  const int algos[] = {zfcAlgoAllGather, zfcAlgoUniqueAllReduce, zfcAlgoUniqueAllGather,
-                       zfcAlgoOwnerPartitioned, zfcAlgoHierarchical};
+  const int algos[] = {zfcAlgoAllGather,        zfcAlgoUniqueAllReduce, zfcAlgoUniqueAllGather,
+                       zfcAlgoOwnerPartitioned, zfcAlgoHierarchical,    zfcAlgoKeyRouted};
+  FILE* json = nullptr;
+  if (!o.json.empty() && (json = std::fopen(o.json.c_str(), "w")) == nullptr) {
+    std::fprintf(stderr, "zfc_model: cannot write %s\n", o.json.c_str());
+    return 1;
+  }
   for (int a : algos) {
     for (zfcCompressionKind_t w : {zfcCompressNone, zfcCompressFp16}) {
       double first_step = 0;
@@ -190,8 +199,22 @@ int main(int argc, char** argv) {
                     zfcGetAlgorithmName(a), w == zfcCompressNone ? "none" : "fp16", g,
                     s.global_unique, p.bytes / 1e6, p.internode_bytes / 1e6,
                     p.workspace_bytes / 1e6, p.seconds * 1e3, step * 1e3, first_step / step);
+        if (json != nullptr) {
+          std::fprintf(json,
+                       "{\"G\": %d, \"algo\": \"%s\", \"wire\": \"%s\", \"U_g\": %.0f, "
+                       "\"MB\": %.6f, \"xnode_MB\": %.6f, \"peak_ws_MB\": %.6f, "
+                       "\"exchange_ms\": %.6f, \"step_ms\": %.6f, \"efficiency\": %.6f}\n",
+                       g, zfcGetAlgorithmName(a), w == zfcCompressNone ? "none" : "fp16",
+                       s.global_unique, p.bytes / 1e6, p.internode_bytes / 1e6,
+                       p.workspace_bytes / 1e6, p.seconds * 1e3, step * 1e3,
+                       first_step / step);
+        }
       }
     }
+  }
+  if (json != nullptr && std::fclose(json) != 0) {
+    std::fprintf(stderr, "zfc_model: cannot write %s\n", o.json.c_str());
+    return 1;
   }
   return 0;
 }

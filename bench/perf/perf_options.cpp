@@ -29,9 +29,10 @@ void usage() {
       "  -i BYTES          size increment, instead of -f\n"
       "sparse:\n"
       "  --algo L          comma list of allgather, unique_allreduce, unique_allgather,\n"
-      "                    owner_partitioned, hierarchical, dense_vocab, auto; or all\n"
-      "                    (allgather,unique_allreduce,unique_allgather,owner_partitioned,\n"
-      "                    auto; hierarchical and dense_vocab only when named)\n"
+      "                    owner_partitioned, hierarchical, dense_vocab, key_routed, auto;\n"
+      "                    or all (allgather,unique_allreduce,unique_allgather,\n"
+      "                    owner_partitioned,key_routed,auto; hierarchical and dense_vocab\n"
+      "                    only when named)\n"
       "  --ranks-per-node N  group ranks [0,N), [N,2N), ... into nodes (default: by host)\n"
       "  -K TOKENS         tokens per rank per step (640)\n"
       "  -D DIM            row width (512)\n"
@@ -148,7 +149,8 @@ bool validate(PerfOptions* o) {
   static const char* const kAlgos[] = {"allgather",         "unique_allreduce",
                                        "unique_allgather",  "owner_partitioned",
                                        "hierarchical",      "dense_vocab",
-                                       "auto",              "all",
+                                       "key_routed",        "auto",
+                                       "all",
                                        nullptr};
   if (o->compressions.empty()) o->compressions = {"none", "fp16", "bf16"};
   if (o->algorithms.empty()) o->algorithms = {"all"};
@@ -156,7 +158,7 @@ bool validate(PerfOptions* o) {
   for (const std::string& a : o->algorithms) {
     const std::vector<std::string> names =
         a == "all" ? std::vector<std::string>{"allgather", "unique_allreduce", "unique_allgather",
-                                              "owner_partitioned", "auto"}
+                                              "owner_partitioned", "key_routed", "auto"}
                    : std::vector<std::string>{a};
     for (const std::string& n : names) {
       if (std::find(algos.begin(), algos.end(), n) == algos.end()) algos.push_back(n);

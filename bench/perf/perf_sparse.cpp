@@ -30,6 +30,9 @@ struct Variant {
   std::vector<double> ug;       // U_g per timed step
   double internode = 0;         // this rank's internode sent + received, summed over steps
   double phase[zfcNumPhases] = {};  // this rank's seconds per phase, summed over timed steps
+  double recv_max = 0;          // the busiest rank's received bytes, summed over timed steps
+  double recv_sum = 0;          // every rank's received bytes, summed over ranks and steps
+  double rounds = 0;            // dependent rounds, summed over timed steps
   zfcSparseResult_t last = ZFC_SPARSE_RESULT_INITIALIZER;     // valid until the plan's next call
 };
 
@@ -40,6 +43,7 @@ int algorithm_id(const std::string& name) {
   if (name == "dense_vocab") return zfcAlgoDenseVocab;
   if (name == "owner_partitioned") return zfcAlgoOwnerPartitioned;
   if (name == "hierarchical") return zfcAlgoHierarchical;
+  if (name == "key_routed") return zfcAlgoKeyRouted;
   return zfcAlgoAuto;
 }
 
@@ -177,6 +181,9 @@ void run_steps(const PerfContext& ctx, const zfc::workload::StepSource& source,
       v.internode += static_cast<double>(stats.last.internode_bytes_sent +
                                          stats.last.internode_bytes_received);
       for (int p = 0; p < zfcNumPhases; ++p) v.phase[p] += stats.last.seconds[p];
+      v.recv_max += static_cast<double>(stats.last.bytes_received_max);
+      v.recv_sum += static_cast<double>(stats.last.bytes_received_sum);
+      v.rounds += stats.last.rounds;
     }
   }
 }
@@ -253,7 +260,13 @@ Row result_row(const PerfContext& ctx, Variant& v, double wrong, bool baseline,
       .num("byte_ratio", bytes > 0 ? *base_bytes / bytes : NAN, 10, 2)
       .text("ran", describe_ran(v.ran), 17)
       .num("model_us", model * 1e6, 9, 1)
-      .num("model_err", model / sec - 1.0, 9, 3);
+      .num("model_err", model / sec - 1.0, 9, 3)
+      .num("recv_skew", v.recv_sum > 0 ? v.recv_max * ctx.ranks / v.recv_sum : 1.0, 9, 3)
+      .count("rounds", v.rounds / steps, 6);
+  // The busiest rank's received bytes and the mean over ranks, per step (the library's
+  // ledger, the same on every rank).
+  row.quiet("recv_max_MB", v.recv_max / steps / 1e6);
+  row.quiet("recv_mean_MB", v.recv_sum / ctx.ranks / steps / 1e6);
   // Where the time goes: each phase's mean per step on the slowest rank, JSON only.
   for (int p = 0; p < zfcNumPhases; ++p) {
     const std::string key = std::string("phase_us_") + zfcGetPhaseName(p);

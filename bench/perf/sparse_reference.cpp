@@ -124,9 +124,12 @@ double formula_bytes(int algorithm, const ByteInputs& in) {
       return header + both_ways * in.local_unique * (k + in.dim * w);
     case zfcAlgoDenseVocab:
       return header + 2.0 * both_ways * in.vocab * (in.dim + 1) * w;
-    case zfcAlgoOwnerPartitioned:  // each rank's rows spread evenly over the owners
+    case zfcAlgoOwnerPartitioned:  // every row owned by one of its holders
       return header + both_ways * in.local_unique * k +
-             both_ways * (in.local_unique / g + in.global_unique) * in.dim * w;
+             2.0 / g * (in.local_unique + (g - 2) * in.global_unique) * in.dim * w;
+    case zfcAlgoKeyRouted:  // each rank's keys spread evenly over the owners; no padding
+      return header + 2.0 * (8.0 + 16.0) * (g - 1) +
+             both_ways * (in.local_unique / g + in.global_unique) * (k + in.dim * w);
     default:
       return 0.0;
   }

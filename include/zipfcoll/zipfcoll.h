@@ -134,12 +134,19 @@ typedef enum {
   zfcAlgoUniqueAllGather = 4, /* allgather local unique indices and each rank's U_i locally
                                  summed rows: Theta(G*K + sum_i U_i*D) */
   zfcAlgoOwnerPartitioned = 5, /* allgather local unique indices; send each locally summed
-                                  row to the rank owning its index, which reduces it; then
-                                  allgather the reduced rows: Theta(G*K + (U_i + U_g)*D) */
+                                  row to the rank owning its index (owners balanced by load,
+                                  a holder of the row where the balance allows), which
+                                  reduces it; then allgather the reduced rows:
+                                  Theta(G*K + (U_i + U_g)*D) */
   zfcAlgoHierarchical = 6,     /* owner_partitioned inside each node, then across nodes
                                   between ranks of equal local rank, then shared inside the
                                   node: each row crosses between nodes once per node */
-  zfcNumAlgorithms = 7
+  zfcAlgoKeyRouted = 7,        /* no index allgather: each rank sends (index, row) pairs of
+                                  its distinct indices to the owner a fixed function of the
+                                  index names; owners sum them and share the sums in index
+                                  order: Theta(U_i*(D + 1) + U_g*(D + 1)) per rank, nothing
+                                  of order G*U_i; for large G */
+  zfcNumAlgorithms = 8
 } zfcAlgorithm_t;
 
 /* Name of an algorithm ("auto", "allgather", ...); "unknown" for a bad value. */
@@ -323,20 +330,28 @@ typedef struct {
   uint64_t internode_bytes_sent; /* the part of bytes_sent that went to other nodes */
   uint64_t internode_bytes_received; /* the part of bytes_received from other nodes */
   int32_t algorithm;             /* zfcAlgorithm_t the last sparse reduce ran (-1: none) */
-  int32_t reserved;
+  int32_t rounds;                /* dependent rounds: transport collectives run one after
+                                    another (in `total`, summed over calls) */
   double seconds[zfcNumPhases];  /* wall time per zfcPhase_t */
+  /* ---- end of the 0.2.0 layout ---- */
+  uint64_t bytes_received_max;   /* the most bytes_received of any rank of the communicator
+                                    in the call (the busiest rank; `total`: summed over
+                                    calls) */
+  uint64_t bytes_received_sum;   /* bytes_received summed over the communicator's ranks
+                                    (divide by the rank count for the mean) */
 } zfcOpStats_t;
 
 /* `size` must be set by the caller (ZFC_STATS_INITIALIZER does it). In `total`, counts,
  * bytes and seconds are sums over calls and peak_workspace_bytes is the maximum. The
- * library also fills the struct of the 0.1.0 layout (without the internode fields). */
+ * library also fills the structs of the 0.1.0 layout (without the internode fields) and
+ * of the 0.2.0 and 0.3.0 layout (without the busiest rank's and the summed bytes). */
 typedef struct {
   size_t size;
   zfcOpStats_t last;
   zfcOpStats_t total;
 } zfcStats_t;
 
-#define ZFC_OP_STATS_ZERO {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, 0, {0, 0, 0, 0, 0, 0, 0}}
+#define ZFC_OP_STATS_ZERO {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, 0, {0, 0, 0, 0, 0, 0, 0}, 0, 0}
 #define ZFC_STATS_INITIALIZER {sizeof(zfcStats_t), ZFC_OP_STATS_ZERO, ZFC_OP_STATS_ZERO}
 
 /* Local. Copies the communicator's statistics: every successful zfcUniqueMerge,

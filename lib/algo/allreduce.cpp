@@ -89,8 +89,11 @@ Status reduce_scatter(Transport& t, Workspace& ws, WireKernels& k, const float* 
   ZFC_RETURN_IF_ERROR(k.scratch(Slot::kWireRecv, static_cast<size_t>(size) * s->mine * s->w,
                                 &s->wire_recv));
   ZFC_RETURN_IF_ERROR(k.settle());
+  // Rank r receives its chunk from every peer.
+  uint64_t* received = ws.get<uint64_t>(Slot::kReduceReceived, static_cast<size_t>(size));
+  for (int r = 0; r < size; ++r) received[r] = (size - 1) * s->ch.len(r) * s->w;
   ZFC_RETURN_IF_ERROR(t.alltoallv(wire_send, s->sz.send_bytes, s->sz.send_displs, s->wire_recv,
-                                  s->sz.recv_bytes, s->sz.recv_displs));
+                                  s->sz.recv_bytes, s->sz.recv_displs, received));
   gather_sizes(&s->sz, s->ch, size, s->w);
   return Status::Ok();
 }

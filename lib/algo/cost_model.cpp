@@ -172,6 +172,30 @@ void hierarchical(Cost& c) {
             (w < 4 ? ug * d * w : 0.0) + 16.0 * ug / L);
 }
 
+// No index exchange: an alltoall of counts, the (key, row) pairs to their owners, the owners'
+// merge and sums, an allgather of their counts, and the summed pairs to every rank, which
+// merges them into key order. Owners are assumed even (the key function spreads them).
+void key_routed(Cost& c) {
+  const CostInputs& in = c.in;
+  const double d = static_cast<double>(in.dim), w = in.row_bytes;
+  const double kb = static_cast<double>(in.key_bytes);
+  const double ug = in.global_unique, ui = in.max_local_unique;
+  const double f = Cost::frac(c.g()), routed = in.local_unique / c.g();
+  c.collective(Level::kFlat, 8.0 * (c.g() - 1), 16.0 * (c.g() - 1));
+  scatter(c, ui);
+  c.local(encode_bytes(c, ui * d) + 2.0 * ui * (kb + d * w));  // encode, pack
+  c.collective(Level::kFlat, std::max(ui, routed) * (kb + d * w) * f,
+               (ui + routed) * (kb + d * w) * f);
+  c.local(kMergeBytesPerKey * routed + kLocateBytesPerKey * routed + routed * d * (w + 8.0));
+  c.local(encode_bytes(c, ug / c.g() * d));
+  c.gather(Level::kFlat, 16.0 * c.g(), 16.0);
+  c.gather(Level::kFlat, ug * (kb + d * w), ug / c.g() * (kb + d * w));
+  c.local(kMergeBytesPerKey * ug + kLocateBytesPerKey * ug +
+          (w < 4 ? ug * d * (w + 4.0) : 8.0 * ug * d));
+  c.scratch(ui * d * (4.0 + w) + ui * kb + routed * (kb + d * (w + 4.0)) +
+            ug * (2.0 * kb + d * w) + 4.0 * ug * d);
+}
+
 bool can_run_hierarchical(const CostInputs& in) {
   return in.nodes > 1 && in.nodes < in.ranks && in.ranks % in.nodes == 0;
 }
@@ -194,6 +218,7 @@ Prediction predict(zfcAlgorithm_t algorithm, const CostInputs& in, const Machine
     case zfcAlgoDenseVocab: dense_vocab(c); break;
     case zfcAlgoUniqueAllReduce: index_exchange(c); unique_allreduce(c); break;
     case zfcAlgoUniqueAllGather: index_exchange(c); unique_allgather(c); break;
+    case zfcAlgoKeyRouted: key_routed(c); break;
     case zfcAlgoHierarchical:
       index_exchange(c);
       if (can_run_hierarchical(in)) {
@@ -217,6 +242,13 @@ zfcAlgorithm_t choose_before_index_exchange(const CostInputs& in, const MachineM
   }
   zfcAlgorithm_t choice = zfcAlgoAuto;
   double best = unique_best;
+  // Key-routed skips the index exchange, so it is chosen here, against the others' best
+  // case at the same U_g.
+  const double routed = predict(zfcAlgoKeyRouted, best_case, m).seconds;
+  if (routed < best) {
+    choice = zfcAlgoKeyRouted;
+    best = routed;
+  }
   // The baseline's cost does not depend on U_g beyond its final pass: take the best case.
   const double gather = predict(zfcAlgoAllGather, best_case, m).seconds;
   if (gather < best) {

@@ -47,8 +47,8 @@ double node_unique(const CostInputs& in, int ranks_per_node);
 Prediction predict(zfcAlgorithm_t algorithm, const CostInputs& in, const MachineModel& m);
 
 // Before the index exchange (U_g unknown): an algorithm that needs no index exchange
-// (allgather, dense_vocab) when it is faster than every other even at the smallest possible
-// U_g; else zfcAlgoAuto (decide after the exchange).
+// (allgather, dense_vocab, key_routed) when it is faster than every other even at the
+// smallest possible U_g; else zfcAlgoAuto (decide after the exchange).
 zfcAlgorithm_t choose_before_index_exchange(const CostInputs& in, const MachineModel& m);
 
 // After the index exchange: the fastest of unique_allreduce, unique_allgather,

@@ -8,6 +8,7 @@
 // Only step 2 and the rail gather cross between nodes, once per row present on a node
 // instead of once per rank holding it. Sums run inside the node in rank order, then over
 // nodes in node order: the order of algo/rank_order.hpp, so fp32 results keep their bits.
+#include <algorithm>
 #include <vector>
 
 #include "algo/owner_ranges.hpp"
@@ -140,6 +141,39 @@ Status share(Hier& h, Transport& node, Transport& rail, char* base) {
   return node.allgatherv(range, base, bytes, displs);
 }
 
+// The ledger of the whole communicator: the node and rail transports see only their own
+// group, but every rank holds every rank's positions, so it can count what each rank
+// receives in all four steps. `present` is U_g + 1 entries of scratch.
+void enter_every_rank(const Hier& h, Transport& world, int L, int N, size_t ug,
+                      int32_t* present) {
+  for (int n = 0; n < N; ++n) {
+    const std::vector<int>& members = h.nodes.members(n);
+    // present[p + 1] - present[lo]: positions in [lo, p] that node n holds.
+    std::fill(present, present + ug + 1, 0);
+    for (int r : members) {
+      for (size_t i = 0; i < h.at.counts[r]; ++i) present[h.at.of(r)[i] + 1] = 1;
+    }
+    for (size_t p = 0; p < ug; ++p) present[p + 1] += present[p];
+    for (int j = 0; j < L; ++j) {
+      const size_t lo = h.ranges.begin(j), len = h.ranges.len(j);
+      const OwnerRanges subs{len, N};
+      uint64_t rows = ug - len;  // the node's gather
+      for (int k = 0; k < L; ++k) {  // step 1: the node's other members' rows in range j
+        if (k != j) rows += h.at.count_in(members[static_cast<size_t>(k)], lo, lo + len);
+      }
+      rows += len - subs.len(n);  // the rail's gather
+      world.note_received(members[static_cast<size_t>(j)], rows * h.row_bytes);
+      // Step 2 from node n: its rows in sub-range m go to node m's member j.
+      for (int m = 0; m < N; ++m) {
+        if (m == n) continue;
+        const size_t b = lo + subs.begin(m), e = b + subs.len(m);
+        world.note_received(h.nodes.members(m)[static_cast<size_t>(j)],
+                            static_cast<uint64_t>(present[e] - present[b]) * h.row_bytes);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 template <class K>
@@ -164,6 +198,7 @@ Status exchange_hierarchical(SparseCall<K>& call, Transport& node, Transport& ra
   Hier h{at, call.nodes, ws, wire, dim, dim * wire.bytes, ranges, subs, lo1, len1, lo2, len2,
          ws.get<size_t>(Slot::kExchangeSizes, 4 * static_cast<size_t>(std::max(L, N))),
          scratch, reinterpret_cast<unsigned char*>(scratch + ints)};
+  enter_every_rank(h, call.transport, L, N, ug, ws.get<int32_t>(Slot::kPeerReceived, ug + 1));
   local.stop();
 
   PhaseTimer timer(call.op, zfcPhaseRowExchange);

@@ -46,6 +46,7 @@ class IndexSet {
   size_t count() const { return count_; }
   const K* keys() const { return keys_; }
   size_t local_unique_count() const { return local_count_; }
+  const K* local_unique() const { return local_unique_; }
   const int32_t* inverse() const { return inverse_; }
   size_t global_count() const { return global_count_; }
   const K* global() const { return global_; }

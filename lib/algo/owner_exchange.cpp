@@ -1,30 +1,94 @@
-// The owner-partitioned exchange. The global set's positions are split into G contiguous
-// ranges (OwnerRanges), one per rank. Each rank sends the locally summed rows of its
-// distinct keys to the owners of their positions (one alltoallv); each owner adds what it
-// received in the order of sums and allgathers its range. Per rank that moves about
-// (U_i + U_g) x D values each way instead of the allreduce's 2 U_g x D.
-#include "algo/owner_ranges.hpp"
+// The owner-partitioned exchange. Every position of the global set has one owner, from the
+// balanced, holder-aware map of algo/owner_map.hpp. Each rank sends the locally summed rows
+// of its distinct keys to their owners (one alltoallv); each owner adds what it received in
+// the order of sums and allgathers its rows, which every rank puts at their positions. Per
+// rank that moves about (U_i + U_g) x D values each way instead of the allreduce's 2 U_g x D,
+// and a row whose owner holds it is not sent to it at all.
+#include "algo/owner_map.hpp"
 #include "algo/rank_order.hpp"
 #include "core/stats.hpp"
 
 namespace zfc {
 namespace {
 
-// Sizes of the alltoallv: to owner j, this rank's rows inside j's range; from rank r, r's
-// rows inside this rank's range.
-void owner_layout(const RankPositions& at, const OwnerRanges& owners, int me, size_t row_bytes,
-                  size_t* sizes) {
-  const int size = owners.parts;
-  size_t *send_bytes = sizes, *send_displs = sizes + size;
-  size_t *recv_bytes = sizes + 2 * size, *recv_displs = sizes + 3 * size;
-  const size_t lo = owners.begin(me), hi = lo + owners.len(me);
-  for (int j = 0; j < size; ++j) {
-    const size_t b = owners.begin(j);
-    send_bytes[j] = at.count_in(me, b, b + owners.len(j)) * row_bytes;
-    recv_bytes[j] = at.count_in(j, lo, hi) * row_bytes;
+// What this rank sends and receives: rows grouped by owner, each group in position order.
+struct OwnerLayout {
+  size_t *send_bytes, *send_displs, *recv_bytes, *recv_displs, *gather_bytes, *gather_displs;
+};
+
+OwnerLayout owner_layout(const OwnerMap& map, const RankPositions& at, int me, size_t row_bytes,
+                         size_t* sizes) {
+  const int size = map.parts;
+  OwnerLayout l{sizes,            sizes + size,     sizes + 2 * size,
+                sizes + 3 * size, sizes + 4 * size, sizes + 5 * size};
+  std::fill(l.send_bytes, l.send_bytes + size, 0);
+  std::fill(l.recv_bytes, l.recv_bytes + size, 0);
+  for (size_t i = 0; i < at.counts[me]; ++i) l.send_bytes[map.owner[at.of(me)[i]]] += row_bytes;
+  for (size_t q = 0; q < map.owned_count[me]; ++q) {
+    const int32_t p = map.owned_by(me)[q];
+    for (int32_t k = map.holder_displs[p]; k < map.holder_displs[p + 1]; ++k) {
+      l.recv_bytes[map.holders[k]] += row_bytes;
+    }
   }
-  pack_displacements(send_bytes, send_displs, size);
-  pack_displacements(recv_bytes, recv_displs, size);
+  for (int j = 0; j < size; ++j) l.gather_bytes[j] = map.owned_count[j] * row_bytes;
+  pack_displacements(l.send_bytes, l.send_displs, size);
+  pack_displacements(l.recv_bytes, l.recv_displs, size);
+  pack_displacements(l.gather_bytes, l.gather_displs, size);
+  return l;
+}
+
+// This rank's locally summed rows (fp32, in position order) laid out by owner on the wire.
+char* pack_by_owner(const OwnerMap& map, const RankPositions& at, int me, const float* partial,
+                    size_t dim, const Wire& wire, const size_t* send_displs, Workspace& ws) {
+  const size_t row_bytes = dim * wire.bytes;
+  char* packed = ws.get<char>(Slot::kWireSend, at.counts[me] * row_bytes);
+  size_t* cursor = ws.get<size_t>(Slot::kPeerReceived, static_cast<size_t>(map.parts));
+  std::copy(send_displs, send_displs + map.parts, cursor);
+  for (size_t i = 0; i < at.counts[me]; ++i) {
+    char* dst = packed + cursor[map.owner[at.of(me)[i]]];
+    cursor[map.owner[at.of(me)[i]]] += row_bytes;
+    kernels::encode(partial + i * dim, dim, wire.type, wire.scale, dst);
+  }
+  return packed;
+}
+
+// acc (the owned rows, in owned order) = the sum of what every holder sent, in the order of
+// sums. Rank r's rows arrive in position order: the owned positions it holds.
+void sum_owned(const OwnerMap& map, const NodeMap& nodes, Workspace& ws, int me,
+               const char* rows_in, const OwnerLayout& l, const Wire& wire, size_t dim,
+               float* acc) {
+  const size_t mine = map.owned_count[me], row_bytes = dim * wire.bytes;
+  const size_t arrived = l.recv_displs[map.parts - 1] + l.recv_bytes[map.parts - 1];
+  int32_t* slots = ws.get<int32_t>(Slot::kPositions, arrived / row_bytes);
+  size_t* cursor = ws.get<size_t>(Slot::kPeerReceived, static_cast<size_t>(map.parts));
+  for (int r = 0; r < map.parts; ++r) cursor[r] = l.recv_displs[r] / row_bytes;
+  for (size_t q = 0; q < mine; ++q) {
+    const int32_t p = map.owned_by(me)[q];
+    for (int32_t k = map.holder_displs[p]; k < map.holder_displs[p + 1]; ++k) {
+      slots[cursor[map.holders[k]]++] = static_cast<int32_t>(q);
+    }
+  }
+  accumulate_in_rank_order(nodes, ws, acc, mine, dim, [&](int r, float* dst) {
+    const size_t first = l.recv_displs[r] / row_bytes, n = l.recv_bytes[r] / row_bytes;
+    kernels::scatter_add_rows(rows_in + l.recv_displs[r], wire.type, slots + first, n, dim,
+                              dst);
+  });
+}
+
+// Every owner's rows, gathered in owner order, put at their positions in out (U_g x dim).
+// Returns whether all are finite.
+bool place_gathered(const OwnerMap& map, const char* gathered, const Wire& wire, size_t dim,
+                    float* out) {
+  const size_t row_bytes = dim * wire.bytes;
+  bool finite = true;
+  size_t q = 0;  // gathered rows are the owned lists back to back
+  for (int j = 0; j < map.parts; ++j) {
+    for (size_t k = 0; k < map.owned_count[j]; ++k, ++q) {
+      float* dst = out + static_cast<size_t>(map.owned_by(j)[k]) * dim;
+      finite &= kernels::decode(gathered + q * row_bytes, dim, wire.type, wire.scale, dst);
+    }
+  }
+  return finite;
 }
 
 }  // namespace
@@ -34,59 +98,45 @@ Status exchange_owner_partitioned(SparseCall<K>& call) {
   Transport& t = call.transport;
   Workspace& ws = call.ws;
   const int size = t.size(), me = t.rank();
-  const size_t dim = call.spec.dim;
-  const size_t ug = call.set.global_count();
+  const size_t dim = call.spec.dim, ug = call.set.global_count();
   const Wire wire = wire_of(call.spec);
   const size_t row_bytes = dim * wire.bytes;
-  const OwnerRanges owners{ug, size};
-  const size_t lo = owners.begin(me), mine = owners.len(me);
 
   size_t* sizes = ws.get<size_t>(Slot::kExchangeSizes, 6 * static_cast<size_t>(size));
-  size_t *recv_bytes = sizes + 2 * size, *recv_displs = sizes + 3 * size;
-  const void* send = nullptr;
+  OwnerMap map;
+  OwnerLayout l{};
+  const char* send = nullptr;
   RankPositions at{};
   {
     PhaseTimer timer(call.op, zfcPhaseScatter);
     at = locate_all_ranks(call.set, ws, size);
-    send = local_partial_rows(call, wire.type, wire.scale);
-    owner_layout(at, owners, me, row_bytes, sizes);
+    map = balanced_owners(at, ug, size, ws);
+    l = owner_layout(map, at, me, row_bytes, sizes);
+    const float* partial =
+        static_cast<const float*>(local_partial_rows(call, zfcFloat32, 1.0f));
+    send = pack_by_owner(map, at, me, partial, dim, wire, l.send_displs, ws);
   }
-  const size_t received = recv_displs[size - 1] + recv_bytes[size - 1];
-  char* rows_in = ws.get<char>(Slot::kOwnerRows, received);
+  char* rows_in = ws.get<char>(Slot::kOwnerRows, l.recv_displs[size - 1] + l.recv_bytes[size - 1]);
   {
     PhaseTimer timer(call.op, zfcPhaseRowExchange);
-    ZFC_RETURN_IF_ERROR(
-        t.alltoallv(send, sizes, sizes + size, rows_in, recv_bytes, recv_displs));
+    uint64_t* received = ws.get<uint64_t>(Slot::kPeerReceived, static_cast<size_t>(size));
+    for (int r = 0; r < size; ++r) received[r] = map.received_rows[r] * row_bytes;
+    ZFC_RETURN_IF_ERROR(t.alltoallv(send, l.send_bytes, l.send_displs, rows_in, l.recv_bytes,
+                                    l.recv_displs, received));
   }
-  float* out = ws.get<float>(Slot::kResultRows, ug * dim);
-  float* acc = wire.type == zfcFloat32 ? out + lo * dim : ws.get<float>(Slot::kDense, mine * dim);
+  const size_t mine = map.owned_count[me];
+  float* acc = ws.get<float>(Slot::kDense, mine * dim);
   {
     PhaseTimer timer(call.op, zfcPhaseScatter);
-    int32_t* rel = ws.get<int32_t>(Slot::kPositions, mine);
-    accumulate_in_rank_order(call.nodes, ws, acc, mine, dim, [&](int r, float* dst) {
-      const size_t first = at.lower(r, lo);
-      const size_t n = recv_bytes[r] / row_bytes;
-      for (size_t i = 0; i < n; ++i) rel[i] = at.of(r)[first + i] - static_cast<int32_t>(lo);
-      kernels::scatter_add_rows(rows_in + recv_displs[r], wire.type, rel, n, dim, dst);
-    });
+    sum_owned(map, call.nodes, ws, me, rows_in, l, wire, dim, acc);
   }
   PhaseTimer timer(call.op, zfcPhaseRowExchange);
-  size_t* gather_bytes = sizes + 4 * size;
-  size_t* gather_displs = sizes + 5 * size;
-  for (int j = 0; j < size; ++j) {
-    gather_bytes[j] = owners.len(j) * row_bytes;
-    gather_displs[j] = owners.begin(j) * row_bytes;
-  }
-  if (wire.type == zfcFloat32) {
-    ZFC_RETURN_IF_ERROR(t.allgatherv(acc, out, gather_bytes, gather_displs));
-    call.finite = kernels::all_finite(out, ug * dim);
-  } else {
-    char* gathered = ws.get<char>(Slot::kGatheredRows, ug * row_bytes);
-    kernels::encode(acc, mine * dim, wire.type, 1.0f, gathered + lo * row_bytes);
-    ZFC_RETURN_IF_ERROR(t.allgatherv(gathered + lo * row_bytes, gathered, gather_bytes,
-                                     gather_displs));
-    call.finite = kernels::decode(gathered, ug * dim, wire.type, wire.scale, out);
-  }
+  char* gathered = ws.get<char>(Slot::kGatheredRows, ug * row_bytes);
+  char* own = gathered + l.gather_displs[me];
+  kernels::encode(acc, mine * dim, wire.type, 1.0f, own);  // already scaled
+  ZFC_RETURN_IF_ERROR(t.allgatherv(own, gathered, l.gather_bytes, l.gather_displs));
+  float* out = ws.get<float>(Slot::kResultRows, ug * dim);
+  call.finite = place_gathered(map, gathered, wire, dim, out);
   call.out_rows = out;
   return Status::Ok();
 }

@@ -52,6 +52,12 @@ Status exchange_allgather(SparseCall<K>& call);
 template <class K>
 Status exchange_dense_vocab(SparseCall<K>& call);
 
+// No index allgather: each rank sends the (key, row) pairs of its distinct keys to the owner
+// a fixed function of the key names; owners sum them and share the sums, which every rank
+// puts in key order (algo/key_routed_exchange.cpp). Sets the global set itself.
+template <class K>
+Status exchange_key_routed(SparseCall<K>& call);
+
 // The exchanges below need set.gather() and set.merge_gathered() first.
 // Scatter into U_g x dim and allreduce it (the paper's uniqueness technique).
 template <class K>

@@ -74,6 +74,7 @@ Status run_exchange(SparseCall<K>& call, const MachineModel& machine, zfcAlgorit
   *ran = algorithm;
   if (algorithm == zfcAlgoAllGather) return exchange_allgather(call);
   if (algorithm == zfcAlgoDenseVocab) return exchange_dense_vocab(call);
+  if (algorithm == zfcAlgoKeyRouted) return exchange_key_routed(call);
   {
     PhaseTimer timer(call.op, zfcPhaseIndexExchange);
     ZFC_RETURN_IF_ERROR(call.set.gather(t, call.headers));

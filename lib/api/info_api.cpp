@@ -51,6 +51,7 @@ const char* zfcGetAlgorithmName(int algorithm) {
     case zfcAlgoUniqueAllGather: return "unique_allgather";
     case zfcAlgoOwnerPartitioned: return "owner_partitioned";
     case zfcAlgoHierarchical: return "hierarchical";
+    case zfcAlgoKeyRouted: return "key_routed";
     default: return "unknown";
   }
 }

@@ -1,5 +1,7 @@
 #include "core/comm.hpp"
 
+#include <algorithm>
+
 #include "bootstrap/tcp_rendezvous.hpp"
 #include "transport/mpi/mpi_transport.hpp"
 #include "transport/nccl/nccl_transport.hpp"
@@ -69,6 +71,8 @@ Status setup_nodes(zfcComm* comm, NodeMap nodes) {
     ZFC_RETURN_IF_ERROR(t.split(nodes.local_index(me), nodes.node_of(me), &rail));
     node->report_into(t);
     rail->report_into(t);
+    node->ledger_rounds_only();
+    rail->ledger_rounds_only();
     // Every peer on the rail is on another node, none on the node transport.
     std::vector<int> rail_nodes;
     for (int n = 0; n < nodes.node_count(); ++n) rail_nodes.push_back(n);
@@ -94,6 +98,7 @@ OpRecorder::OpRecorder(zfcComm* comm, Workspace* ws)
       op_(empty_op_stats()),
       total_(&op_, zfcPhaseTotal) {
   ws_->begin_call();
+  comm_->transport->ledger().start(comm_->size());
   op_.calls = 1;
 }
 
@@ -105,6 +110,12 @@ void OpRecorder::commit() {
   op_.internode_bytes_sent = now.internode_sent - start_.internode_sent;
   op_.internode_bytes_received = now.internode_received - start_.internode_received;
   op_.peak_workspace_bytes = ws_->call_bytes();
+  const ReceiveLedger& ledger = comm_->transport->ledger();
+  op_.rounds = static_cast<int32_t>(ledger.rounds);
+  for (uint64_t b : ledger.by_rank) {
+    op_.bytes_received_max = std::max(op_.bytes_received_max, b);
+    op_.bytes_received_sum += b;
+  }
   comm_->stats.record(op_);
 }
 

@@ -1,6 +1,7 @@
 #include "core/stats.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 namespace zfc {
@@ -29,6 +30,9 @@ void StatsBook::record(const zfcOpStats_t& op) {
   total_.internode_bytes_received += op.internode_bytes_received;
   total_.peak_workspace_bytes = std::max(total_.peak_workspace_bytes, op.peak_workspace_bytes);
   total_.overflows += op.overflows;
+  total_.rounds += op.rounds;
+  total_.bytes_received_max += op.bytes_received_max;
+  total_.bytes_received_sum += op.bytes_received_sum;
   if (op.algorithm >= 0) total_.algorithm = op.algorithm;
   for (int p = 0; p < zfcNumPhases; ++p) total_.seconds[p] += op.seconds[p];
 }
@@ -50,10 +54,15 @@ struct Stats010 {
 OpStats010 to_010(const zfcOpStats_t& s) {
   OpStats010 o{s.calls,         s.tokens,     s.local_unique,
                s.global_unique, s.bytes_sent, s.bytes_received,
-               s.peak_workspace_bytes, s.overflows, s.algorithm, s.reserved, {}};
+               s.peak_workspace_bytes, s.overflows, s.algorithm, s.rounds, {}};
   std::memcpy(o.seconds, s.seconds, sizeof o.seconds);
   return o;
 }
+
+// zfcOpStats_t and zfcStats_t as released in 0.2.0 and 0.3.0: the current layout up to the
+// phase times, before the busiest rank's and the summed received bytes.
+constexpr size_t kOpStats020 = offsetof(zfcOpStats_t, bytes_received_max);
+constexpr size_t kStats020 = sizeof(size_t) + 2 * kOpStats020;
 
 }  // namespace
 
@@ -69,9 +78,17 @@ Status copy_stats_out(const StatsBook& book, zfcStats_t* stats) {
     std::memcpy(static_cast<void*>(stats), &old, sizeof old);
     return Status::Ok();
   }
+  if (stats->size == kStats020) {
+    // The caller's struct is only kStats020 bytes: its two stats follow the size, each the
+    // current struct's first kOpStats020 bytes.
+    char* out = reinterpret_cast<char*>(stats) + sizeof(size_t);
+    std::memcpy(out, &book.last(), kOpStats020);
+    std::memcpy(out + kOpStats020, &book.total(), kOpStats020);
+    return Status::Ok();
+  }
   return error(zfcInvalidUsage, "stats size %zu is not one of the layouts this library knows "
-               "(%zu, %zu): initialise it with ZFC_STATS_INITIALIZER", stats->size,
-               sizeof(Stats010), sizeof(zfcStats_t));
+               "(%zu, %zu, %zu): initialise it with ZFC_STATS_INITIALIZER", stats->size,
+               sizeof(Stats010), kStats020, sizeof(zfcStats_t));
 }
 
 }  // namespace zfc

@@ -36,6 +36,12 @@ enum class Slot : int {
   kOwnerRows,       // rows an owner receives and sums (owner-partitioned, hierarchical)
   kNodeRows,        // a node's summed rows on their way across nodes (hierarchical)
   kOwnerScratch,    // position lists and flags of the owner ranges (hierarchical)
+  kReduceReceived,  // what every rank receives in the allreduce's reduce-scatter (ledger)
+  kPeerReceived,    // what every rank receives in a row exchange's alltoallv (ledger)
+  kOwnerMap,        // the owner of every global position, and its holders (owner maps)
+  kRoutedPairs,     // (key, row) pairs a key-routed exchange receives
+  kOwnerReports,    // what each owner of a key-routed exchange summed and received
+  kOwnerKeys,       // the distinct keys an owner of a key-routed exchange sums
   kNumSlots
 };
 

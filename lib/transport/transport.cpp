@@ -2,6 +2,13 @@
 
 namespace zfc {
 
+void Transport::note_received(int r, uint64_t bytes) {
+  if (!ledger_bytes_) return;
+  const size_t at = static_cast<size_t>(r);
+  if (ledger_->by_rank.size() <= at) ledger_->by_rank.resize(at + 1, 0);
+  ledger_->by_rank[at] += bytes;
+}
+
 void Transport::count_sent(int to, uint64_t bytes) {
   counters_->bytes_sent += bytes;
   if (remote(to)) counters_->internode_sent += bytes;
@@ -26,38 +33,54 @@ Status Transport::note(Status s) {
 Status Transport::allgather(const void* send, size_t bytes, void* recv) {
   ZFC_RETURN_IF_ERROR(check_usable());
   for (int r = 0; r < size_; ++r) {
+    note_received(r, bytes * static_cast<uint64_t>(size_ - 1));
     if (r == rank_) continue;
     count_sent(r, bytes);
     count_received(r, bytes);
   }
+  ++ledger_->rounds;
   return note(do_allgather(send, bytes, recv));
 }
 
 Status Transport::allgatherv(const void* send, void* recv, const size_t* recv_bytes,
                              const size_t* displs) {
   ZFC_RETURN_IF_ERROR(check_usable());
+  uint64_t total = 0;
+  for (int r = 0; r < size_; ++r) total += recv_bytes[r];
   for (int r = 0; r < size_; ++r) {
+    note_received(r, total - recv_bytes[r]);
     if (r == rank_) continue;
     count_sent(r, recv_bytes[rank_]);
     count_received(r, recv_bytes[r]);
   }
+  ++ledger_->rounds;
   return note(do_allgatherv(send, recv, recv_bytes, displs));
 }
 
 Status Transport::alltoallv(const void* send, const size_t* send_bytes,
                             const size_t* send_displs, void* recv, const size_t* recv_bytes,
-                            const size_t* recv_displs) {
+                            const size_t* recv_displs, const uint64_t* received) {
   ZFC_RETURN_IF_ERROR(check_usable());
+  uint64_t mine = 0;
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
+    mine += recv_bytes[r];
     count_sent(r, send_bytes[r]);
     count_received(r, recv_bytes[r]);
   }
+  note_received(rank_, mine);
+  if (received != nullptr) {
+    for (int r = 0; r < size_; ++r) {
+      if (r != rank_) note_received(r, received[r]);
+    }
+  }
+  ++ledger_->rounds;
   return note(do_alltoallv(send, send_bytes, send_displs, recv, recv_bytes, recv_displs));
 }
 
 Status Transport::barrier() {
   ZFC_RETURN_IF_ERROR(check_usable());
+  ++ledger_->rounds;
   return note(do_barrier());
 }
 

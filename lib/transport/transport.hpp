@@ -24,6 +24,20 @@ struct TrafficCounters {
   uint64_t internode_received = 0;
 };
 
+// What every rank of the communicator received during the current operation, and how many
+// dependent rounds (transport collectives, one after another) it took. Every rank fills the
+// whole table from the sizes it hands to the transport: an allgather(v)'s sizes are known
+// to all; an alltoallv's receive totals are given by the algorithm, which knows them from
+// what the ranks share (zfcOpStats_t's busiest rank and mean).
+struct ReceiveLedger {
+  std::vector<uint64_t> by_rank;  // indexed by the communicator's ranks
+  uint32_t rounds = 0;
+  void start(int ranks) {
+    by_rank.assign(static_cast<size_t>(ranks), 0);
+    rounds = 0;
+  }
+};
+
 // Whether a transport can still be used. A failed operation may leave peers in the middle
 // of it, so after one, every later operation is refused until the communicator is aborted.
 struct TransportHealth {
@@ -55,8 +69,23 @@ class Transport {
 
   // This rank sends send_bytes[j] bytes from send + send_displs[j] to rank j, and receives
   // recv_bytes[j] bytes from rank j at recv + recv_displs[j]. send and recv must not overlap.
+  // received[r] (size() entries, may be NULL) is what rank r receives from its peers in
+  // this call, for the ledger; without it only this rank's share is entered there, and the
+  // caller enters the others' with note_received() once it knows them.
   Status alltoallv(const void* send, const size_t* send_bytes, const size_t* send_displs,
-                   void* recv, const size_t* recv_bytes, const size_t* recv_displs);
+                   void* recv, const size_t* recv_bytes, const size_t* recv_displs,
+                   const uint64_t* received = nullptr);
+
+  // Enters `bytes` received by this transport's rank r in the ledger (see alltoallv).
+  void note_received(int r, uint64_t bytes);
+
+  // The operation ledger every transport of a communicator writes into.
+  ReceiveLedger& ledger() { return *ledger_; }
+
+  // From now on this transport counts its rounds in the ledger but not its bytes: a part of
+  // a communicator (a node or rail transport) sees only its own group's sizes, so the
+  // algorithm using it enters every rank's bytes in the communicator's ledger itself.
+  void ledger_rounds_only() { ledger_bytes_ = false; }
 
   Status barrier();
 
@@ -79,6 +108,7 @@ class Transport {
   void report_into(Transport& parent) {
     counters_ = parent.counters_;
     health_ = parent.health_;
+    ledger_ = parent.ledger_;
   }
 
   // The sequence number of the next agreed operation on this transport (1, 2, ...): every
@@ -115,6 +145,8 @@ class Transport {
   TrafficCounters traffic_;
   TrafficCounters* counters_ = &traffic_;
   std::shared_ptr<TransportHealth> health_ = std::make_shared<TransportHealth>();
+  std::shared_ptr<ReceiveLedger> ledger_ = std::make_shared<ReceiveLedger>();
+  bool ledger_bytes_ = true;
   uint64_t sequence_ = 0;
   std::vector<int> peer_node_;
 };

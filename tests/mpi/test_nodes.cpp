@@ -17,7 +17,7 @@ namespace {
 const zfcAlgorithm_t kAlgorithms[] = {zfcAlgoAllGather,        zfcAlgoUniqueAllReduce,
                                       zfcAlgoDenseVocab,       zfcAlgoUniqueAllGather,
                                       zfcAlgoOwnerPartitioned, zfcAlgoHierarchical,
-                                      zfcAlgoAuto};
+                                      zfcAlgoKeyRouted,        zfcAlgoAuto};
 
 // A communicator over the world with nodes of GetParam() ranks.
 class NodesTest : public ::testing::TestWithParam<int> {
@@ -122,6 +122,54 @@ TEST_P(NodesTest, AllReduceSumsInsideNodesFirst) {
 
 // ---- traffic --------------------------------------------------------------------------
 
+// The owners of docs/algorithms.md's balanced, holder-aware map, written again from its
+// description: rows heaviest first (more holders first, then lower position), each on its
+// least loaded holder (lower rank on ties) unless the least loaded rank of all is more than
+// one row lighter; a row costs its owner (holders - 2) if it holds it, else (holders - 1).
+std::vector<int> documented_owners(const std::vector<std::vector<size_t>>& positions,
+                                   size_t ug) {
+  const int size = static_cast<int>(positions.size());
+  std::vector<std::vector<int>> holders(ug);
+  for (int r = 0; r < size; ++r) {
+    for (size_t p : positions[static_cast<size_t>(r)]) holders[p].push_back(r);
+  }
+  std::vector<size_t> order(ug);
+  for (size_t p = 0; p < ug; ++p) order[p] = p;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return holders[a].size() > holders[b].size();
+  });
+  std::vector<int64_t> load(static_cast<size_t>(size), 0);
+  std::vector<int> owner(ug);
+  for (size_t p : order) {
+    const int64_t h = static_cast<int64_t>(holders[p].size());
+    int best = holders[p][0];
+    for (int r : holders[p]) {
+      if (load[static_cast<size_t>(r)] < load[static_cast<size_t>(best)]) best = r;
+    }
+    const int least = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
+    int64_t cost = h - 2;
+    if (h > 1 && load[static_cast<size_t>(best)] > load[static_cast<size_t>(least)] + 1) {
+      best = least;
+      cost = h - 1;
+    }
+    owner[p] = best;
+    load[static_cast<size_t>(best)] += cost;
+  }
+  return owner;
+}
+
+// The key-routed exchange's owner of a key, as docs/algorithms.md gives it.
+int documented_key_owner(uint64_t key, int ranks) {
+  uint64_t x = key / static_cast<uint64_t>(ranks);
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  const uint64_t g = static_cast<uint64_t>(ranks);
+  return static_cast<int>((key % g + x % g) % g);
+}
+
 // What one rank of a sparse reduce should hand to the transport, counted from every rank's
 // distinct indices, as the exchanges are documented (OwnerRanges: the first n % parts
 // ranges one longer).
@@ -136,6 +184,7 @@ class ExpectedTraffic {
     ug_ = global.size();
     for (const RankInput& in : w.ranks) {
       std::set<int64_t> mine(in.indices.begin(), in.indices.end());
+      keys_.emplace_back(mine.begin(), mine.end());
       std::vector<size_t> pos;
       for (int64_t v : mine) {
         pos.push_back(static_cast<size_t>(
@@ -152,11 +201,41 @@ class ExpectedTraffic {
   }
 
   void owner_partitioned() {
+    const std::vector<int> owner = documented_owners(positions_, ug_);
+    std::vector<size_t> owned(static_cast<size_t>(size_), 0);
+    for (int o : owner) ++owned[static_cast<size_t>(o)];
     for (int j = 0; j < size_; ++j) {
       if (j == me_) continue;
-      move(j, count_in(positions_[me_], begin(ug_, size_, j), len(ug_, size_, j)) * row_bytes_,
-           count_in(positions_[j], begin(ug_, size_, me_), len(ug_, size_, me_)) * row_bytes_);
-      move(j, len(ug_, size_, me_) * row_bytes_, len(ug_, size_, j) * row_bytes_);
+      size_t out = 0, in = 0;  // my rows that j owns, j's rows that I own
+      for (size_t p : positions_[me_]) out += owner[p] == j ? 1 : 0;
+      for (size_t p : positions_[j]) in += owner[p] == me_ ? 1 : 0;
+      move(j, out * row_bytes_, in * row_bytes_);
+      move(j, owned[me_] * row_bytes_, owned[j] * row_bytes_);
+    }
+  }
+
+  // Counts, then (key, row) pairs, then each owner's report and its summed pairs; no index
+  // allgather (undone here: the constructor counted one).
+  void key_routed() {
+    sent_ = received_ = inter_sent_ = inter_received_ = 0;
+    const auto pad8 = [](size_t b) { return (b + 7) / 8 * 8; };
+    const auto block = [&](size_t n) { return pad8(n * 4) + pad8(n * row_bytes_); };
+    std::vector<std::vector<size_t>> to(static_cast<size_t>(size_),
+                                        std::vector<size_t>(static_cast<size_t>(size_), 0));
+    std::vector<size_t> distinct(static_cast<size_t>(size_), 0);
+    for (int r = 0; r < size_; ++r) {
+      for (int64_t k : keys_[r]) ++to[r][documented_key_owner(static_cast<uint64_t>(k), size_)];
+    }
+    std::set<int64_t> all;
+    for (const auto& k : keys_) all.insert(k.begin(), k.end());
+    for (int64_t k : all) ++distinct[documented_key_owner(static_cast<uint64_t>(k), size_)];
+    for (int j = 0; j < size_; ++j) {
+      if (j == me_) continue;
+      move(j, sizeof(OpHeader), sizeof(OpHeader));
+      move(j, 8, 8);
+      move(j, block(to[me_][j]), block(to[j][me_]));
+      move(j, 16, 16);
+      move(j, block(distinct[me_]), block(distinct[j]));
     }
   }
 
@@ -222,8 +301,20 @@ class ExpectedTraffic {
   size_t row_bytes_;
   size_t ug_ = 0;
   std::vector<std::vector<size_t>> positions_;
+  std::vector<std::vector<int64_t>> keys_;
   uint64_t sent_ = 0, received_ = 0, inter_sent_ = 0, inter_received_ = 0;
 };
+
+// The busiest rank and the sum over ranks that every rank reports are those of the bytes
+// each rank counted itself; the rounds are the same everywhere.
+void expect_ledger(const zfcOpStats_t& s, const char* what) {
+  uint64_t mine = s.bytes_received, most = 0, sum = 0;
+  MPI_Allreduce(&mine, &most, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(s.bytes_received_max, most) << what;
+  EXPECT_EQ(s.bytes_received_sum, sum) << what;
+  EXPECT_TRUE(same_on_all_ranks(static_cast<uint64_t>(s.rounds))) << what;
+}
 
 TEST_P(NodesTest, BytesAndInternodeBytesMatchTheDescription) {
   const size_t dim = 32;
@@ -242,12 +333,17 @@ TEST_P(NodesTest, BytesAndInternodeBytesMatchTheDescription) {
       const PlanRun run = run_plan(comm_, w.ranks[static_cast<size_t>(rank_)], dim, w.vocab, o);
       EXPECT_EQ(run.result, zfcSuccess) << zfcGetLastError(comm_);
       expected.expect(run.stats, zfcGetAlgorithmName(algorithm));
+      expect_ledger(run.stats, zfcGetAlgorithmName(algorithm));
       return run;
     };
     const PlanRun flat =
         run_and_expect(zfcAlgoOwnerPartitioned, &ExpectedTraffic::owner_partitioned);
+    EXPECT_EQ(flat.stats.rounds, 4);  // header, keys, rows to owners, rows back
+    const PlanRun routed = run_and_expect(zfcAlgoKeyRouted, &ExpectedTraffic::key_routed);
+    EXPECT_EQ(routed.stats.rounds, 5);  // header, counts, pairs, reports, pairs back
     if (!hierarchical()) continue;
     const PlanRun two = run_and_expect(zfcAlgoHierarchical, &ExpectedTraffic::hierarchical);
+    EXPECT_EQ(two.stats.rounds, 6);  // header, keys, node and rail exchanges, rail and node
     // Summed over ranks, fewer bytes cross between nodes.
     uint64_t mine[2] = {flat.stats.internode_bytes_sent, two.stats.internode_bytes_sent};
     uint64_t total[2];

@@ -66,7 +66,7 @@ TEST_F(OverflowAgreement, AllReduceOnEveryRankAlike) {
 TEST_F(OverflowAgreement, FusedReduceOnEveryRankAlike) {
   constexpr size_t kDim = 8, kCount = 64;
   const int algorithms[] = {zfcAlgoAllGather, zfcAlgoUniqueAllReduce, zfcAlgoUniqueAllGather,
-                            zfcAlgoOwnerPartitioned};
+                            zfcAlgoOwnerPartitioned, zfcAlgoKeyRouted};
   for (int algo : algorithms) {
     for (const zfcCompression_t& how : kWires) {
       zfcSparsePlanConfig_t pc = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;

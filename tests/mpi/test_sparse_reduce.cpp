@@ -14,9 +14,10 @@ namespace zfc {
 namespace test {
 namespace {
 
-const zfcAlgorithm_t kAlgorithms[] = {zfcAlgoAllGather, zfcAlgoUniqueAllReduce,
-                                      zfcAlgoDenseVocab, zfcAlgoUniqueAllGather,
-                                      zfcAlgoOwnerPartitioned, zfcAlgoAuto};
+const zfcAlgorithm_t kAlgorithms[] = {zfcAlgoAllGather,        zfcAlgoUniqueAllReduce,
+                                      zfcAlgoDenseVocab,       zfcAlgoUniqueAllGather,
+                                      zfcAlgoOwnerPartitioned, zfcAlgoKeyRouted,
+                                      zfcAlgoAuto};
 
 // Rank r brings 150 + 61 r tokens, except that rank 1 brings none.
 size_t uneven_count(int r) { return r == 1 ? 0 : 150 + 61 * static_cast<size_t>(r); }
@@ -88,13 +89,13 @@ TEST_F(WorldTest, EveryAlgorithmGivesTheSameBits) {
 
 // Owners add the same wire values in the same order as the allreduce's reduce-scatter, and
 // send the same rounded sums back, so even compressed results agree bit for bit.
-TEST_F(WorldTest, OwnerPartitionedEqualsTheAllreduceOnEveryWire) {
+TEST_F(WorldTest, OwnerExchangesEqualTheAllreduceOnEveryWire) {
   const Workload w = zipf_workload(size_, 16, 20000, 1.1, 57,
                                    [](int r) { return 500 + 7 * static_cast<size_t>(r); });
   for (zfcCompressionKind_t kind : {zfcCompressNone, zfcCompressFp16, zfcCompressBf16}) {
-    uint64_t hashes[2];
+    uint64_t hashes[3];
     int i = 0;
-    for (zfcAlgorithm_t a : {zfcAlgoUniqueAllReduce, zfcAlgoOwnerPartitioned}) {
+    for (zfcAlgorithm_t a : {zfcAlgoUniqueAllReduce, zfcAlgoOwnerPartitioned, zfcAlgoKeyRouted}) {
       PlanOptions o;
       o.algorithm = a;
       o.compression = kind;
@@ -104,7 +105,8 @@ TEST_F(WorldTest, OwnerPartitionedEqualsTheAllreduceOnEveryWire) {
       ASSERT_EQ(run.result, zfcSuccess) << zfcGetLastError(comm_);
       hashes[i++] = hash_run(run);
     }
-    EXPECT_EQ(hashes[0], hashes[1]) << "compression " << kind;
+    EXPECT_EQ(hashes[0], hashes[1]) << "owner_partitioned, compression " << kind;
+    EXPECT_EQ(hashes[0], hashes[2]) << "key_routed, compression " << kind;
   }
 }
 
@@ -259,6 +261,8 @@ INSTANTIATE_TEST_SUITE_P(
         CompressionCase{zfcAlgoUniqueAllGather, zfcCompressFp16, 64.0f, zfcFloat32},
         CompressionCase{zfcAlgoOwnerPartitioned, zfcCompressFp16, 64.0f, zfcFloat32},
         CompressionCase{zfcAlgoOwnerPartitioned, zfcCompressBf16, 1.0f, zfcBFloat16},
+        CompressionCase{zfcAlgoKeyRouted, zfcCompressFp16, 64.0f, zfcFloat32},
+        CompressionCase{zfcAlgoKeyRouted, zfcCompressBf16, 1.0f, zfcBFloat16},
         CompressionCase{zfcAlgoDenseVocab, zfcCompressBf16, 1.0f, zfcFloat32},
         CompressionCase{zfcAlgoUniqueAllReduce, zfcCompressNone, 1.0f, zfcFloat16},
         CompressionCase{zfcAlgoAllGather, zfcCompressNone, 1.0f, zfcBFloat16},

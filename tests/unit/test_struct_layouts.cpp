@@ -105,6 +105,18 @@ struct Stats010 {
   OpStats010 last, total;
 };
 
+// The same as released in 0.2.0 and 0.3.0: internode fields, no busiest rank.
+struct OpStats020 {
+  uint64_t calls, tokens, local_unique, global_unique, bytes_sent, bytes_received,
+      peak_workspace_bytes, overflows, internode_bytes_sent, internode_bytes_received;
+  int32_t algorithm, rounds;
+  double seconds[zfcNumPhases];
+};
+struct Stats020 {
+  size_t size;
+  OpStats020 last, total;
+};
+
 zfcOpStats_t sample_op() {
   zfcOpStats_t op = empty_op_stats();
   op.calls = 1;
@@ -116,7 +128,10 @@ zfcOpStats_t sample_op() {
   op.peak_workspace_bytes = 4096;
   op.internode_bytes_sent = 77;
   op.algorithm = zfcAlgoOwnerPartitioned;
+  op.rounds = 4;
   op.seconds[zfcPhaseTotal] = 0.25;
+  op.bytes_received_max = 2500;
+  op.bytes_received_sum = 8000;
   return op;
 }
 
@@ -143,12 +158,35 @@ TEST(StructLayouts, StatsOfThe010LayoutAreFilledWithoutWritingPastThem) {
   }
 }
 
+TEST(StructLayouts, StatsOfThe020LayoutAreFilledWithoutWritingPastThem) {
+  StatsBook book;
+  book.record(sample_op());
+  book.record(sample_op());
+  std::vector<unsigned char> memory(sizeof(zfcStats_t), 0xab);
+  const size_t old_size = sizeof(Stats020);
+  std::memcpy(memory.data(), &old_size, sizeof old_size);
+  ASSERT_TRUE(copy_stats_out(book, reinterpret_cast<zfcStats_t*>(memory.data())).ok());
+  Stats020 got;
+  std::memcpy(&got, memory.data(), sizeof got);
+  EXPECT_EQ(got.size, sizeof(Stats020));
+  EXPECT_EQ(got.last.internode_bytes_sent, 77u);
+  EXPECT_EQ(got.last.rounds, 4);
+  EXPECT_EQ(got.total.rounds, 8);
+  EXPECT_EQ(got.total.calls, 2u);
+  EXPECT_EQ(got.total.seconds[zfcPhaseTotal], 0.5);
+  for (size_t i = sizeof(Stats020); i < memory.size(); ++i) {
+    ASSERT_EQ(memory[i], 0xab) << "byte " << i << " past the caller's struct was written";
+  }
+}
+
 TEST(StructLayouts, StatsOfTheCurrentLayoutAndUnknownSizes) {
   StatsBook book;
   book.record(sample_op());
   zfcStats_t stats = ZFC_STATS_INITIALIZER;
   ASSERT_TRUE(copy_stats_out(book, &stats).ok());
   EXPECT_EQ(stats.last.internode_bytes_sent, 77u);
+  EXPECT_EQ(stats.last.bytes_received_max, 2500u);
+  EXPECT_EQ(stats.total.bytes_received_sum, 8000u);
   zfcStats_t bad = ZFC_STATS_INITIALIZER;
   bad.size = 8;
   EXPECT_EQ(copy_stats_out(book, &bad).code(), zfcInvalidUsage);

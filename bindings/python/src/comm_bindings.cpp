@@ -130,6 +130,9 @@ py::dict op_stats(const zfcOpStats_t& s) {
   d["overflows"] = s.overflows;
   d["internode_bytes_sent"] = s.internode_bytes_sent;
   d["internode_bytes_received"] = s.internode_bytes_received;
+  d["bytes_received_max"] = s.bytes_received_max;
+  d["bytes_received_sum"] = s.bytes_received_sum;
+  d["rounds"] = s.rounds;
   d["algorithm"] = s.algorithm < 0 ? py::object(py::none())
                                    : py::object(py::str(zfcGetAlgorithmName(s.algorithm)));
   py::dict seconds;

@@ -88,11 +88,11 @@ void allreduces(zfcComm_t comm, int size) {
 }
 
 void sparse_reduces(zfcComm_t comm, const std::vector<int32_t>& idx, const std::vector<float>& r) {
-  const char* algos[] = {"allgather", "unique_allreduce", "unique_allgather",
-                         "owner_partitioned", "dense_vocab"};
-  const int codes[] = {zfcAlgoAllGather, zfcAlgoUniqueAllReduce, zfcAlgoUniqueAllGather,
-                       zfcAlgoOwnerPartitioned, zfcAlgoDenseVocab};
-  for (int a = 0; a < 5; ++a) {
+  const char* algos[] = {"allgather",         "unique_allreduce", "unique_allgather",
+                         "owner_partitioned", "dense_vocab",      "key_routed"};
+  const int codes[] = {zfcAlgoAllGather,        zfcAlgoUniqueAllReduce, zfcAlgoUniqueAllGather,
+                       zfcAlgoOwnerPartitioned, zfcAlgoDenseVocab,      zfcAlgoKeyRouted};
+  for (int a = 0; a < 6; ++a) {
     for (int c = 0; c < 2; ++c) {
       zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
       cfg.dim = kDim;

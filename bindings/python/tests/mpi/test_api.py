@@ -24,7 +24,7 @@ def test_a_given_machine_model_comes_back_exactly(world):
                      "local_gbs": 2.0 / 7.0}
 
 
-def test_stats_dict(comm):
+def test_stats_dict(comm, world):
     comm.reset_stats()
     idx = np.arange(10, dtype=np.int64) * (comm.rank + 1)
     with zipfcoll.SparsePlan(comm, 3, 100, index_type="int64",
@@ -39,6 +39,10 @@ def test_stats_dict(comm):
     assert set(last["seconds"]) == {"local", "header", "index_exchange", "merge", "scatter",
                                     "row_exchange", "total"}
     assert last["bytes_sent"] > 0 or comm.size == 1
+    # The busiest rank and the sum over ranks, the same on every rank; header, keys, rows.
+    assert last["bytes_received_max"] == max(world.allgather(last["bytes_received"]))
+    assert last["bytes_received_sum"] == sum(world.allgather(last["bytes_received"]))
+    assert last["rounds"] == 4
 
 
 def test_split_and_seed_groups(comm):

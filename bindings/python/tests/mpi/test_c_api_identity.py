@@ -10,7 +10,7 @@ import zipfcoll
 from inputs import DIM, VOCAB, dense_values, indices, rows
 
 ALGORITHMS = ["allgather", "unique_allreduce", "unique_allgather", "owner_partitioned",
-              "dense_vocab"]
+              "dense_vocab", "key_routed"]
 
 
 def expect(reference_dir, name, rank, dtype):

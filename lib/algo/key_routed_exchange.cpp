@@ -1,0 +1,236 @@
+// The key-routed exchange, for large G: no rank learns every rank's keys. The owner of a key
+// is a fixed function of the key (algo/key_owner.hpp), so each rank can send the (key, row)
+// pairs of its distinct keys straight to their owners:
+//   1. an alltoall of how many pairs each rank sends each owner;
+//   2. an alltoallv of the pairs, rows locally summed in token order and on the wire;
+//   3. each owner merges the keys it received and sums their rows in the order of sums
+//      (algo/rank_order.hpp), then an allgather of how many keys each owner summed;
+//   4. an allgatherv of the owners' (key, row) pairs, which every rank puts in global key
+//      order: the result.
+// A rank's work and bytes are O(U_i) to send and O(what it receives), nothing O(G * U_i),
+// and the sums are formed as in every other exchange, so fp32 results keep their bits.
+#include <algorithm>
+
+#include "algo/key_owner.hpp"
+#include "algo/owner_ranges.hpp"
+#include "algo/rank_order.hpp"
+#include "core/stats.hpp"
+#include "kernels/unique.hpp"
+
+namespace zfc {
+namespace {
+
+size_t pad8(size_t bytes) { return (bytes + 7) / 8 * 8; }
+
+// n (key, row) pairs on the wire: the n keys, then the n rows, each part padded to 8 bytes
+// so that every block starts aligned for any key and row type.
+struct PairBlock {
+  size_t key_bytes, row_bytes;
+  size_t bytes(size_t n) const { return pad8(n * key_bytes) + pad8(n * row_bytes); }
+  size_t rows_at(size_t n) const { return pad8(n * key_bytes); }
+};
+
+// What each owner tells every rank after summing: the sizes of the shared blocks, and what
+// it received in the routing (for the ledger, which no other rank could know).
+struct OwnerReport {
+  uint64_t distinct;
+  uint64_t received_bytes;
+};
+
+struct Sizes {
+  size_t *send_bytes, *send_displs, *recv_bytes, *recv_displs;
+};
+
+// Step 1: counts[j] pairs go to owner j; from[r] pairs come from rank r.
+Status route_counts(Transport& t, Workspace& ws, const uint64_t* counts, uint64_t* from,
+                    const Sizes& s) {
+  const int size = t.size();
+  uint64_t* received = ws.get<uint64_t>(Slot::kPeerReceived, static_cast<size_t>(size));
+  for (int j = 0; j < size; ++j) {
+    s.send_bytes[j] = s.recv_bytes[j] = sizeof(uint64_t);
+    s.send_displs[j] = s.recv_displs[j] = static_cast<size_t>(j) * sizeof(uint64_t);
+    received[j] = static_cast<uint64_t>(size - 1) * sizeof(uint64_t);
+  }
+  return t.alltoallv(counts, s.send_bytes, s.send_displs, from, s.recv_bytes, s.recv_displs,
+                     received);
+}
+
+// Step 2's send buffer: this rank's keys and wire rows, grouped by owner, in key order.
+template <class K>
+char* pack_pairs(const K* keys, const int32_t* owner_of, size_t ui, const float* partial,
+                 size_t dim, const Wire& wire, const PairBlock& block, const uint64_t* counts,
+                 const Sizes& s, int size, Workspace& ws) {
+  const size_t total = s.send_displs[size - 1] + s.send_bytes[size - 1];
+  char* packed = ws.get<char>(Slot::kWireSend, total);
+  size_t* cursor = ws.get<size_t>(Slot::kPeerReceived, static_cast<size_t>(size));
+  std::fill(cursor, cursor + size, 0);
+  for (size_t i = 0; i < ui; ++i) {
+    const int j = owner_of[i];
+    const size_t c = cursor[j]++;
+    char* base = packed + s.send_displs[j];
+    reinterpret_cast<K*>(base)[c] = keys[i];
+    kernels::encode(partial + i * dim, dim, wire.type, wire.scale,
+                    base + block.rows_at(counts[j]) + c * block.row_bytes);
+  }
+  return packed;
+}
+
+// Step 3: the owner's distinct keys (into *uniq) and their sums (acc, u x dim), every rank's
+// pairs added in the order of sums. Returns u.
+template <class K>
+size_t sum_routed(SparseCall<K>& call, const char* in, const uint64_t* from, const Sizes& s,
+                  const PairBlock& block, const Wire& wire, K** uniq, float** acc) {
+  Workspace& ws = call.ws;
+  const int size = call.transport.size();
+  const size_t dim = call.spec.dim;
+  size_t total = 0, largest = 0;
+  for (int r = 0; r < size; ++r) {
+    total += from[r];
+    largest = std::max(largest, static_cast<size_t>(from[r]));
+  }
+  size_t u = 0;
+  {
+    PhaseTimer timer(call.op, zfcPhaseMerge);
+    K* keys = ws.get<K>(Slot::kGatheredKeys, total);
+    size_t at = 0;
+    for (int r = 0; r < size; ++r) {
+      const K* rk = reinterpret_cast<const K*>(in + s.recv_displs[r]);
+      std::copy(rk, rk + from[r], keys + at);
+      at += from[r];
+    }
+    const uint64_t bound = static_cast<uint64_t>(call.spec.vocab);
+    *uniq = ws.get<K>(Slot::kOwnerKeys, total);
+    void* scratch = ws.get<char>(Slot::kSortScratch,
+                                 kernels::unique_scratch_bytes<K>(total, bound, false));
+    u = kernels::sorted_unique(keys, total, bound, *uniq, scratch);
+  }
+  PhaseTimer timer(call.op, zfcPhaseScatter);
+  *acc = ws.get<float>(Slot::kDense, u * dim);
+  int32_t* pos = ws.get<int32_t>(Slot::kPositions, largest);
+  accumulate_in_rank_order(call.nodes, ws, *acc, u, dim, [&](int r, float* dst) {
+    const char* base = in + s.recv_displs[r];
+    kernels::locate_sorted(reinterpret_cast<const K*>(base), from[r], *uniq, u, pos);
+    kernels::scatter_add_rows(base + block.rows_at(from[r]), wire.type, pos, from[r], dim,
+                              dst);
+  });
+  return u;
+}
+
+// Step 4's end: the owners' blocks, gathered, become the global set and the U_g x dim result
+// in key order. Returns whether every value is finite.
+template <class K>
+bool place_shared(SparseCall<K>& call, const char* gathered, const OwnerReport* reports,
+                  const size_t* displs, const PairBlock& block, const Wire& wire, float** out) {
+  Workspace& ws = call.ws;
+  const int size = call.transport.size();
+  const size_t dim = call.spec.dim;
+  size_t ug = 0, largest = 0;
+  for (int j = 0; j < size; ++j) {
+    ug += reports[j].distinct;
+    largest = std::max(largest, static_cast<size_t>(reports[j].distinct));
+  }
+  int32_t* pos = ws.get<int32_t>(Slot::kPositions, largest);
+  {
+    PhaseTimer timer(call.op, zfcPhaseMerge);
+    K* keys = ws.get<K>(Slot::kGatheredKeys, ug);
+    size_t at = 0;
+    for (int j = 0; j < size; ++j) {
+      const K* jk = reinterpret_cast<const K*>(gathered + displs[j]);
+      std::copy(jk, jk + reports[j].distinct, keys + at);
+      at += reports[j].distinct;
+    }
+    call.set.merge_from(keys, ug);  // the owners' sets are disjoint
+  }
+  PhaseTimer timer(call.op, zfcPhaseScatter);
+  *out = ws.get<float>(Slot::kResultRows, ug * dim);
+  bool finite = true;
+  for (int j = 0; j < size; ++j) {
+    const size_t n = reports[j].distinct;
+    const char* base = gathered + displs[j];
+    kernels::locate_sorted(reinterpret_cast<const K*>(base), n, call.set.global(), ug, pos);
+    const char* rows = base + block.rows_at(n);
+    for (size_t k = 0; k < n; ++k) {
+      finite &= kernels::decode(rows + k * block.row_bytes, dim, wire.type, wire.scale,
+                                *out + static_cast<size_t>(pos[k]) * dim);
+    }
+  }
+  return finite;
+}
+
+}  // namespace
+
+template <class K>
+Status exchange_key_routed(SparseCall<K>& call) {
+  Transport& t = call.transport;
+  Workspace& ws = call.ws;
+  const int size = t.size(), me = t.rank();
+  const size_t G = static_cast<size_t>(size), dim = call.spec.dim;
+  const size_t ui = call.set.local_unique_count();
+  const Wire wire = wire_of(call.spec);
+  const PairBlock block{sizeof(K), dim * wire.bytes};
+  size_t* sizes = ws.get<size_t>(Slot::kExchangeSizes, 4 * G);
+  const Sizes s{sizes, sizes + G, sizes + 2 * G, sizes + 3 * G};
+  uint64_t* counts = ws.get<uint64_t>(Slot::kCounts, 2 * G);
+  uint64_t* from = counts + G;
+  int32_t* owner_of = ws.get<int32_t>(Slot::kLocate, ui);
+  const K* keys = call.set.local_unique();
+  {
+    PhaseTimer timer(call.op, zfcPhaseIndexExchange);
+    std::fill(counts, counts + G, 0);
+    for (size_t i = 0; i < ui; ++i) {
+      owner_of[i] = key_owner(keys[i], size);
+      ++counts[owner_of[i]];
+    }
+    ZFC_RETURN_IF_ERROR(route_counts(t, ws, counts, from, s));
+  }
+  const char* send = nullptr;
+  {
+    PhaseTimer timer(call.op, zfcPhaseScatter);
+    const float* partial =
+        static_cast<const float*>(local_partial_rows(call, zfcFloat32, 1.0f));
+    for (int j = 0; j < size; ++j) {
+      s.send_bytes[j] = block.bytes(counts[j]);
+      s.recv_bytes[j] = block.bytes(from[j]);
+    }
+    pack_displacements(s.send_bytes, s.send_displs, size);
+    pack_displacements(s.recv_bytes, s.recv_displs, size);
+    send = pack_pairs(keys, owner_of, ui, partial, dim, wire, block, counts, s, size, ws);
+  }
+  char* in = ws.get<char>(Slot::kRoutedPairs, s.recv_displs[G - 1] + s.recv_bytes[G - 1]);
+  {
+    PhaseTimer timer(call.op, zfcPhaseRowExchange);
+    ZFC_RETURN_IF_ERROR(
+        t.alltoallv(send, s.send_bytes, s.send_displs, in, s.recv_bytes, s.recv_displs));
+  }
+  K* uniq = nullptr;
+  float* acc = nullptr;
+  const size_t u = sum_routed(call, in, from, s, block, wire, &uniq, &acc);
+
+  PhaseTimer timer(call.op, zfcPhaseRowExchange);
+  OwnerReport* reports = ws.get<OwnerReport>(Slot::kOwnerReports, G);
+  reports[me] = {u, 0};
+  for (int r = 0; r < size; ++r) {
+    if (r != me) reports[me].received_bytes += s.recv_bytes[r];
+  }
+  ZFC_RETURN_IF_ERROR(t.allgather(&reports[me], sizeof(OwnerReport), reports));
+  for (int r = 0; r < size; ++r) {
+    if (r != me) t.note_received(r, reports[r].received_bytes);
+  }
+  for (int j = 0; j < size; ++j) s.recv_bytes[j] = block.bytes(reports[j].distinct);
+  pack_displacements(s.recv_bytes, s.recv_displs, size);
+  char* gathered = ws.get<char>(Slot::kGatheredRows, s.recv_displs[G - 1] + s.recv_bytes[G - 1]);
+  char* own = gathered + s.recv_displs[me];
+  std::copy(uniq, uniq + u, reinterpret_cast<K*>(own));
+  kernels::encode(acc, u * dim, wire.type, 1.0f, own + block.rows_at(u));  // already scaled
+  ZFC_RETURN_IF_ERROR(t.allgatherv(own, gathered, s.recv_bytes, s.recv_displs));
+  timer.stop();
+  float* out = nullptr;
+  call.finite = place_shared(call, gathered, reports, s.recv_displs, block, wire, &out);
+  call.out_rows = out;
+  return Status::Ok();
+}
+
+template Status exchange_key_routed<uint32_t>(SparseCall<uint32_t>&);
+template Status exchange_key_routed<uint64_t>(SparseCall<uint64_t>&);
+
+}  // namespace zfc
