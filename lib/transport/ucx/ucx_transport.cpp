@@ -208,14 +208,27 @@ class UcxTransport final : public Transport {
     return do_allgatherv(send, recv, sizes.data(), displs.data());
   }
 
-  // A ring: at step s every rank passes on the block it received at step s - 1.
+  // Up to this many bytes in all, the allgather takes ceil(log2 G) steps (Bruck); above, a
+  // ring, whose G - 1 steps move the same bytes without packing them.
+  static constexpr size_t kLogDepthBytes = size_t{1} << 20;
+
   Status do_allgatherv(const void* send, void* recv, const size_t* recv_bytes,
                        const size_t* displs) override {
     const int n = size(), me = rank();
     char* out = static_cast<char*>(recv);
     const size_t mine = recv_bytes[me];
     if (send != out + displs[me] && mine > 0) std::memcpy(out + displs[me], send, mine);
+    size_t total = 0;
+    for (int r = 0; r < n; ++r) total += recv_bytes[r];
     const uint32_t op = ++ops_;
+    if (total <= kLogDepthBytes) return bruck_allgatherv(out, recv_bytes, displs, op);
+    return ring_allgatherv(out, recv_bytes, displs, op);
+  }
+
+  // A ring: at step s every rank passes on the block it received at step s - 1.
+  Status ring_allgatherv(char* out, const size_t* recv_bytes, const size_t* displs,
+                         uint32_t op) {
+    const int n = size(), me = rank();
     const int right = (me + 1) % n, left = (me + n - 1) % n;
     for (int s = 0; s + 1 < n; ++s) {
       const int give = (me - s + n) % n, take = (me - s - 1 + 2 * n) % n;
@@ -225,6 +238,39 @@ class UcxTransport final : public Transport {
       ZFC_RETURN_IF_ERROR(post_send(right, op, static_cast<uint32_t>(s), out + displs[give],
                                     recv_bytes[give], &p[1]));
       ZFC_RETURN_IF_ERROR(wait_all(p, 2));
+    }
+    return Status::Ok();
+  }
+
+  // Bruck: before the step of distance d, rank r holds the d blocks r, r+1, ... (mod G); it
+  // sends the first min(d, G - d) of them, packed, to rank r - d and receives as many from
+  // rank r + d. Every rank knows every block's size, so each message's length is known.
+  Status bruck_allgatherv(char* out, const size_t* recv_bytes, const size_t* displs,
+                          uint32_t op) {
+    const int n = size(), me = rank();
+    std::vector<char> give, take;
+    uint32_t step = 0;
+    for (int d = 1; d < n; d *= 2, ++step) {
+      const int m = std::min(d, n - d);
+      const int to = (me - d + n) % n, from = (me + d) % n;
+      give.clear();
+      size_t want = 0;
+      for (int i = 0; i < m; ++i) {
+        const int b = (me + i) % n;
+        give.insert(give.end(), out + displs[b], out + displs[b] + recv_bytes[b]);
+        want += recv_bytes[(from + i) % n];
+      }
+      take.resize(want);
+      Pending p[2];
+      ZFC_RETURN_IF_ERROR(post_recv(from, op, step, take.data(), want, &p[0]));
+      ZFC_RETURN_IF_ERROR(post_send(to, op, step, give.data(), give.size(), &p[1]));
+      ZFC_RETURN_IF_ERROR(wait_all(p, 2));
+      size_t at = 0;
+      for (int i = 0; i < m; ++i) {
+        const int b = (from + i) % n;
+        if (recv_bytes[b] > 0) std::memcpy(out + displs[b], take.data() + at, recv_bytes[b]);
+        at += recv_bytes[b];
+      }
     }
     return Status::Ok();
   }
@@ -255,10 +301,21 @@ class UcxTransport final : public Transport {
     return s.ok() ? w : s;
   }
 
+  // Dissemination (Hensgen, Finkel and Manber 1988): at the step of distance d each rank
+  // signals rank r + d and waits for rank r - d; after ceil(log2 G) steps every rank has
+  // heard, through some chain, from every other.
   Status do_barrier() override {
-    const char mine = 1;
-    std::vector<char> all(static_cast<size_t>(size()));
-    return do_allgather(&mine, 1, all.data());
+    const int n = size(), me = rank();
+    const uint32_t op = ++ops_;
+    char out = 1, in = 0;
+    uint32_t step = 0;
+    for (int d = 1; d < n; d *= 2, ++step) {
+      Pending p[2];
+      ZFC_RETURN_IF_ERROR(post_recv((me - d + n) % n, op, step, &in, 1, &p[0]));
+      ZFC_RETURN_IF_ERROR(post_send((me + d) % n, op, step, &out, 1, &p[1]));
+      ZFC_RETURN_IF_ERROR(wait_all(p, 2));
+    }
+    return Status::Ok();
   }
 
  private:
