@@ -82,8 +82,15 @@ stamp="$version, commit $commit, by $invocation"
 export ZIPFCOLL_BENCH_STAMP="$stamp"  # for the reports that run_scale.sh and run_trainer.sh make
 
 raw="$out/raw"
+# --no-trainer keeps the trainer's figures, so also the log of the run that made them.
+kept_trainer_log=""
+if [ "$trainer" = 0 ] && [ -f "$raw/run_trainer.log" ]; then
+  kept_trainer_log="$(mktemp)"
+  cp "$raw/run_trainer.log" "$kept_trainer_log"
+fi
 rm -rf "$raw"
 mkdir -p "$raw"
+if [ -n "$kept_trainer_log" ]; then mv "$kept_trainer_log" "$raw/run_trainer.log"; fi
 started=$(date +%s)
 log() { echo "[$(( $(date +%s) - started ))s] $*"; }
 

@@ -4,6 +4,8 @@
 // the order of sums and allgathers its rows, which every rank puts at their positions. Per
 // rank that moves about (U_i + U_g) x D values each way instead of the allreduce's 2 U_g x D,
 // and a row whose owner holds it is not sent to it at all.
+#include <algorithm>
+
 #include "algo/owner_map.hpp"
 #include "algo/rank_order.hpp"
 #include "core/stats.hpp"
@@ -75,8 +77,26 @@ void sum_owned(const OwnerMap& map, const NodeMap& nodes, Workspace& ws, int me,
   });
 }
 
-// Every owner's rows, gathered in owner order, put at their positions in out (U_g x dim).
-// Returns whether all are finite.
+// fp32: the owners' rows were gathered into out itself, in owner order (row q belongs at
+// position owned[q]); each cycle of that permutation is followed with one carried row, so
+// the result needs no second U_g x dim buffer. `visited` holds U_g bytes, `carry` dim floats.
+void permute_in_place(const OwnerMap& map, size_t ug, size_t dim, float* out,
+                      unsigned char* visited, float* carry) {
+  std::fill(visited, visited + ug, 0);
+  for (size_t s = 0; s < ug; ++s) {
+    if (visited[s]) continue;
+    std::copy(out + s * dim, out + (s + 1) * dim, carry);
+    size_t at = s;
+    do {
+      visited[at] = 1;
+      at = static_cast<size_t>(map.owned[at]);
+      std::swap_ranges(carry, carry + dim, out + at * dim);
+    } while (at != s);
+  }
+}
+
+// Every owner's rows, gathered in owner order on the wire, put at their positions in out
+// (U_g x dim). Returns whether all are finite.
 bool place_gathered(const OwnerMap& map, const char* gathered, const Wire& wire, size_t dim,
                     float* out) {
   const size_t row_bytes = dim * wire.bytes;
@@ -131,12 +151,19 @@ Status exchange_owner_partitioned(SparseCall<K>& call) {
     sum_owned(map, call.nodes, ws, me, rows_in, l, wire, dim, acc);
   }
   PhaseTimer timer(call.op, zfcPhaseRowExchange);
-  char* gathered = ws.get<char>(Slot::kGatheredRows, ug * row_bytes);
-  char* own = gathered + l.gather_displs[me];
-  kernels::encode(acc, mine * dim, wire.type, 1.0f, own);  // already scaled
-  ZFC_RETURN_IF_ERROR(t.allgatherv(own, gathered, l.gather_bytes, l.gather_displs));
   float* out = ws.get<float>(Slot::kResultRows, ug * dim);
-  call.finite = place_gathered(map, gathered, wire, dim, out);
+  if (wire.type == zfcFloat32) {
+    ZFC_RETURN_IF_ERROR(t.allgatherv(acc, out, l.gather_bytes, l.gather_displs));
+    permute_in_place(map, ug, dim, out, ws.get<unsigned char>(Slot::kOwnerScratch, ug),
+                     ws.get<float>(Slot::kPartial, dim));
+    call.finite = kernels::all_finite(out, ug * dim);
+  } else {
+    char* gathered = ws.get<char>(Slot::kGatheredRows, ug * row_bytes);
+    char* own = gathered + l.gather_displs[me];
+    kernels::encode(acc, mine * dim, wire.type, 1.0f, own);  // already scaled
+    ZFC_RETURN_IF_ERROR(t.allgatherv(own, gathered, l.gather_bytes, l.gather_displs));
+    call.finite = place_gathered(map, gathered, wire, dim, out);
+  }
   call.out_rows = out;
   return Status::Ok();
 }
