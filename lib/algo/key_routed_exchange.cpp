@@ -148,11 +148,7 @@ bool place_shared(SparseCall<K>& call, const char* gathered, const OwnerReport* 
     const size_t n = reports[j].distinct;
     const char* base = gathered + displs[j];
     kernels::locate_sorted(reinterpret_cast<const K*>(base), n, call.set.global(), ug, pos);
-    const char* rows = base + block.rows_at(n);
-    for (size_t k = 0; k < n; ++k) {
-      finite &= kernels::decode(rows + k * block.row_bytes, dim, wire.type, wire.scale,
-                                *out + static_cast<size_t>(pos[k]) * dim);
-    }
+    finite &= decode_rows_to(base + block.rows_at(n), pos, n, dim, wire, *out);
   }
   return finite;
 }

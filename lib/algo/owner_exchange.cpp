@@ -95,22 +95,6 @@ void permute_in_place(const OwnerMap& map, size_t ug, size_t dim, float* out,
   }
 }
 
-// Every owner's rows, gathered in owner order on the wire, put at their positions in out
-// (U_g x dim). Returns whether all are finite.
-bool place_gathered(const OwnerMap& map, const char* gathered, const Wire& wire, size_t dim,
-                    float* out) {
-  const size_t row_bytes = dim * wire.bytes;
-  bool finite = true;
-  size_t q = 0;  // gathered rows are the owned lists back to back
-  for (int j = 0; j < map.parts; ++j) {
-    for (size_t k = 0; k < map.owned_count[j]; ++k, ++q) {
-      float* dst = out + static_cast<size_t>(map.owned_by(j)[k]) * dim;
-      finite &= kernels::decode(gathered + q * row_bytes, dim, wire.type, wire.scale, dst);
-    }
-  }
-  return finite;
-}
-
 }  // namespace
 
 template <class K>
@@ -162,7 +146,8 @@ Status exchange_owner_partitioned(SparseCall<K>& call) {
     char* own = gathered + l.gather_displs[me];
     kernels::encode(acc, mine * dim, wire.type, 1.0f, own);  // already scaled
     ZFC_RETURN_IF_ERROR(t.allgatherv(own, gathered, l.gather_bytes, l.gather_displs));
-    call.finite = place_gathered(map, gathered, wire, dim, out);
+    // The gathered rows are the owned lists back to back: row q belongs at owned[q].
+    call.finite = decode_rows_to(gathered, map.owned, ug, dim, wire, out);
   }
   call.out_rows = out;
   return Status::Ok();

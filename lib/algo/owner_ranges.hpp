@@ -80,6 +80,19 @@ const void* local_partial_rows(SparseCall<K>& call, zfcDataType_t wire, float sc
   return sent;
 }
 
+// Decodes n rows of the wire, back to back at `rows`, row k into row dest[k] of the fp32
+// matrix out (dim columns). Returns whether every value is finite.
+inline bool decode_rows_to(const char* rows, const int32_t* dest, size_t n, size_t dim,
+                           const Wire& wire, float* out) {
+  const size_t row_bytes = dim * wire.bytes;
+  bool finite = true;
+  for (size_t k = 0; k < n; ++k) {
+    finite &= kernels::decode(rows + k * row_bytes, dim, wire.type, wire.scale,
+                              out + static_cast<size_t>(dest[k]) * dim);
+  }
+  return finite;
+}
+
 // displs[j] = bytes[0] + ... + bytes[j-1]: blocks laid out back to back.
 inline void pack_displacements(const size_t* bytes, size_t* displs, int parts) {
   size_t off = 0;
