@@ -127,12 +127,24 @@ void fit_corpus(Options* o) {
               "N^%.3f\n", o->corpus.c_str(), ids.size(), fit.k, fit.beta);
 }
 
-// The ring allreduce of the dense gradients, over the links between nodes.
+// The dense gradients' allreduce as zfcAllReduce runs it: a reduce-scatter (an alltoallv,
+// one latency per peer) and a gather, in log depth while the total or its blocks are small
+// (up to 1 MiB, or 16 KiB a block on average: the transports' rule, lib/transport), a ring
+// otherwise. On whole nodes it runs in two levels: inside each node over the whole buffer,
+// then on each rail over a 1/L share.
 double dense_seconds(const Options& o, int g) {
-  if (g <= 1) return 0;
-  const zfcLinkModel_t& l = g > o.per_node ? o.machine.inter_node : o.machine.intra_node;
-  return 2.0 * (g - 1) * l.latency_us * 1e-6 +
-         2.0 * (g - 1) / g * o.dense_mb * 1e6 / (l.bandwidth_gbs * 1e9);
+  const auto level = [&](const zfcLinkModel_t& l, int ranks, double mb) {
+    if (ranks <= 1) return 0.0;
+    const double bytes = mb * 1e6, alpha = l.latency_us * 1e-6;
+    const bool log_depth = bytes <= (1 << 20) || bytes <= (ranks - 1) * 16384.0;
+    const double gather_steps = log_depth ? std::ceil(std::log2(ranks)) : ranks - 1;
+    return (ranks - 1 + gather_steps) * alpha +
+           2.0 * (ranks - 1) / ranks * bytes / (l.bandwidth_gbs * 1e9);
+  };
+  if (g <= o.per_node) return level(o.machine.intra_node, g, o.dense_mb);
+  if (o.per_node <= 1 || g % o.per_node != 0) return level(o.machine.inter_node, g, o.dense_mb);
+  return level(o.machine.intra_node, o.per_node, o.dense_mb) +
+         level(o.machine.inter_node, g / o.per_node, o.dense_mb / o.per_node);
 }
 
 zfcStepShape_t shape_at(const Options& o, int g, zfcCompressionKind_t wire) {

@@ -7,6 +7,7 @@
 
 #include "algo/agreement.hpp"
 #include "algo/allreduce.hpp"
+#include "algo/hierarchical_allreduce.hpp"
 #include "base/enum_value.hpp"
 #include "algo/index_set.hpp"
 #include "core/host_staging.hpp"
@@ -238,6 +239,18 @@ Status unique_merge(zfcComm& comm, const void* indices, zfcDataType_t index_type
   });
 }
 
+namespace {
+
+// The dense allreduce runs in two levels on a communicator grouped into equal nodes, when
+// the node and cross-node transports take the buffers where they are.
+bool two_levels(const zfcComm& comm, bool device_buffers) {
+  if (!comm.nodes.hierarchical() || !comm.node_transport || !comm.rail_transport) return false;
+  return !device_buffers || (comm.node_transport->accepts_device_buffers() &&
+                             comm.rail_transport->accepts_device_buffers());
+}
+
+}  // namespace
+
 Status allreduce(zfcComm& comm, const void* send, void* recv, size_t count,
                  zfcDataType_t type, const zfcCompression_t* how, int* overflowed,
                  const void* stream) {
@@ -282,18 +295,21 @@ Status allreduce(zfcComm& comm, const void* send, void* recv, size_t count,
   bool finite = true;
   {
     PhaseTimer timer(op, zfcPhaseRowExchange);
-    if (direct) {
-      ZFC_RETURN_IF_ERROR(allreduce_sum(t, ws, *device_kernels, static_cast<const float*>(send),
-                                        static_cast<float*>(recv), count, compression, &finite,
-                                        &comm.nodes, RecvWrites::kAfterLastTransfer));
+    HostWireKernels host_kernels(ws);
+    WireKernels& k = direct ? *device_kernels : host_kernels;
+    const float* in = static_cast<const float*>(direct ? send : host_send);
+    void* out = recv;
+    if (!direct) ZFC_RETURN_IF_ERROR(staging.output(1, recv, count * sizeof(float), &out));
+    if (two_levels(comm, direct)) {
+      ZFC_RETURN_IF_ERROR(hierarchical_allreduce_sum(
+          t, *comm.node_transport, *comm.rail_transport, comm.nodes, ws, k, in,
+          static_cast<float*>(out), count, compression, &finite));
     } else {
-      void* host_recv = nullptr;
-      ZFC_RETURN_IF_ERROR(staging.output(1, recv, count * sizeof(float), &host_recv));
-      ZFC_RETURN_IF_ERROR(allreduce_sum(t, ws, static_cast<const float*>(host_send),
-                                        static_cast<float*>(host_recv), count, compression,
-                                        &finite, &comm.nodes, RecvWrites::kAfterLastTransfer));
-      ZFC_RETURN_IF_ERROR(staging.finish());
+      ZFC_RETURN_IF_ERROR(allreduce_sum(t, ws, k, in, static_cast<float*>(out), count,
+                                        compression, &finite, &comm.nodes,
+                                        RecvWrites::kAfterLastTransfer));
     }
+    if (!direct) ZFC_RETURN_IF_ERROR(staging.finish());
   }
   if (overflowed != nullptr) *overflowed = finite ? 0 : 1;
   op->overflows = finite ? 0 : 1;

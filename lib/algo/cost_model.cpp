@@ -4,6 +4,8 @@
 #include <climits>
 #include <cmath>
 
+#include "transport/transport.hpp"
+
 namespace zfc {
 namespace {
 
@@ -29,24 +31,29 @@ struct Cost {
   double ranks(Level l) const {
     return l == Level::kFlat ? g() : l == Level::kNode ? per_node() : in.nodes;
   }
-  // A collective: ranks - 1 latencies of its link, and `each_way` bytes sent by the busiest
-  // rank; `avg` is the ranks' mean of sent + received. A flat collective runs at the speed
-  // of the links between nodes when there are several.
-  void collective(Level l, double each_way, double avg) {
-    const double n = ranks(l);
-    if (n <= 1) return;
+  // A collective step of `steps` latencies of its link, in which the busiest rank sends
+  // `each_way` bytes; `avg` is the ranks' mean of sent + received. A flat collective runs at
+  // the speed of the links between nodes when there are several.
+  void collective(Level l, double steps, double each_way, double avg) {
+    if (ranks(l) <= 1) return;
     const bool across = l == Level::kRail || (l == Level::kFlat && in.nodes > 1);
     const LinkParams& link = across ? m.inter : m.intra;
-    p.seconds += link.latency_s * (n - 1);
+    p.seconds += link.latency_s * steps;
     if (link.bytes_per_s > 0) p.seconds += each_way / link.bytes_per_s;
     p.bytes += avg;
     if (l == Level::kRail) p.internode_bytes += avg;
     if (l == Level::kFlat) p.internode_bytes += avg * (g() - per_node()) / (g() - 1);
   }
-  // An allgather(v) of `total` bytes over the level's ranks, `largest` from one rank.
+  // An alltoallv over the level in which a rank sends to and receives from at most
+  // `messages` peers: each is a latency (empty messages are not sent).
+  void alltoallv(Level l, double messages, double each_way, double avg) {
+    collective(l, std::min(ranks(l) - 1, std::max(messages, 1.0)), each_way, avg);
+  }
+  // An allgather(v) of `total` bytes over the level's ranks, `largest` from one rank: in
+  // log depth or a ring, as the transports choose (transport.hpp).
   void gather(Level l, double total, double largest) {
     const double n = ranks(l);
-    collective(l, std::max(total - largest, largest * (n - 1)), 2 * total * frac(n));
+    collective(l, gather_steps(static_cast<int>(n), total), std::max(total - largest, largest * (n - 1)), 2 * total * frac(n));
   }
   void local(double bytes) {
     if (m.local_bytes_per_s > 0) p.seconds += bytes / m.local_bytes_per_s;
@@ -96,7 +103,7 @@ void allgather(Cost& c) {
 // The deterministic allreduce of n values: reduce-scatter by alltoallv, then allgather.
 void allreduce(Cost& c, double n) {
   const double w = c.in.row_bytes;
-  c.collective(Level::kFlat, n * w * Cost::frac(c.g()), 2 * n * w * Cost::frac(c.g()));
+  c.alltoallv(Level::kFlat, c.g(), n * w * Cost::frac(c.g()), 2 * n * w * Cost::frac(c.g()));
   c.gather(Level::kFlat, n * w, n * w / c.g());
   // Encode, the owners' sums, decode (compressed) or the finiteness check (fp32).
   c.local(encode_bytes(c, n) + n * (w + 8.0) + (w < 4 ? n * (w + 4.0) : 4.0 * n));
@@ -131,7 +138,8 @@ void unique_allgather(Cost& c) {
 void owner_reduce(Cost& c, Level l, double out_rows, double in_rows) {
   const double d = static_cast<double>(c.in.dim), w = c.in.row_bytes;
   const double f = Cost::frac(c.ranks(l));
-  c.collective(l, std::max(out_rows, in_rows) * d * w * f, (out_rows + in_rows) * d * w * f);
+  c.alltoallv(l, std::max(out_rows, in_rows), std::max(out_rows, in_rows) * d * w * f,
+              (out_rows + in_rows) * d * w * f);
   c.local(in_rows * d * (w + 8.0));
 }
 
@@ -181,11 +189,11 @@ void key_routed(Cost& c) {
   const double kb = static_cast<double>(in.key_bytes);
   const double ug = in.global_unique, ui = in.max_local_unique;
   const double f = Cost::frac(c.g()), routed = in.local_unique / c.g();
-  c.collective(Level::kFlat, 8.0 * (c.g() - 1), 16.0 * (c.g() - 1));
+  c.alltoallv(Level::kFlat, c.g(), 8.0 * (c.g() - 1), 16.0 * (c.g() - 1));
   scatter(c, ui);
   c.local(encode_bytes(c, ui * d) + 2.0 * ui * (kb + d * w));  // encode, pack
-  c.collective(Level::kFlat, std::max(ui, routed) * (kb + d * w) * f,
-               (ui + routed) * (kb + d * w) * f);
+  c.alltoallv(Level::kFlat, std::max(ui, routed), std::max(ui, routed) * (kb + d * w) * f,
+              (ui + routed) * (kb + d * w) * f);
   c.local(kMergeBytesPerKey * routed + kLocateBytesPerKey * routed + routed * d * (w + 8.0));
   c.local(encode_bytes(c, ug / c.g() * d));
   c.gather(Level::kFlat, 16.0 * c.g(), 16.0);

@@ -47,8 +47,12 @@ Status measure_link(Transport& t, LinkParams* out) {
   ZFC_RETURN_IF_ERROR(time_allgather(t, 8, 2, &small));  // the first warms the path up
   ZFC_RETURN_IF_ERROR(time_allgather(t, 8, 9, &small));
   ZFC_RETURN_IF_ERROR(time_allgather(t, kLarge, 5, &large));
-  out->latency_s = small / peers;
-  out->bytes_per_s = static_cast<double>(kLarge) * peers / std::max(large - small, 1e-7);
+  // The allgathers take as many steps as the cost model prices (transport.hpp): a small
+  // one runs in log depth, a large one may run as a ring.
+  const int ranks = t.size();
+  out->latency_s = small / gather_steps(ranks, 8.0 * ranks);
+  const double wait = gather_steps(ranks, static_cast<double>(kLarge) * ranks) * out->latency_s;
+  out->bytes_per_s = static_cast<double>(kLarge) * peers / std::max(large - wait, 1e-7);
   return Status::Ok();
 }
 

@@ -7,6 +7,7 @@
 // counts as received. Blocks a rank exchanges with itself are not counted.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -43,6 +44,23 @@ struct ReceiveLedger {
 struct TransportHealth {
   std::string failure;  // the first failure's message; empty while healthy
 };
+
+// Whether an allgather(v) of `total_bytes` over `ranks` runs in ceil(log2 ranks) steps
+// (Bruck) rather than a ring of ranks - 1 steps. Both move (ranks - 1) / ranks of the total
+// through each rank; Bruck also packs and unpacks what it forwards. So log depth while the
+// total is small (up to 1 MiB) or its blocks are (16 KiB on average: at tens of GB/s a step
+// of that size costs less than a latency, which a ring pays ranks - 1 times). The UCX
+// transport follows this rule and the cost model prices gathers by it.
+inline bool log_depth_gather(int ranks, double total_bytes) {
+  return total_bytes <= double(1 << 20) || total_bytes <= double(ranks - 1) * (16 << 10);
+}
+
+// The dependent steps, each a latency, of that allgather.
+inline double gather_steps(int ranks, double total_bytes) {
+  if (ranks <= 1) return 0.0;
+  return log_depth_gather(ranks, total_bytes) ? std::ceil(std::log2(double(ranks)))
+                                              : double(ranks - 1);
+}
 
 class Transport {
  public:

@@ -352,6 +352,48 @@ TEST_P(NodesTest, BytesAndInternodeBytesMatchTheDescription) {
   }
 }
 
+// On equal nodes the dense allreduce runs in two levels: the bytes of its description
+// (docs/algorithms.md), fewer of them between nodes, five rounds with the header; results
+// identical on every rank and to the node-ordered reference's bits on every wire.
+TEST_P(NodesTest, AllReduceInTwoLevelsMovesTheDescribedBytes) {
+  const size_t n = 1003;  // a multiple of no rank count
+  std::vector<std::vector<float>> all;
+  for (int r = 0; r < size_; ++r) all.push_back(random_rows(n, 1, 59, r));
+  const std::vector<float>& send = all[static_cast<size_t>(rank_)];
+  const auto len = [](size_t total, int parts, int j) {
+    return total / parts + (static_cast<size_t>(j) < total % parts ? 1 : 0);
+  };
+  for (zfcCompressionKind_t kind : {zfcCompressNone, zfcCompressFp16}) {
+    const zfcCompression_t how{kind, 1.0f};
+    std::vector<float> got(n);
+    ASSERT_EQ(zfcAllReduce(comm_, send.data(), got.data(), n, zfcFloat32, &how, nullptr,
+                           nullptr),
+              zfcSuccess) << zfcGetLastError(comm_);
+    zfcStats_t stats = ZFC_STATS_INITIALIZER;
+    ASSERT_EQ(zfcCommGetStats(comm_, &stats), zfcSuccess);
+    expect_ledger(stats.last, "allreduce");
+    const std::vector<float> want = reference_allreduce_nodes(all, kind, 1.0f, per_node_);
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), n * sizeof(float)), 0);
+    if (!hierarchical()) continue;
+    const uint64_t w = kind == zfcCompressNone ? 4 : 2, head = sizeof(OpHeader);
+    const int L = per_node_, N = size_ / per_node_, i = rank_ % L, m = rank_ / L;
+    const uint64_t len1 = len(n, L, i), len2 = len(len1, N, m);
+    uint64_t node_out = 0, rail_out = 0;
+    for (int j = 0; j < L; ++j) node_out += j == i ? 0 : len(n, L, j);
+    for (int k = 0; k < N; ++k) rail_out += k == m ? 0 : len(len1, N, k);
+    // Node reduce-scatter, rail reduce-scatter (in fp32), rail gather, node gather.
+    const uint64_t rail_sent = rail_out * 4 + (N - 1) * len2 * w;
+    const uint64_t rail_received = (N - 1) * len2 * 4 + (len1 - len2) * w;
+    EXPECT_EQ(stats.last.bytes_sent,
+              head * (size_ - 1) + (node_out + (L - 1) * len1) * w + rail_sent);
+    EXPECT_EQ(stats.last.bytes_received,
+              head * (size_ - 1) + ((L - 1) * len1 + n - len1) * w + rail_received);
+    EXPECT_EQ(stats.last.internode_bytes_sent, head * (size_ - L) + rail_sent);
+    EXPECT_EQ(stats.last.internode_bytes_received, head * (size_ - L) + rail_received);
+    EXPECT_EQ(stats.last.rounds, 5);  // header, node and rail reduce-scatters and gathers
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(RanksPerNode, NodesTest, ::testing::Values(2, 3, 4),
                          [](const auto& info) { return std::to_string(info.param); });
 

@@ -208,10 +208,6 @@ class UcxTransport final : public Transport {
     return do_allgatherv(send, recv, sizes.data(), displs.data());
   }
 
-  // Up to this many bytes in all, the allgather takes ceil(log2 G) steps (Bruck); above, a
-  // ring, whose G - 1 steps move the same bytes without packing them.
-  static constexpr size_t kLogDepthBytes = size_t{1} << 20;
-
   Status do_allgatherv(const void* send, void* recv, const size_t* recv_bytes,
                        const size_t* displs) override {
     const int n = size(), me = rank();
@@ -221,7 +217,11 @@ class UcxTransport final : public Transport {
     size_t total = 0;
     for (int r = 0; r < n; ++r) total += recv_bytes[r];
     const uint32_t op = ++ops_;
-    if (total <= kLogDepthBytes) return bruck_allgatherv(out, recv_bytes, displs, op);
+    // ceil(log2 G) steps (Bruck) while the total or the blocks are small, else a ring
+    // (transport.hpp).
+    if (log_depth_gather(n, static_cast<double>(total))) {
+      return bruck_allgatherv(out, recv_bytes, displs, op);
+    }
     return ring_allgatherv(out, recv_bytes, displs, op);
   }
 
@@ -289,12 +289,14 @@ class UcxTransport final : public Transport {
     std::vector<Pending> p(2 * static_cast<size_t>(n));
     size_t posted = 0;
     Status s = Status::Ok();
+    // Empty messages are not sent: the sizes are agreed, so a rank expecting nothing from
+    // j is one j sends nothing to, and a sparse exchange talks to few of many peers.
     for (int j = 0; j < n && s.ok(); ++j) {
-      if (j == me) continue;
+      if (j == me || recv_bytes[j] == 0) continue;
       s = post_recv(j, op, 0, out + recv_displs[j], recv_bytes[j], &p[posted++]);
     }
     for (int j = 0; j < n && s.ok(); ++j) {
-      if (j == me) continue;
+      if (j == me || send_bytes[j] == 0) continue;
       s = post_send(j, op, 0, in + send_displs[j], send_bytes[j], &p[posted++]);
     }
     const Status w = wait_all(p.data(), posted);
