@@ -77,24 +77,6 @@ void sum_owned(const OwnerMap& map, const NodeMap& nodes, Workspace& ws, int me,
   });
 }
 
-// fp32: the owners' rows were gathered into out itself, in owner order (row q belongs at
-// position owned[q]); each cycle of that permutation is followed with one carried row, so
-// the result needs no second U_g x dim buffer. `visited` holds U_g bytes, `carry` dim floats.
-void permute_in_place(const OwnerMap& map, size_t ug, size_t dim, float* out,
-                      unsigned char* visited, float* carry) {
-  std::fill(visited, visited + ug, 0);
-  for (size_t s = 0; s < ug; ++s) {
-    if (visited[s]) continue;
-    std::copy(out + s * dim, out + (s + 1) * dim, carry);
-    size_t at = s;
-    do {
-      visited[at] = 1;
-      at = static_cast<size_t>(map.owned[at]);
-      std::swap_ranges(carry, carry + dim, out + at * dim);
-    } while (at != s);
-  }
-}
-
 }  // namespace
 
 template <class K>
@@ -138,8 +120,9 @@ Status exchange_owner_partitioned(SparseCall<K>& call) {
   float* out = ws.get<float>(Slot::kResultRows, ug * dim);
   if (wire.type == zfcFloat32) {
     ZFC_RETURN_IF_ERROR(t.allgatherv(acc, out, l.gather_bytes, l.gather_displs));
-    permute_in_place(map, ug, dim, out, ws.get<unsigned char>(Slot::kOwnerScratch, ug),
-                     ws.get<float>(Slot::kPartial, dim));
+    // Row q of the owners' gather belongs at position owned[q].
+    permute_rows_in_place(map.owned, ug, dim, out, ws.get<unsigned char>(Slot::kOwnerScratch, ug),
+                          ws.get<float>(Slot::kPartial, dim));
     call.finite = kernels::all_finite(out, ug * dim);
   } else {
     char* gathered = ws.get<char>(Slot::kGatheredRows, ug * row_bytes);

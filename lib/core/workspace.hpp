@@ -42,6 +42,7 @@ enum class Slot : int {
   kRoutedPairs,     // (key, row) pairs a key-routed exchange receives
   kOwnerReports,    // what each owner of a key-routed exchange summed and received
   kOwnerKeys,       // the distinct keys an owner of a key-routed exchange sums
+  kNodeLists,       // row lists of the hierarchical exchange's node and rail steps
   kNumSlots
 };
 

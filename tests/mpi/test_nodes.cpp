@@ -3,6 +3,7 @@
 // the same bits as the node-grouped reference; the hierarchical exchange moves exactly the
 // bytes its description says, and fewer of them between nodes; uneven nodes are refused.
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -171,8 +172,7 @@ int documented_key_owner(uint64_t key, int ranks) {
 }
 
 // What one rank of a sparse reduce should hand to the transport, counted from every rank's
-// distinct indices, as the exchanges are documented (OwnerRanges: the first n % parts
-// ranges one longer).
+// distinct indices, as the exchanges and their owner maps are documented.
 class ExpectedTraffic {
  public:
   ExpectedTraffic(const Workload& w, int per_node, int me, size_t row_bytes)
@@ -239,25 +239,71 @@ class ExpectedTraffic {
     }
   }
 
+  // The map of docs/algorithms.md: positions heaviest first; the local index j with the
+  // smallest largest (load + cost) over the nodes holding the row, then the node k with the
+  // smallest load + cost among the members j.
   void hierarchical() {
     const int L = per_node_, N = size_ / per_node_;
-    const int node = me_ / L, li = me_ % L;
-    const size_t lo1 = begin(ug_, L, li), len1 = len(ug_, L, li);
-    for (int j = 0; j < L; ++j) {  // step 1, and the node's gather
-      const int peer = node * L + j;
-      if (peer == me_) continue;
-      move(peer, count_in(positions_[me_], begin(ug_, L, j), len(ug_, L, j)) * row_bytes_,
-           count_in(positions_[peer], lo1, len1) * row_bytes_);
-      move(peer, len1 * row_bytes_, len(ug_, L, j) * row_bytes_);
+    std::vector<std::vector<int>> holders(ug_);
+    for (int r = 0; r < size_; ++r) {
+      for (size_t p : positions_[static_cast<size_t>(r)]) holders[p].push_back(r);
     }
-    const std::set<size_t> mine = node_union(node);
+    std::vector<size_t> order(ug_);
+    for (size_t p = 0; p < ug_; ++p) order[p] = p;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return holders[a].size() > holders[b].size();
+    });
+    std::vector<int64_t> load(static_cast<size_t>(size_), 0);
+    std::vector<int> local(ug_), node(ug_);
+    for (size_t p : order) {
+      std::vector<int64_t> h(static_cast<size_t>(N), 0), holds(static_cast<size_t>(size_), 0);
+      for (int r : holders[p]) ++h[static_cast<size_t>(r / L)], holds[static_cast<size_t>(r)] = 1;
+      int64_t held_by = 0;
+      for (int64_t c : h) held_by += c > 0 ? 1 : 0;
+      const auto cost1 = [&](int n, int j) { return h[n] - holds[n * L + j]; };
+      int best_j = 0;
+      int64_t best = 0;
+      for (int j = 0; j < L; ++j) {
+        int64_t score = INT64_MIN;
+        for (int n = 0; n < N; ++n) {
+          if (h[n] > 0) score = std::max(score, load[n * L + j] + cost1(n, j));
+        }
+        if (j == 0 || score < best) best_j = j, best = score;
+      }
+      for (int n = 0; n < N; ++n) {
+        if (h[n] > 0) load[n * L + best_j] += cost1(n, best_j);
+      }
+      const auto cost2 = [&](int k) { return held_by - (h[k] > 0 ? 1 : 0) - 1; };
+      int best_k = 0;
+      for (int k = 0; k < N; ++k) {
+        const int64_t score = load[k * L + best_j] + cost2(k);
+        if (k == 0 || score < best) best_k = k, best = score;
+      }
+      load[best_k * L + best_j] += cost2(best_k);
+      local[p] = best_j;
+      node[p] = best_k;
+    }
+    const int m = me_ / L, i = me_ % L;
+    const auto count = [&](const std::set<size_t>& ps, int j, int k) {
+      size_t c = 0;
+      for (size_t p : ps) c += local[p] == j && (k < 0 || node[p] == k) ? 1 : 0;
+      return c;
+    };
+    std::set<size_t> all;
+    for (size_t p = 0; p < ug_; ++p) all.insert(p);
+    for (int j = 0; j < L; ++j) {  // step 1, and the node's gather
+      const int peer = m * L + j;
+      if (peer == me_) continue;
+      const std::set<size_t> mine(positions_[me_].begin(), positions_[me_].end());
+      const std::set<size_t> theirs(positions_[peer].begin(), positions_[peer].end());
+      move(peer, count(mine, j, -1) * row_bytes_, count(theirs, i, -1) * row_bytes_);
+      move(peer, count(all, i, -1) * row_bytes_, count(all, j, -1) * row_bytes_);
+    }
+    const std::set<size_t> here = node_union(m);
     for (int k = 0; k < N; ++k) {  // step 2, and the rail's gather
-      if (k == node) continue;
-      const size_t lo = lo1 + begin(len1, N, k), n = len(len1, N, k);
-      const size_t my_lo = lo1 + begin(len1, N, node), my_n = len(len1, N, node);
-      const std::set<size_t> theirs = node_union(k);
-      move(k * L + li, count_in(mine, lo, n) * row_bytes_, count_in(theirs, my_lo, my_n) * row_bytes_);
-      move(k * L + li, my_n * row_bytes_, n * row_bytes_);
+      if (k == m) continue;
+      move(k * L + i, count(here, i, k) * row_bytes_, count(node_union(k), i, m) * row_bytes_);
+      move(k * L + i, count(all, i, m) * row_bytes_, count(all, i, k) * row_bytes_);
     }
   }
 
@@ -269,18 +315,6 @@ class ExpectedTraffic {
   }
 
  private:
-  static size_t len(size_t n, int parts, int j) {
-    return n / parts + (static_cast<size_t>(j) < n % parts ? 1 : 0);
-  }
-  static size_t begin(size_t n, int parts, int j) {
-    return n / parts * j + std::min(static_cast<size_t>(j), n % parts);
-  }
-  template <class C>
-  static size_t count_in(const C& sorted, size_t lo, size_t n) {
-    size_t c = 0;
-    for (size_t p : sorted) c += p >= lo && p < lo + n ? 1 : 0;
-    return c;
-  }
   std::set<size_t> node_union(int node) const {
     std::set<size_t> u;
     for (int r = node * per_node_; r < (node + 1) * per_node_; ++r) {
