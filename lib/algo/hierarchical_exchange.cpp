@@ -121,34 +121,28 @@ Status reduce_across_nodes(Hier& h, Transport& rail, const size_t* send_bytes, s
   // For each node, the owned rows it holds, ascending: the order its member sends them in.
   const int32_t* owned = h.map.order + h.map.group_begin(h.j, h.m);
   const size_t len = h.map.group_len(h.j, h.m);
-  std::fill(recv_bytes, recv_bytes + N, 0);
-  const size_t none = ~size_t{0};
+  // f(n, q) for every node n holding owned row q, q ascending.
   size_t* seen = h.sizes + 5 * static_cast<size_t>(std::max(h.map.locals, N));
-  std::fill(seen, seen + N, none);
-  for (size_t q = 0; q < len; ++q) {
-    const int32_t p = owned[q];
-    for (int32_t k = h.map.holder_displs[p]; k < h.map.holder_displs[p + 1]; ++k) {
-      const int n = h.nodes.node_of(h.map.holders[k]);
-      if (seen[n] == q) continue;
-      seen[n] = q;
-      recv_bytes[n] += h.row_bytes;
+  const auto each_holding_node = [&](auto&& f) {
+    std::fill(seen, seen + N, ~size_t{0});
+    for (size_t q = 0; q < len; ++q) {
+      const int32_t p = owned[q];
+      for (int32_t k = h.map.holder_displs[p]; k < h.map.holder_displs[p + 1]; ++k) {
+        const int n = h.nodes.node_of(h.map.holders[k]);
+        if (seen[n] == q) continue;
+        seen[n] = q;
+        f(n, q);
+      }
     }
-  }
+  };
+  std::fill(recv_bytes, recv_bytes + N, 0);
+  each_holding_node([&](int n, size_t) { recv_bytes[n] += h.row_bytes; });
   pack_displacements(recv_bytes, recv_displs, N);
   const size_t arrived = (recv_displs[N - 1] + recv_bytes[N - 1]) / h.row_bytes;
   int32_t* lists = h.ws.get<int32_t>(Slot::kNodeLists, arrived);
   size_t* cursor = h.sizes + 4 * static_cast<size_t>(std::max(h.map.locals, N));
   for (int n = 0; n < N; ++n) cursor[n] = recv_displs[n] / h.row_bytes;
-  std::fill(seen, seen + N, none);
-  for (size_t q = 0; q < len; ++q) {
-    const int32_t p = owned[q];
-    for (int32_t k = h.map.holder_displs[p]; k < h.map.holder_displs[p + 1]; ++k) {
-      const int n = h.nodes.node_of(h.map.holders[k]);
-      if (seen[n] == q) continue;
-      seen[n] = q;
-      lists[cursor[n]++] = static_cast<int32_t>(q);
-    }
-  }
+  each_holding_node([&](int n, size_t q) { lists[cursor[n]++] = static_cast<int32_t>(q); });
   char* in = h.ws.get<char>(Slot::kOwnerRows, arrived * h.row_bytes);
   const char* node_rows = h.ws.get<char>(Slot::kNodeRows, present * h.row_bytes);
   ZFC_RETURN_IF_ERROR(rail.alltoallv(node_rows, send_bytes, send_displs, in, recv_bytes,
