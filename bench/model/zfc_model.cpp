@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "transport/transport.hpp"  // the gathers' step rule, header-only
 #include "workload/corpus.hpp"
 #include "workload/heaps.hpp"
 #include "zipfcoll/zipfcoll.h"
@@ -128,17 +129,14 @@ void fit_corpus(Options* o) {
 }
 
 // The dense gradients' allreduce as zfcAllReduce runs it: a reduce-scatter (an alltoallv,
-// one latency per peer) and a gather, in log depth while the total or its blocks are small
-// (up to 1 MiB, or 16 KiB a block on average: the transports' rule, lib/transport), a ring
-// otherwise. On whole nodes it runs in two levels: inside each node over the whole buffer,
-// then on each rail over a 1/L share.
+// one latency per peer) and a gather in the steps the transports take (gather_steps). On
+// whole nodes it runs in two levels: inside each node over the whole buffer, then on each
+// rail over a 1/L share.
 double dense_seconds(const Options& o, int g) {
   const auto level = [&](const zfcLinkModel_t& l, int ranks, double mb) {
     if (ranks <= 1) return 0.0;
     const double bytes = mb * 1e6, alpha = l.latency_us * 1e-6;
-    const bool log_depth = bytes <= (1 << 20) || bytes <= (ranks - 1) * 16384.0;
-    const double gather_steps = log_depth ? std::ceil(std::log2(ranks)) : ranks - 1;
-    return (ranks - 1 + gather_steps) * alpha +
+    return (ranks - 1 + zfc::gather_steps(ranks, bytes)) * alpha +
            2.0 * (ranks - 1) / ranks * bytes / (l.bandwidth_gbs * 1e9);
   };
   if (g <= o.per_node) return level(o.machine.intra_node, g, o.dense_mb);

@@ -3,17 +3,11 @@
 #include <algorithm>
 
 #include "algo/rank_order.hpp"
+#include "algo/reduce_scatter_lists.hpp"
 #include "kernels/cast.hpp"
 
 namespace zfc {
 namespace {
-
-struct Chunking {
-  size_t base;
-  size_t extra;
-  size_t len(int j) const { return base + (static_cast<size_t>(j) < extra ? 1 : 0); }
-  size_t off(int j) const { return base * j + std::min(static_cast<size_t>(j), extra); }
-};
 
 // One rank: the same wire rounding as many, so results do not depend on the rank count's
 // being 1.
@@ -31,45 +25,16 @@ Status allreduce_single(WireKernels& k, const float* send, float* recv, size_t n
   return k.decode(buf, n, wire, scale, recv);
 }
 
-// The byte sizes and displacements of both steps, on the host (the transports read them
-// there): the reduce-scatter's four lists, then the gather's, which is every rank's chunk at
-// its offset.
-struct StepSizes {
-  size_t* send_bytes;
-  size_t* send_displs;
-  size_t* recv_bytes;
-  size_t* recv_displs;
-};
-
-StepSizes scatter_sizes(Workspace& ws, const Chunking& ch, int size, int me, size_t w) {
-  size_t* sizes = ws.get<size_t>(Slot::kReduceSizes, 4 * static_cast<size_t>(size));
-  StepSizes s{sizes, sizes + size, sizes + 2 * size, sizes + 3 * size};
-  for (int j = 0; j < size; ++j) {
-    s.send_bytes[j] = ch.len(j) * w;
-    s.send_displs[j] = ch.off(j) * w;
-    s.recv_bytes[j] = ch.len(me) * w;
-    s.recv_displs[j] = static_cast<size_t>(j) * ch.len(me) * w;
-  }
-  return s;
-}
-
-void gather_sizes(StepSizes* s, const Chunking& ch, int size, size_t w) {
-  for (int j = 0; j < size; ++j) {
-    s->recv_bytes[j] = ch.len(j) * w;
-    s->recv_displs[j] = ch.off(j) * w;
-  }
-}
-
 // One multi-rank allreduce: the wire, this rank's chunk, and the buffers in between.
 struct Step {
   zfcDataType_t wire;
   float scale;
   size_t w;             // bytes per wire element
-  Chunking ch;
+  Chunks ch;
   size_t mine;          // elements of this rank's chunk
   char* wire_buf;       // the compressed copy of send (NULL in fp32); later the gathered result
   void* wire_recv;      // every rank's wire copy of this rank's chunk
-  StepSizes sz;
+  SizeLists sz;         // the reduce-scatter's, then the gather's receive lists
 };
 
 // The reduce-scatter: every rank's wire copy of this rank's chunk lands in s->wire_recv.
@@ -85,7 +50,8 @@ Status reduce_scatter(Transport& t, Workspace& ws, WireKernels& k, const float* 
     s->wire_buf = static_cast<char*>(buf);
     wire_send = s->wire_buf;
   }
-  s->sz = scatter_sizes(ws, s->ch, size, me, s->w);
+  s->sz = scatter_lists(ws.get<size_t>(Slot::kReduceSizes, 4 * static_cast<size_t>(size)),
+                        s->ch, me, s->w);
   ZFC_RETURN_IF_ERROR(k.scratch(Slot::kWireRecv, static_cast<size_t>(size) * s->mine * s->w,
                                 &s->wire_recv));
   ZFC_RETURN_IF_ERROR(k.settle());
@@ -94,7 +60,7 @@ Status reduce_scatter(Transport& t, Workspace& ws, WireKernels& k, const float* 
   for (int r = 0; r < size; ++r) received[r] = (size - 1) * s->ch.len(r) * s->w;
   ZFC_RETURN_IF_ERROR(t.alltoallv(wire_send, s->sz.send_bytes, s->sz.send_displs, s->wire_recv,
                                   s->sz.recv_bytes, s->sz.recv_displs, received));
-  gather_sizes(&s->sz, s->ch, size, s->w);
+  s->sz = gather_lists(s->sz.send_bytes, s->ch, s->w);  // the lists' own memory
   return Status::Ok();
 }
 
@@ -150,7 +116,7 @@ Status allreduce_sum(Transport& t, Workspace& ws, WireKernels& k, const float* s
     return k.all_finite(finite);
   }
   s.w = kernels::float_type_bytes(s.wire);
-  s.ch = Chunking{n / t.size(), n % t.size()};
+  s.ch = Chunks{n, t.size()};
   s.mine = s.ch.len(t.rank());
   ZFC_RETURN_IF_ERROR(reduce_scatter(t, ws, k, send, n, &s));
   if (s.wire == zfcFloat32) {

@@ -53,7 +53,8 @@ struct Cost {
   // log depth or a ring, as the transports choose (transport.hpp).
   void gather(Level l, double total, double largest) {
     const double n = ranks(l);
-    collective(l, gather_steps(static_cast<int>(n), total), std::max(total - largest, largest * (n - 1)), 2 * total * frac(n));
+    collective(l, gather_steps(static_cast<int>(n), total),
+               std::max(total - largest, largest * (n - 1)), 2 * total * frac(n));
   }
   void local(double bytes) {
     if (m.local_bytes_per_s > 0) p.seconds += bytes / m.local_bytes_per_s;

@@ -2,47 +2,11 @@
 
 #include <algorithm>
 
+#include "algo/reduce_scatter_lists.hpp"
 #include "kernels/cast.hpp"
 
 namespace zfc {
 namespace {
-
-// n elements in `parts` chunks, the first n % parts one longer.
-struct Chunks {
-  size_t n;
-  int parts;
-  size_t len(int j) const { return n / parts + (static_cast<size_t>(j) < n % parts ? 1 : 0); }
-  size_t off(int j) const { return n / parts * j + std::min(static_cast<size_t>(j), n % parts); }
-};
-
-// The four size lists of a reduce-scatter over `chunks` on one transport, in bytes of w:
-// chunk j to rank j, and every rank's copy of this rank's chunk back to back.
-struct Lists {
-  size_t *send_bytes, *send_displs, *recv_bytes, *recv_displs;
-};
-
-Lists scatter_lists(size_t* sizes, const Chunks& chunks, int me, size_t w) {
-  const int p = chunks.parts;
-  Lists l{sizes, sizes + p, sizes + 2 * p, sizes + 3 * p};
-  for (int j = 0; j < p; ++j) {
-    l.send_bytes[j] = chunks.len(j) * w;
-    l.send_displs[j] = chunks.off(j) * w;
-    l.recv_bytes[j] = chunks.len(me) * w;
-    l.recv_displs[j] = static_cast<size_t>(j) * chunks.len(me) * w;
-  }
-  return l;
-}
-
-// The gather of `chunks`: every chunk at its offset.
-Lists gather_lists(size_t* sizes, const Chunks& chunks, size_t w) {
-  const int p = chunks.parts;
-  Lists l{nullptr, nullptr, sizes, sizes + p};
-  for (int j = 0; j < p; ++j) {
-    l.recv_bytes[j] = chunks.len(j) * w;
-    l.recv_displs[j] = chunks.off(j) * w;
-  }
-  return l;
-}
 
 // What every rank receives, for the communicator's ledger: the node and rail transports see
 // only their own group. Rank r, member i of node m, receives its chunk from L-1 members,
@@ -89,7 +53,7 @@ Status hierarchical_allreduce_sum(Transport& world, Transport& node, Transport& 
   ZFC_RETURN_IF_ERROR(k.scratch(Slot::kWireRecv, static_cast<size_t>(L) * len1 * w, &in_node));
   ZFC_RETURN_IF_ERROR(k.scratch(Slot::kPartial, len1 * sizeof(float), &node_sum));
   ZFC_RETURN_IF_ERROR(k.settle());
-  Lists l = scatter_lists(sizes, level1, node.rank(), w);
+  SizeLists l = scatter_lists(sizes, level1, node.rank(), w);
   ZFC_RETURN_IF_ERROR(node.alltoallv(wire_send, l.send_bytes, l.send_displs, in_node,
                                      l.recv_bytes, l.recv_displs));
   float* sum = static_cast<float*>(node_sum);

@@ -1,5 +1,5 @@
-// Pieces shared by the owner-partitioned and hierarchical exchanges: which rank owns which
-// positions of the global set, and where every rank's distinct keys sit in it.
+// Pieces shared by the owner-based exchanges: how rows travel, where every rank's distinct
+// keys sit in the global set, and how rows are put at their positions.
 #pragma once
 
 #include <algorithm>
@@ -11,20 +11,6 @@
 #include "kernels/rows.hpp"
 
 namespace zfc {
-
-// n sorted positions split among `parts` owners into contiguous ranges: owner j holds
-// [begin(j), begin(j) + len(j)), floor(n / parts) positions, the first n % parts owners one
-// more. Every rank computes it from n alone, without talking.
-struct OwnerRanges {
-  size_t n;
-  int parts;
-  size_t len(int j) const {
-    return n / parts + (static_cast<size_t>(j) < n % parts ? 1 : 0);
-  }
-  size_t begin(int j) const {
-    return n / parts * j + std::min(static_cast<size_t>(j), n % parts);
-  }
-};
 
 // How rows travel: the wire type, the scale applied before sending, bytes per element.
 struct Wire {
