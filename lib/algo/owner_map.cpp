@@ -261,7 +261,6 @@ NodeOwnerMap balanced_node_owners(const RankPositions& at, size_t ug, const Node
   m.locals = L;
   m.nodes = N;
   m.local = local;
-  m.node = node;
   m.order = order;
   m.group_displs = group_displs;
   m.holder_displs = holder_displs;

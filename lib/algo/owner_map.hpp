@@ -53,7 +53,6 @@ OwnerMap balanced_owners(const RankPositions& at, size_t ug, int parts, Workspac
 struct NodeOwnerMap {
   int locals = 0, nodes = 0;           // L, N
   const int32_t* local = nullptr;      // U_g entries: j(p)
-  const int32_t* node = nullptr;       // U_g entries: k(p)
   const int32_t* order = nullptr;      // positions sorted by (j, k, p)
   const size_t* group_displs = nullptr;  // L * N + 1 entries: group (j, k) starts at
                                          // order + group_displs[j * N + k]
