@@ -113,7 +113,7 @@ double formula_bytes(int algorithm, const ByteInputs& in) {
   const double k = in.vocab > 4294967296.0 ? 8 : 4;
   const double w = in.wire == zfcCompressNone ? 4 : 2;
   const double both_ways = 2.0 * (g - 1) / g;  // an allgatherv's sent + received, averaged
-  const double header = 2.0 * 192.0 * (g - 1);
+  const double header = 2.0 * 96.0 * (g - 1);  // algo/agreement.hpp
   switch (algorithm) {
     case zfcAlgoAllGather:
       return header + both_ways * in.tokens * (k + in.dim * w);

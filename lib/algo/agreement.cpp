@@ -53,24 +53,78 @@ OpHeader make_header(OpKind op) {
   return h;
 }
 
-void header_fail(OpHeader* h, const Status& s) {
+void header_fail(LocalHeader* h, const Status& s) {
   if (h->status != zfcSuccess || s.ok()) return;
   h->status = s.code();
-  std::strncpy(h->message, s.message().c_str(), sizeof h->message - 1);
-  h->message[sizeof h->message - 1] = '\0';
+  h->message = s.message().substr(0, kMaxFailureText);
 }
 
-Status exchange_headers(Transport& t, Workspace& ws, const OpHeader& mine,
-                        const OpHeader** all) {
-  OpHeader* headers = ws.get<OpHeader>(Slot::kHeaders, static_cast<size_t>(t.size()));
-  headers[t.rank()] = mine;
-  headers[t.rank()].sequence = t.next_sequence();
-  ZFC_RETURN_IF_ERROR(t.allgather(&headers[t.rank()], sizeof(OpHeader), headers));
-  *all = headers;
+namespace {
+
+// Whether a header reports a local failure every rank will name (so the texts must travel).
+bool reports_failure(const OpHeader& h) {
+  return h.magic == kHeaderMagic && h.status != zfcSuccess;
+}
+
+// The failure texts: each failing rank's message, the others' empty.
+Status gather_messages(Transport& t, Workspace& ws, const LocalHeader& mine, Agreed* out) {
+  const size_t n = static_cast<size_t>(t.size());
+  const std::string& text = mine.status != zfcSuccess ? mine.message : std::string();
+  size_t* sizes = ws.get<size_t>(Slot::kFirstSizes, 2 * n);
+  char* got = nullptr;
+  ZFC_RETURN_IF_ERROR(t.allgather_blocks(text.data(), text.size(), sizes, sizes + n,
+                                         [&](size_t total) {
+                                           got = ws.get<char>(Slot::kFirstBlocks, total);
+                                           return got;
+                                         }));
+  out->messages.resize(n);
+  for (size_t r = 0; r < n; ++r) out->messages[r].assign(got + sizes[n + r], sizes[r]);
   return Status::Ok();
 }
 
-Status agree(const OpHeader* all, int size) {
+}  // namespace
+
+Status exchange_headers(Transport& t, Workspace& ws, const LocalHeader& mine,
+                        const void* payload, size_t payload_bytes, Agreed* out) {
+  const size_t n = static_cast<size_t>(t.size());
+  char* send = ws.get<char>(Slot::kFirstSend, sizeof(OpHeader) + payload_bytes);
+  OpHeader head = mine;
+  head.sequence = t.next_sequence();
+  std::memcpy(send, &head, sizeof head);
+  if (payload_bytes > 0) std::memcpy(send + sizeof head, payload, payload_bytes);
+  size_t* sizes = ws.get<size_t>(Slot::kFirstSizes, 2 * n);
+  char* blocks = nullptr;
+  ZFC_RETURN_IF_ERROR(t.allgather_blocks(send, sizeof(OpHeader) + payload_bytes, sizes,
+                                         sizes + n, [&](size_t total) {
+                                           blocks = ws.get<char>(Slot::kFirstBlocks, total);
+                                           return blocks;
+                                         }));
+  OpHeader* headers = ws.get<OpHeader>(Slot::kHeaders, n);
+  bool failed = false;
+  for (size_t r = 0; r < n; ++r) {
+    if (sizes[r] < sizeof(OpHeader)) {
+      std::memset(&headers[r], 0, sizeof(OpHeader));  // agree() names the rank
+      sizes[r] = 0;
+    } else {
+      std::memcpy(&headers[r], blocks + sizes[n + r], sizeof(OpHeader));
+      sizes[r] -= sizeof(OpHeader);
+      sizes[n + r] += sizeof(OpHeader);
+    }
+    failed |= reports_failure(headers[r]);
+  }
+  out->headers = headers;
+  out->payload = blocks;
+  out->bytes = sizes;
+  out->displs = sizes + n;
+  out->messages.clear();
+  if (!failed) return Status::Ok();
+  // The texts' allgather reuses the block slots: the payload is not needed on this path.
+  out->payload = nullptr;
+  out->bytes = out->displs = nullptr;
+  return gather_messages(t, ws, mine, out);
+}
+
+Status agree(const OpHeader* all, int size, const std::vector<std::string>& messages) {
   for (int r = 0; r < size; ++r) {
     if (all[r].magic != kHeaderMagic) {
       return error(zfcMismatch, "rank %d sent no valid operation header: ranks are not "
@@ -93,8 +147,9 @@ Status agree(const OpHeader* all, int size) {
                    "ranks are not running the same zipfcoll", r, all[r].status);
     }
     if (all[r].status != zfcSuccess) {
-      return error(static_cast<zfcResult_t>(all[r].status), "rank %d: %.*s", r,
-                   static_cast<int>(sizeof all[r].message), all[r].message);
+      const size_t i = static_cast<size_t>(r);
+      const char* text = i < messages.size() ? messages[i].c_str() : "(no message)";
+      return error(static_cast<zfcResult_t>(all[r].status), "rank %d: %s", r, text);
     }
   }
   const bool counts_match = h0.op == static_cast<uint32_t>(OpKind::kAllReduce);
@@ -143,13 +198,14 @@ Status agree(const OpHeader* all, int size) {
   return Status::Ok();
 }
 
-Status exchange_and_agree(Transport& t, Workspace& ws, const OpHeader& mine, zfcOpStats_t* op,
-                          const OpHeader** all) {
+Status exchange_and_agree(Transport& t, Workspace& ws, const LocalHeader& mine,
+                          zfcOpStats_t* op, Agreed* out, const void* payload,
+                          size_t payload_bytes) {
   {
     PhaseTimer timer(op, zfcPhaseHeader);
-    ZFC_RETURN_IF_ERROR(exchange_headers(t, ws, mine, all));
+    ZFC_RETURN_IF_ERROR(exchange_headers(t, ws, mine, payload, payload_bytes, out));
   }
-  return agree(*all, t.size());
+  return agree(out->headers, t.size(), out->messages);
 }
 
 }  // namespace zfc

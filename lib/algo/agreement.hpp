@@ -1,12 +1,17 @@
 // Agreement on arguments without an extra round trip. Every collective starts with an
-// allgather of one fixed-size header per rank, which it needs anyway for the sizes of what
-// follows (token counts, local unique counts). The header also carries the rank's view of
-// the arguments that must match, and the outcome of its local checks with a message, so
-// that every rank reaches the same verdict from the same data: either all proceed or all
-// return the same error, naming the rank and the value at fault.
+// allgather of one block per rank (Transport::allgather_blocks): a fixed-size header, which
+// the operation needs anyway for the sizes of what follows (token counts, local unique
+// counts), and whatever the operation's first exchange carries besides (the distinct keys of
+// the sparse exchanges that merge them). The header also carries the rank's view of the
+// arguments that must match and the outcome of its local checks, so that every rank reaches
+// the same verdict from the same data: either all proceed or all return the same error,
+// naming the rank and the value at fault. The failing ranks' messages travel in a second
+// allgather, only when some rank reports a failure.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "base/status.hpp"
 #include "core/workspace.hpp"
@@ -41,30 +46,52 @@ struct OpHeader {
   int32_t key;           // split
   uint64_t node;         // init: an id of the rank's host (same id: same machine)
   uint64_t sequence;     // the transport's count of agreed operations, this one included
-  char message[96];      // this rank's local error, if any
 };
 // The size is part of the documented traffic (docs/algorithms.md, zfcCommGetStats).
-static_assert(sizeof(OpHeader) == 192, "the operation header is 192 bytes on the wire");
+static_assert(sizeof(OpHeader) == 96, "the operation header is 96 bytes on the wire");
+
+// This rank's header and the text of its local failure, which is sent only when some rank
+// reports one.
+struct LocalHeader : OpHeader {
+  explicit LocalHeader(const OpHeader& h) : OpHeader(h) {}
+  std::string message;
+};
+
+// The longest failure text a rank sends (longer ones are cut).
+constexpr size_t kMaxFailureText = 1024;
 
 // A header for `op` with every field neutral (status success, capacity -1).
 OpHeader make_header(OpKind op);
 
 // Records a local failure in the header (the first one wins).
-void header_fail(OpHeader* h, const Status& s);
+void header_fail(LocalHeader* h, const Status& s);
 
-// Numbers the header with the transport's next sequence number and allgathers the headers;
-// *all points at size() headers in ws's kHeaders slot.
-Status exchange_headers(Transport& t, Workspace& ws, const OpHeader& mine,
-                        const OpHeader** all);
+// What the first exchange of an operation brought from every rank.
+struct Agreed {
+  const OpHeader* headers = nullptr;  // size() headers
+  const char* payload = nullptr;      // rank r's payload at payload + displs[r], bytes[r] long
+  const size_t* bytes = nullptr;
+  const size_t* displs = nullptr;
+  std::vector<std::string> messages;  // the ranks' failure texts, when some rank failed
+};
+
+// Numbers the header with the transport's next sequence number and allgathers it with
+// `payload` behind it; then, when some rank reports a failure, the failure texts. A block
+// too short for a header leaves a header that agree() rejects. Everything *out points at
+// lives in ws (kHeaders, kFirstBlocks, kFirstSizes) until its next call.
+Status exchange_headers(Transport& t, Workspace& ws, const LocalHeader& mine,
+                        const void* payload, size_t payload_bytes, Agreed* out);
 
 // The verdict every rank computes identically: ranks out of step (a sequence number or an
 // operation that differs from rank 0's: zfcMismatch naming both), else the lowest rank's
-// local failure, else the first field that differs from rank 0's (zfcMismatch), else, for
-// operations that give int32 positions, a total count over ranks beyond INT32_MAX.
-Status agree(const OpHeader* all, int size);
+// local failure (with messages[r], when given), else the first field that differs from rank
+// 0's (zfcMismatch), else, for operations that give int32 positions, a total count over
+// ranks beyond INT32_MAX.
+Status agree(const OpHeader* all, int size, const std::vector<std::string>& messages = {});
 
 // exchange_headers (timed as the header phase in *op) followed by agree().
-Status exchange_and_agree(Transport& t, Workspace& ws, const OpHeader& mine, zfcOpStats_t* op,
-                          const OpHeader** all);
+Status exchange_and_agree(Transport& t, Workspace& ws, const LocalHeader& mine,
+                          zfcOpStats_t* op, Agreed* out, const void* payload = nullptr,
+                          size_t payload_bytes = 0);
 
 }  // namespace zfc

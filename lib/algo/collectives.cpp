@@ -34,15 +34,16 @@ Status check_index_space(zfcDataType_t index_type, int64_t vocab) {
 Status agree_init(Transport& t, const Status& local, const Config& config, uint64_t node,
                   NodePlacement* placement) {
   Workspace ws;
-  OpHeader mine = make_header(OpKind::kInit);
+  LocalHeader mine{make_header(OpKind::kInit)};
   mine.node = node;
   mine.count = config.ranks_per_node;
   mine.key = config.model.given_mask();
   mine.color = static_cast<int32_t>(config.transport);
   header_fail(&mine, local);
-  const OpHeader* all = nullptr;
-  ZFC_RETURN_IF_ERROR(exchange_headers(t, ws, mine, &all));
-  ZFC_RETURN_IF_ERROR(agree(all, t.size()));
+  Agreed agreed;
+  ZFC_RETURN_IF_ERROR(exchange_headers(t, ws, mine, nullptr, 0, &agreed));
+  ZFC_RETURN_IF_ERROR(agree(agreed.headers, t.size(), agreed.messages));
+  const OpHeader* all = agreed.headers;
   NodePlacement p;
   p.local_size = 0;
   for (int r = 0; r < t.size(); ++r) {
@@ -107,7 +108,7 @@ std::vector<uint64_t> member_nodes(const zfcComm& comm, const OpHeader* all, int
 }  // namespace
 
 Status comm_split(zfcComm& comm, int color, int key, std::unique_ptr<zfcComm>* out) {
-  OpHeader mine = make_header(OpKind::kSplit);
+  LocalHeader mine{make_header(OpKind::kSplit)};
   mine.color = color;
   mine.key = key;
   mine.node = host_id();
@@ -116,9 +117,11 @@ Status comm_split(zfcComm& comm, int color, int key, std::unique_ptr<zfcComm>* o
                              "color %d is negative (use >= 0, or ZFC_SPLIT_NOCOLOR)", color));
   }
   if (out == nullptr) header_fail(&mine, error(zfcInvalidArgument, "newcomm is NULL"));
-  const OpHeader* all = nullptr;
-  ZFC_RETURN_IF_ERROR(exchange_headers(*comm.transport, comm.workspace, mine, &all));
-  ZFC_RETURN_IF_ERROR(agree(all, comm.size()));
+  Agreed agreed;
+  ZFC_RETURN_IF_ERROR(exchange_headers(*comm.transport, comm.workspace, mine, nullptr, 0,
+                                       &agreed));
+  ZFC_RETURN_IF_ERROR(agree(agreed.headers, comm.size(), agreed.messages));
+  const OpHeader* all = agreed.headers;
   std::unique_ptr<Transport> child;
   ZFC_RETURN_IF_ERROR(comm.transport->split(color, key, &child));
   if (!child) {
@@ -181,7 +184,7 @@ Status run_unique_merge(zfcComm& comm, const void* indices, zfcDataType_t index_
   OpRecorder recorder(&comm, &ws);
   zfcOpStats_t* op = recorder.op();
   op->tokens = count;
-  OpHeader mine = make_header(OpKind::kUniqueMerge);
+  LocalHeader mine{make_header(OpKind::kUniqueMerge)};
   mine.count = static_cast<int64_t>(count);
   mine.vocab = vocab;
   mine.index_type = index_type;
@@ -195,11 +198,15 @@ Status run_unique_merge(zfcComm& comm, const void* indices, zfcDataType_t index_
                                   capacity, num_unique, positions, stream, set));
     mine.local_unique = static_cast<int64_t>(set.local_unique_count());
   }
-  const OpHeader* all = nullptr;
-  ZFC_RETURN_IF_ERROR(exchange_and_agree(t, ws, mine, op, &all));
+  // The distinct keys ride with the header (the first exchange).
+  Agreed agreed;
+  const bool ok = mine.status == zfcSuccess;
+  ZFC_RETURN_IF_ERROR(exchange_and_agree(t, ws, mine, op, &agreed, ok ? set.local_unique() : nullptr,
+                                         ok ? set.local_unique_count() * sizeof(K) : 0));
+  const OpHeader* all = agreed.headers;
   {
     PhaseTimer timer(op, zfcPhaseIndexExchange);
-    ZFC_RETURN_IF_ERROR(set.gather(t, all));
+    ZFC_RETURN_IF_ERROR(set.gather(t, agreed));
   }
   PhaseTimer timer(op, zfcPhaseMerge);
   set.merge_gathered();
@@ -264,7 +271,7 @@ Status allreduce(zfcComm& comm, const void* send, void* recv, size_t count,
   const Status parsed = make_compression(kind, scale, &compression);
   if (compression.kind == zfcCompressNone) compression.scale = 1.0f;
 
-  OpHeader mine = make_header(OpKind::kAllReduce);
+  LocalHeader mine{make_header(OpKind::kAllReduce)};
   mine.count = static_cast<int64_t>(count);
   mine.row_type = type;
   mine.compression = kind;
@@ -290,8 +297,8 @@ Status allreduce(zfcComm& comm, const void* send, void* recv, size_t count,
     local = make_device_wire_kernels(comm.device_scratch, stream, &device_kernels);
   }
   header_fail(&mine, local);
-  const OpHeader* all = nullptr;
-  ZFC_RETURN_IF_ERROR(exchange_and_agree(t, ws, mine, op, &all));
+  Agreed agreed;
+  ZFC_RETURN_IF_ERROR(exchange_and_agree(t, ws, mine, op, &agreed));
   bool finite = true;
   {
     PhaseTimer timer(op, zfcPhaseRowExchange);

@@ -15,7 +15,7 @@ namespace {
 constexpr double kDedupeBytesPerToken = 24.0;
 constexpr double kMergeBytesPerKey = 24.0;
 constexpr double kLocateBytesPerKey = 8.0;
-constexpr double kHeaderBytes = 192.0;
+constexpr double kHeaderBytes = 96.0;
 
 
 // Which ranks a collective spans: all G, the L of a node, or the N of a rail.
@@ -63,19 +63,22 @@ struct Cost {
   static double frac(double parts) { return parts > 0 ? (parts - 1) / parts : 0.0; }
 };
 
-// What every algorithm pays: the header allgather and the rank's deduplication.
-void common(Cost& c) {
+// What every algorithm pays: the rank's deduplication and the first allgather, of the
+// headers and, for the algorithms that merge the global set first, every rank's distinct
+// keys riding with them (algo/agreement.hpp).
+void common(Cost& c, bool keys_ride) {
   const CostInputs& in = c.in;
-  c.gather(Level::kFlat, kHeaderBytes * c.g(), kHeaderBytes);
+  const double kb = keys_ride ? static_cast<double>(in.key_bytes) : 0.0;
+  c.gather(Level::kFlat, kHeaderBytes * c.g() + in.local_unique * kb,
+           kHeaderBytes + in.max_local_unique * kb);
   c.local(kDedupeBytesPerToken * in.max_tokens);
-  c.scratch(16.0 * in.max_tokens + kHeaderBytes * c.g());
+  c.scratch(16.0 * in.max_tokens + kHeaderBytes * c.g() + in.local_unique * kb);
 }
 
-// The index exchange and the merge of the gathered distinct keys.
-void index_exchange(Cost& c) {
+// The merge of the gathered distinct keys (which rode with the headers).
+void index_merge(Cost& c) {
   const CostInputs& in = c.in;
   const double kb = static_cast<double>(in.key_bytes);
-  c.gather(Level::kFlat, in.local_unique * kb, in.max_local_unique * kb);
   c.local(kMergeBytesPerKey * in.local_unique + 8.0 * in.max_tokens);
   c.scratch(2.0 * in.local_unique * kb + 8.0 * in.local_unique + 4.0 * in.global_unique);
 }
@@ -181,24 +184,24 @@ void hierarchical(Cost& c) {
             (w < 4 ? ug * d * w : 0.0) + 16.0 * ug / L);
 }
 
-// No index exchange: an alltoall of counts, the (key, row) pairs to their owners, the owners'
-// merge and sums, an allgather of their counts, and the summed pairs to every rank, which
-// merges them into key order. Owners are assumed even (the key function spreads them).
+// No index exchange: the (key, row) pairs to their owners (each message led by its 8-byte
+// count), the owners' merge and sums, and the summed pairs to every rank (each owner's block
+// led by its 16-byte report), which merges them into key order. Owners are assumed even
+// (the key function spreads them).
 void key_routed(Cost& c) {
   const CostInputs& in = c.in;
   const double d = static_cast<double>(in.dim), w = in.row_bytes;
   const double kb = static_cast<double>(in.key_bytes);
   const double ug = in.global_unique, ui = in.max_local_unique;
   const double f = Cost::frac(c.g()), routed = in.local_unique / c.g();
-  c.alltoallv(Level::kFlat, c.g(), 8.0 * (c.g() - 1), 16.0 * (c.g() - 1));
   scatter(c, ui);
   c.local(encode_bytes(c, ui * d) + 2.0 * ui * (kb + d * w));  // encode, pack
-  c.alltoallv(Level::kFlat, std::max(ui, routed), std::max(ui, routed) * (kb + d * w) * f,
-              (ui + routed) * (kb + d * w) * f);
+  const double counts = 8.0 * (c.g() - 1);
+  c.alltoallv(Level::kFlat, c.g(), std::max(ui, routed) * (kb + d * w) * f + counts,
+              (ui + routed) * (kb + d * w) * f + 2.0 * counts);
   c.local(kMergeBytesPerKey * routed + kLocateBytesPerKey * routed + routed * d * (w + 8.0));
   c.local(encode_bytes(c, ug / c.g() * d));
-  c.gather(Level::kFlat, 16.0 * c.g(), 16.0);
-  c.gather(Level::kFlat, ug * (kb + d * w), ug / c.g() * (kb + d * w));
+  c.gather(Level::kFlat, ug * (kb + d * w) + 16.0 * c.g(), ug / c.g() * (kb + d * w) + 16.0);
   c.local(kMergeBytesPerKey * ug + kLocateBytesPerKey * ug +
           (w < 4 ? ug * d * (w + 4.0) : 8.0 * ug * d));
   c.scratch(ui * d * (4.0 + w) + ui * kb + routed * (kb + d * (w + 4.0)) +
@@ -221,22 +224,24 @@ double node_unique(const CostInputs& in, int ranks_per_node) {
 
 Prediction predict(zfcAlgorithm_t algorithm, const CostInputs& in, const MachineModel& m) {
   Cost c{in, m, {}};
-  common(c);
+  const bool merged_first = algorithm != zfcAlgoAllGather && algorithm != zfcAlgoDenseVocab &&
+                            algorithm != zfcAlgoKeyRouted;
+  common(c, merged_first);
+  if (merged_first) index_merge(c);
   switch (algorithm) {
     case zfcAlgoAllGather: allgather(c); break;
     case zfcAlgoDenseVocab: dense_vocab(c); break;
-    case zfcAlgoUniqueAllReduce: index_exchange(c); unique_allreduce(c); break;
-    case zfcAlgoUniqueAllGather: index_exchange(c); unique_allgather(c); break;
+    case zfcAlgoUniqueAllReduce: unique_allreduce(c); break;
+    case zfcAlgoUniqueAllGather: unique_allgather(c); break;
     case zfcAlgoKeyRouted: key_routed(c); break;
     case zfcAlgoHierarchical:
-      index_exchange(c);
       if (can_run_hierarchical(in)) {
         hierarchical(c);
       } else {
         owner_partitioned(c);
       }
       break;
-    default: index_exchange(c); owner_partitioned(c); break;
+    default: owner_partitioned(c); break;
   }
   return c.p;
 }

@@ -1,6 +1,7 @@
-// The step's index set: this rank's keys, its distinct keys, and -- after one allgatherv of
-// every rank's distinct keys (not all K tokens) -- the global sorted distinct set, identical
-// on every rank, with each local token's position in it. Keys are unsigned; K is uint32_t
+// The step's index set: this rank's keys, its distinct keys, and -- after every rank's
+// distinct keys (not all K tokens) are gathered, riding with the operation headers or in an
+// allgatherv of their own -- the global sorted distinct set, identical on every rank, with
+// each local token's position in it. Keys are unsigned; K is uint32_t
 // when the vocabulary fits, which also halves the index traffic.
 #pragma once
 
@@ -24,8 +25,9 @@ class IndexSet {
   // distinct keys and each token's position among them.
   Status load(const void* indices, zfcDataType_t type, size_t n, bool check, bool dedupe);
 
-  // Allgathers every rank's distinct keys (counts from the agreed headers).
-  Status gather(Transport& t, const OpHeader* headers);
+  // Every rank's distinct keys (counts from the agreed headers): those that rode with the
+  // headers when every rank's payload is exactly its keys, else an allgatherv of them.
+  Status gather(Transport& t, const Agreed& agreed);
 
   // Builds the global set from the gathered keys and locates this rank's keys in it.
   void merge_gathered();

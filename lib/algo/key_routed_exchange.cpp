@@ -1,15 +1,17 @@
 // The key-routed exchange, for large G: no rank learns every rank's keys. The owner of a key
 // is a fixed function of the key (algo/key_owner.hpp), so each rank can send the (key, row)
-// pairs of its distinct keys straight to their owners:
-//   1. an alltoall of how many pairs each rank sends each owner;
-//   2. an alltoallv of the pairs, rows locally summed in token order and on the wire;
-//   3. each owner merges the keys it received and sums their rows in the order of sums
-//      (algo/rank_order.hpp), then an allgather of how many keys each owner summed;
-//   4. an allgatherv of the owners' (key, row) pairs, which every rank puts in global key
-//      order: the result.
+// pairs of its distinct keys straight to their owners, in two rounds after the header:
+//   1. an alltoallv of the pairs (Transport::alltoallv_blocks, so no round of counts goes
+//      first), rows locally summed in token order and on the wire, each message led by its
+//      pair count;
+//   2. each owner merges the keys it received and sums their rows in the order of sums
+//      (algo/rank_order.hpp); an allgather of the owners' (key, row) pairs, each block led
+//      by the owner's report (its key count and what it received), which every rank puts in
+//      global key order: the result.
 // A rank's work and bytes are O(U_i) to send and O(what it receives), nothing O(G * U_i),
 // and the sums are formed as in every other exchange, so fp32 results keep their bits.
 #include <algorithm>
+#include <cstring>
 
 #include "algo/key_owner.hpp"
 #include "algo/owner_ranges.hpp"
@@ -22,12 +24,13 @@ namespace {
 
 size_t pad8(size_t bytes) { return (bytes + 7) / 8 * 8; }
 
-// n (key, row) pairs on the wire: the n keys, then the n rows, each part padded to 8 bytes
-// so that every block starts aligned for any key and row type.
+// n (key, row) pairs on the wire: `lead` bytes (the count, or an owner's report), the n
+// keys, then the n rows, each part padded to 8 bytes so that every block starts aligned for
+// any key and row type.
 struct PairBlock {
-  size_t key_bytes, row_bytes;
-  size_t bytes(size_t n) const { return pad8(n * key_bytes) + pad8(n * row_bytes); }
-  size_t rows_at(size_t n) const { return pad8(n * key_bytes); }
+  size_t lead, key_bytes, row_bytes;
+  size_t bytes(size_t n) const { return lead + pad8(n * key_bytes) + pad8(n * row_bytes); }
+  size_t rows_at(size_t n) const { return lead + pad8(n * key_bytes); }
 };
 
 // What each owner tells every rank after summing: the sizes of the shared blocks, and what
@@ -41,21 +44,8 @@ struct Sizes {
   size_t *send_bytes, *send_displs, *recv_bytes, *recv_displs;
 };
 
-// Step 1: counts[j] pairs go to owner j; from[r] pairs come from rank r.
-Status route_counts(Transport& t, Workspace& ws, const uint64_t* counts, uint64_t* from,
-                    const Sizes& s) {
-  const int size = t.size();
-  uint64_t* received = ws.get<uint64_t>(Slot::kPeerReceived, static_cast<size_t>(size));
-  for (int j = 0; j < size; ++j) {
-    s.send_bytes[j] = s.recv_bytes[j] = sizeof(uint64_t);
-    s.send_displs[j] = s.recv_displs[j] = static_cast<size_t>(j) * sizeof(uint64_t);
-    received[j] = static_cast<uint64_t>(size - 1) * sizeof(uint64_t);
-  }
-  return t.alltoallv(counts, s.send_bytes, s.send_displs, from, s.recv_bytes, s.recv_displs,
-                     received);
-}
-
-// Step 2's send buffer: this rank's keys and wire rows, grouped by owner, in key order.
+// Step 1's send buffer: this rank's keys and wire rows, grouped by owner, in key order, each
+// owner's block led by its pair count.
 template <class K>
 char* pack_pairs(const K* keys, const int32_t* owner_of, size_t ui, const float* partial,
                  size_t dim, const Wire& wire, const PairBlock& block, const uint64_t* counts,
@@ -64,18 +54,36 @@ char* pack_pairs(const K* keys, const int32_t* owner_of, size_t ui, const float*
   char* packed = ws.get<char>(Slot::kWireSend, total);
   size_t* cursor = ws.get<size_t>(Slot::kPeerReceived, static_cast<size_t>(size));
   std::fill(cursor, cursor + size, 0);
+  for (int j = 0; j < size; ++j) {
+    std::memcpy(packed + s.send_displs[j], &counts[j], sizeof(uint64_t));
+  }
   for (size_t i = 0; i < ui; ++i) {
     const int j = owner_of[i];
     const size_t c = cursor[j]++;
     char* base = packed + s.send_displs[j];
-    reinterpret_cast<K*>(base)[c] = keys[i];
+    reinterpret_cast<K*>(base + block.lead)[c] = keys[i];
     kernels::encode(partial + i * dim, dim, wire.type, wire.scale,
                     base + block.rows_at(counts[j]) + c * block.row_bytes);
   }
   return packed;
 }
 
-// Step 3: the owner's distinct keys (into *uniq) and their sums (acc, u x dim), every rank's
+// What rank r's block of step 1 holds: its pair count, checked against the block's length.
+Status routed_counts(const char* in, const Sizes& s, const PairBlock& block, int size, int me,
+                     uint64_t* from) {
+  for (int r = 0; r < size; ++r) {
+    uint64_t n = 0;
+    if (s.recv_bytes[r] >= sizeof n) std::memcpy(&n, in + s.recv_displs[r], sizeof n);
+    if (s.recv_bytes[r] < sizeof n || n > s.recv_bytes[r] || block.bytes(n) != s.recv_bytes[r]) {
+      return error(zfcTransportError, "rank %d: the key-routed pairs from rank %d (%zu bytes) "
+                   "do not frame a pair count", me, r, s.recv_bytes[r]);
+    }
+    from[r] = n;
+  }
+  return Status::Ok();
+}
+
+// Step 2: the owner's distinct keys (into *uniq) and their sums (acc, u x dim), every rank's
 // pairs added in the order of sums. Returns u.
 template <class K>
 size_t sum_routed(SparseCall<K>& call, const char* in, const uint64_t* from, const Sizes& s,
@@ -94,7 +102,7 @@ size_t sum_routed(SparseCall<K>& call, const char* in, const uint64_t* from, con
     K* keys = ws.get<K>(Slot::kGatheredKeys, total);
     size_t at = 0;
     for (int r = 0; r < size; ++r) {
-      const K* rk = reinterpret_cast<const K*>(in + s.recv_displs[r]);
+      const K* rk = reinterpret_cast<const K*>(in + s.recv_displs[r] + block.lead);
       std::copy(rk, rk + from[r], keys + at);
       at += from[r];
     }
@@ -109,14 +117,32 @@ size_t sum_routed(SparseCall<K>& call, const char* in, const uint64_t* from, con
   int32_t* pos = ws.get<int32_t>(Slot::kPositions, largest);
   accumulate_in_rank_order(call.nodes, ws, *acc, u, dim, [&](int r, float* dst) {
     const char* base = in + s.recv_displs[r];
-    kernels::locate_sorted(reinterpret_cast<const K*>(base), from[r], *uniq, u, pos);
+    kernels::locate_sorted(reinterpret_cast<const K*>(base + block.lead), from[r], *uniq, u,
+                           pos);
     kernels::scatter_add_rows(base + block.rows_at(from[r]), wire.type, pos, from[r], dim,
                               dst);
   });
   return u;
 }
 
-// Step 4's end: the owners' blocks, gathered, become the global set and the U_g x dim result
+// The owners' reports at the front of their shared blocks, checked against the blocks'
+// lengths.
+Status shared_reports(const char* gathered, const Sizes& s, const PairBlock& block, int size,
+                      int me, OwnerReport* reports) {
+  for (int j = 0; j < size; ++j) {
+    OwnerReport rep{0, 0};
+    const bool framed = s.recv_bytes[j] >= sizeof rep;
+    if (framed) std::memcpy(&rep, gathered + s.recv_displs[j], sizeof rep);
+    if (!framed || rep.distinct > s.recv_bytes[j] || block.bytes(rep.distinct) != s.recv_bytes[j]) {
+      return error(zfcTransportError, "rank %d: the summed pairs of owner %d (%zu bytes) do "
+                   "not frame its report", me, j, s.recv_bytes[j]);
+    }
+    reports[j] = rep;
+  }
+  return Status::Ok();
+}
+
+// Step 2's end: the owners' blocks, gathered, become the global set and the U_g x dim result
 // in key order. Returns whether every value is finite.
 template <class K>
 bool place_shared(SparseCall<K>& call, const char* gathered, const OwnerReport* reports,
@@ -135,7 +161,7 @@ bool place_shared(SparseCall<K>& call, const char* gathered, const OwnerReport* 
     K* keys = ws.get<K>(Slot::kGatheredKeys, ug);
     size_t at = 0;
     for (int j = 0; j < size; ++j) {
-      const K* jk = reinterpret_cast<const K*>(gathered + displs[j]);
+      const K* jk = reinterpret_cast<const K*>(gathered + displs[j] + block.lead);
       std::copy(jk, jk + reports[j].distinct, keys + at);
       at += reports[j].distinct;
     }
@@ -147,7 +173,8 @@ bool place_shared(SparseCall<K>& call, const char* gathered, const OwnerReport* 
   for (int j = 0; j < size; ++j) {
     const size_t n = reports[j].distinct;
     const char* base = gathered + displs[j];
-    kernels::locate_sorted(reinterpret_cast<const K*>(base), n, call.set.global(), ug, pos);
+    kernels::locate_sorted(reinterpret_cast<const K*>(base + block.lead), n, call.set.global(),
+                           ug, pos);
     finite &= decode_rows_to(base + block.rows_at(n), pos, n, dim, wire, *out);
   }
   return finite;
@@ -163,65 +190,66 @@ Status exchange_key_routed(SparseCall<K>& call) {
   const size_t G = static_cast<size_t>(size), dim = call.spec.dim;
   const size_t ui = call.set.local_unique_count();
   const Wire wire = wire_of(call.spec);
-  const PairBlock block{sizeof(K), dim * wire.bytes};
+  const PairBlock pairs{sizeof(uint64_t), sizeof(K), dim * wire.bytes};
   size_t* sizes = ws.get<size_t>(Slot::kExchangeSizes, 4 * G);
   const Sizes s{sizes, sizes + G, sizes + 2 * G, sizes + 3 * G};
   uint64_t* counts = ws.get<uint64_t>(Slot::kCounts, 2 * G);
   uint64_t* from = counts + G;
   int32_t* owner_of = ws.get<int32_t>(Slot::kLocate, ui);
   const K* keys = call.set.local_unique();
+  const char* send = nullptr;
   {
-    PhaseTimer timer(call.op, zfcPhaseIndexExchange);
+    PhaseTimer timer(call.op, zfcPhaseScatter);
     std::fill(counts, counts + G, 0);
     for (size_t i = 0; i < ui; ++i) {
       owner_of[i] = key_owner(keys[i], size);
       ++counts[owner_of[i]];
     }
-    ZFC_RETURN_IF_ERROR(route_counts(t, ws, counts, from, s));
-  }
-  const char* send = nullptr;
-  {
-    PhaseTimer timer(call.op, zfcPhaseScatter);
     const float* partial =
         static_cast<const float*>(local_partial_rows(call, zfcFloat32, 1.0f));
-    for (int j = 0; j < size; ++j) {
-      s.send_bytes[j] = block.bytes(counts[j]);
-      s.recv_bytes[j] = block.bytes(from[j]);
-    }
+    for (int j = 0; j < size; ++j) s.send_bytes[j] = pairs.bytes(counts[j]);
     pack_displacements(s.send_bytes, s.send_displs, size);
-    pack_displacements(s.recv_bytes, s.recv_displs, size);
-    send = pack_pairs(keys, owner_of, ui, partial, dim, wire, block, counts, s, size, ws);
+    send = pack_pairs(keys, owner_of, ui, partial, dim, wire, pairs, counts, s, size, ws);
   }
-  char* in = ws.get<char>(Slot::kRoutedPairs, s.recv_displs[G - 1] + s.recv_bytes[G - 1]);
+  char* in = nullptr;
   {
     PhaseTimer timer(call.op, zfcPhaseRowExchange);
-    ZFC_RETURN_IF_ERROR(
-        t.alltoallv(send, s.send_bytes, s.send_displs, in, s.recv_bytes, s.recv_displs));
+    ZFC_RETURN_IF_ERROR(t.alltoallv_blocks(send, s.send_bytes, s.send_displs, s.recv_bytes,
+                                           s.recv_displs, [&](size_t total) {
+                                             in = ws.get<char>(Slot::kRoutedPairs, total);
+                                             return in;
+                                           }));
   }
+  ZFC_RETURN_IF_ERROR(routed_counts(in, s, pairs, size, me, from));
   K* uniq = nullptr;
   float* acc = nullptr;
-  const size_t u = sum_routed(call, in, from, s, block, wire, &uniq, &acc);
+  const size_t u = sum_routed(call, in, from, s, pairs, wire, &uniq, &acc);
 
   PhaseTimer timer(call.op, zfcPhaseRowExchange);
-  OwnerReport* reports = ws.get<OwnerReport>(Slot::kOwnerReports, G);
-  reports[me] = {u, 0};
+  const PairBlock shared{sizeof(OwnerReport), sizeof(K), dim * wire.bytes};
+  OwnerReport mine{u, 0};
   for (int r = 0; r < size; ++r) {
-    if (r != me) reports[me].received_bytes += s.recv_bytes[r];
+    if (r != me) mine.received_bytes += s.recv_bytes[r];
   }
-  ZFC_RETURN_IF_ERROR(t.allgather(&reports[me], sizeof(OwnerReport), reports));
+  char* own = ws.get<char>(Slot::kWireSend, shared.bytes(u));
+  std::memset(own, 0, shared.bytes(u));  // the padding too: every byte sent is defined
+  std::memcpy(own, &mine, sizeof mine);
+  std::copy(uniq, uniq + u, reinterpret_cast<K*>(own + shared.lead));
+  kernels::encode(acc, u * dim, wire.type, 1.0f, own + shared.rows_at(u));  // already scaled
+  char* gathered = nullptr;
+  ZFC_RETURN_IF_ERROR(t.allgather_blocks(own, shared.bytes(u), s.recv_bytes, s.recv_displs,
+                                         [&](size_t total) {
+                                           gathered = ws.get<char>(Slot::kGatheredRows, total);
+                                           return gathered;
+                                         }));
+  OwnerReport* reports = ws.get<OwnerReport>(Slot::kOwnerReports, G);
+  ZFC_RETURN_IF_ERROR(shared_reports(gathered, s, shared, size, me, reports));
   for (int r = 0; r < size; ++r) {
     if (r != me) t.note_received(r, reports[r].received_bytes);
   }
-  for (int j = 0; j < size; ++j) s.recv_bytes[j] = block.bytes(reports[j].distinct);
-  pack_displacements(s.recv_bytes, s.recv_displs, size);
-  char* gathered = ws.get<char>(Slot::kGatheredRows, s.recv_displs[G - 1] + s.recv_bytes[G - 1]);
-  char* own = gathered + s.recv_displs[me];
-  std::copy(uniq, uniq + u, reinterpret_cast<K*>(own));
-  kernels::encode(acc, u * dim, wire.type, 1.0f, own + block.rows_at(u));  // already scaled
-  ZFC_RETURN_IF_ERROR(t.allgatherv(own, gathered, s.recv_bytes, s.recv_displs));
   timer.stop();
   float* out = nullptr;
-  call.finite = place_shared(call, gathered, reports, s.recv_displs, block, wire, &out);
+  call.finite = place_shared(call, gathered, reports, s.recv_displs, shared, wire, &out);
   call.out_rows = out;
   return Status::Ok();
 }

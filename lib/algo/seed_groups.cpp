@@ -65,15 +65,17 @@ Status seed_group_create(zfcComm& comm, zfcSeedPolicy_t policy, double alpha,
   // The header carries what must match (policy, alpha, seed), in fields the generic
   // agreement leaves alone so that the messages below can name them, and this rank's
   // explicit group.
-  OpHeader mine = make_header(OpKind::kSeedGroup);
+  LocalHeader mine{make_header(OpKind::kSeedGroup)};
   mine.key = static_cast<int32_t>(policy);
   mine.count = static_cast<int64_t>(base_seed);
   std::memcpy(&mine.capacity, &alpha, sizeof alpha);
   mine.color = explicit_group;
   header_fail(&mine, local);
-  const OpHeader* all = nullptr;
-  ZFC_RETURN_IF_ERROR(exchange_headers(*comm.transport, comm.workspace, mine, &all));
-  ZFC_RETURN_IF_ERROR(agree(all, comm.size()));
+  Agreed agreed;
+  ZFC_RETURN_IF_ERROR(exchange_headers(*comm.transport, comm.workspace, mine, nullptr, 0,
+                                       &agreed));
+  ZFC_RETURN_IF_ERROR(agree(agreed.headers, comm.size(), agreed.messages));
+  const OpHeader* all = agreed.headers;
   for (int r = 1; r < comm.size(); ++r) {
     if (all[r].key != all[0].key) {
       return error(zfcMismatch, "seed policy differs across ranks: rank 0 has %d, rank %d "

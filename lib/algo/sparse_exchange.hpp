@@ -34,6 +34,7 @@ struct SparseCall {
   zfcOpStats_t* op;
   IndexSet<K>& set;
   const OpHeader* headers;
+  const Agreed& agreed;       // what rode with the headers (the distinct keys, or nothing)
   const void* rows;           // this rank's count x dim rows of spec.row_type
   struct Hierarchy {
     Transport* node = nullptr;  // this rank's node (nodes.hierarchical() only)

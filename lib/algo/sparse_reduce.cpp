@@ -50,6 +50,18 @@ CostInputs cost_inputs(const OpHeader* all, int size, int nodes, const PlanSpec&
 }
 
 // This rank's view of everything the ranks must agree on.
+bool needs_global_set_first(zfcAlgorithm_t a) {
+  return a == zfcAlgoUniqueAllReduce || a == zfcAlgoUniqueAllGather ||
+         a == zfcAlgoOwnerPartitioned || a == zfcAlgoHierarchical;
+}
+
+// Whether this rank's distinct keys ride with its header: for the algorithms that gather
+// them (they then cost no round of their own), and for zfcAlgoAuto as the plan last chose.
+bool keys_ride(const zfcSparsePlan& plan) {
+  const zfcAlgorithm_t a = plan.spec.algorithm;
+  return a == zfcAlgoAuto ? plan.auto_keys_ride : needs_global_set_first(a);
+}
+
 OpHeader plan_header(const PlanSpec& spec, size_t count) {
   OpHeader h = make_header(OpKind::kSparseReduce);
   h.count = static_cast<int64_t>(count);
@@ -77,7 +89,7 @@ Status run_exchange(SparseCall<K>& call, const MachineModel& machine, zfcAlgorit
   if (algorithm == zfcAlgoKeyRouted) return exchange_key_routed(call);
   {
     PhaseTimer timer(call.op, zfcPhaseIndexExchange);
-    ZFC_RETURN_IF_ERROR(call.set.gather(t, call.headers));
+    ZFC_RETURN_IF_ERROR(call.set.gather(t, call.agreed));
   }
   {
     PhaseTimer timer(call.op, zfcPhaseMerge);
@@ -146,7 +158,7 @@ Status run_sparse(zfcSparsePlan& plan, const void* indices, size_t count, const 
   zfcOpStats_t* op = recorder.op();
   op->tokens = count;
 
-  OpHeader mine = plan_header(spec, count);
+  LocalHeader mine{plan_header(spec, count)};
   IndexSet<K> set(ws, spec.vocab);
   HostStaging staging(plan.staging);
   const void* host_rows = nullptr;
@@ -157,15 +169,19 @@ Status run_sparse(zfcSparsePlan& plan, const void* indices, size_t count, const 
                            &host_rows));
     mine.local_unique = static_cast<int64_t>(set.local_unique_count());
   }
-  const OpHeader* all = nullptr;
-  ZFC_RETURN_IF_ERROR(exchange_and_agree(t, ws, mine, op, &all));
+  Agreed agreed;
+  const bool ride = mine.status == zfcSuccess && keys_ride(plan);
+  ZFC_RETURN_IF_ERROR(exchange_and_agree(t, ws, mine, op, &agreed,
+                                         ride ? set.local_unique() : nullptr,
+                                         ride ? set.local_unique_count() * sizeof(K) : 0));
 
   ZFC_RETURN_IF_ERROR(check_algorithm(*comm, spec));
-  SparseCall<K> call{t,   comm->nodes, ws,        spec,
-                     op,  set,         all,       host_rows,
+  SparseCall<K> call{t,         comm->nodes, ws,  spec, op, set, agreed.headers,
+                     agreed,    host_rows,
                      {comm->node_transport.get(), comm->rail_transport.get()}};
   zfcAlgorithm_t algorithm = spec.algorithm;
   ZFC_RETURN_IF_ERROR(run_exchange(call, comm->machine, &algorithm));
+  if (spec.algorithm == zfcAlgoAuto) plan.auto_keys_ride = needs_global_set_first(algorithm);
   const size_t ug = set.global_count();
   const size_t index_bytes = spec.index_type == zfcInt32 ? 4 : 8;
   void* result_indices = ws.get<char>(Slot::kResultIndices, ug * index_bytes);

@@ -10,6 +10,9 @@ struct zfcSparsePlan {
   zfc::Workspace ws;
   zfc::StagingBuffers staging;  // inputs of calls on device buffers, through the host
   zfc::DeviceResult device_result;  // results of calls on device buffers
+  // zfcAlgoAuto: whether the distinct keys ride with the next call's headers, which pays when
+  // the algorithm chosen needs them (as the last call's did; the first call assumes so).
+  bool auto_keys_ride = true;
 };
 
 namespace zfc {

@@ -25,6 +25,9 @@ enum class Slot : int {
   kReduceSizes,     // per-rank byte sizes and displacements inside the allreduce
   kRankPositions,   // positions in the global set of one rank's keys
   kHeaders,         // per-rank operation headers
+  kFirstSend,       // this rank's header and what rides with it (algo/agreement.hpp)
+  kFirstBlocks,     // every rank's header and what rode with it, as they arrived
+  kFirstSizes,      // their sizes and displacements
   kDense,           // the U_g x D (or V x D) matrix being reduced
   kWireSend,        // compressed copy of what is sent, then of the gathered result
   kWireRecv,        // what arrives from peers

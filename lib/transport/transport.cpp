@@ -1,5 +1,7 @@
 #include "transport/transport.hpp"
 
+#include <vector>
+
 namespace zfc {
 
 void Transport::note_received(int r, uint64_t bytes) {
@@ -76,6 +78,89 @@ Status Transport::alltoallv(const void* send, const size_t* send_bytes,
   }
   ++ledger_->rounds;
   return note(do_alltoallv(send, send_bytes, send_displs, recv, recv_bytes, recv_displs));
+}
+
+Status Transport::allgather_blocks(const void* send, size_t bytes, size_t* recv_bytes,
+                                   size_t* displs, const PlaceFn& place) {
+  ZFC_RETURN_IF_ERROR(check_usable());
+  uint32_t rounds = 0;
+  const Status s = note(do_allgather_blocks(send, bytes, recv_bytes, displs, place, &rounds));
+  ledger_->rounds += rounds;
+  ZFC_RETURN_IF_ERROR(s);
+  // The sizes are known only now; the framing a transport adds (lengths, or the sizes'
+  // round) is not part of the operation's traffic.
+  uint64_t total = 0;
+  for (int r = 0; r < size_; ++r) total += recv_bytes[r];
+  for (int r = 0; r < size_; ++r) {
+    note_received(r, total - recv_bytes[r]);
+    if (r == rank_) continue;
+    count_sent(r, bytes);
+    count_received(r, recv_bytes[r]);
+  }
+  return s;
+}
+
+Status Transport::alltoallv_blocks(const void* send, const size_t* send_bytes,
+                                   const size_t* send_displs, size_t* recv_bytes,
+                                   size_t* recv_displs, const PlaceFn& place) {
+  ZFC_RETURN_IF_ERROR(check_usable());
+  uint32_t rounds = 0;
+  const Status s = note(
+      do_alltoallv_blocks(send, send_bytes, send_displs, recv_bytes, recv_displs, place, &rounds));
+  ledger_->rounds += rounds;
+  ZFC_RETURN_IF_ERROR(s);
+  uint64_t mine = 0;
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    mine += recv_bytes[r];
+    count_sent(r, send_bytes[r]);
+    count_received(r, recv_bytes[r]);
+  }
+  note_received(rank_, mine);
+  return s;
+}
+
+Status Transport::do_allgather_blocks(const void* send, size_t bytes, size_t* recv_bytes,
+                                      size_t* displs, const PlaceFn& place, uint32_t* rounds) {
+  const size_t n = static_cast<size_t>(size_);
+  std::vector<uint64_t> sizes(n);
+  const uint64_t mine = bytes;
+  *rounds = 1;
+  ZFC_RETURN_IF_ERROR(do_allgather(&mine, sizeof mine, sizes.data()));
+  size_t total = 0;
+  for (size_t r = 0; r < n; ++r) {
+    recv_bytes[r] = static_cast<size_t>(sizes[r]);
+    displs[r] = total;
+    total += recv_bytes[r];
+  }
+  char* out = place(total);
+  *rounds = 2;
+  return do_allgatherv(send, out, recv_bytes, displs);
+}
+
+Status Transport::do_alltoallv_blocks(const void* send, const size_t* send_bytes,
+                                      const size_t* send_displs, size_t* recv_bytes,
+                                      size_t* recv_displs, const PlaceFn& place,
+                                      uint32_t* rounds) {
+  const size_t n = static_cast<size_t>(size_);
+  std::vector<uint64_t> give(n), take(n);
+  std::vector<size_t> eight(n, sizeof(uint64_t)), at(n);
+  for (size_t j = 0; j < n; ++j) {
+    give[j] = send_bytes[j];
+    at[j] = j * sizeof(uint64_t);
+  }
+  *rounds = 1;
+  ZFC_RETURN_IF_ERROR(
+      do_alltoallv(give.data(), eight.data(), at.data(), take.data(), eight.data(), at.data()));
+  size_t total = 0;
+  for (size_t j = 0; j < n; ++j) {
+    recv_bytes[j] = static_cast<size_t>(take[j]);
+    recv_displs[j] = total;
+    total += recv_bytes[j];
+  }
+  char* out = place(total);
+  *rounds = 2;
+  return do_alltoallv(send, send_bytes, send_displs, out, recv_bytes, recv_displs);
 }
 
 Status Transport::barrier() {

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -94,6 +95,28 @@ class Transport {
                    void* recv, const size_t* recv_bytes, const size_t* recv_displs,
                    const uint64_t* received = nullptr);
 
+  // Where a call whose receive sizes only the senders know puts what arrives: given the
+  // total, a buffer of at least that many bytes, valid until the caller's next use of it.
+  using PlaceFn = std::function<char*(size_t total)>;
+
+  // An allgather of blocks whose sizes only their senders know: rank r contributes `bytes`
+  // bytes; every rank learns recv_bytes[r] and finds block r at place(total) + displs[r],
+  // the blocks packed in rank order. Its message pattern does not depend on the sizes, so
+  // ranks that disagree on them (a mismatched call) still finish it and can see why. MPI
+  // and UCX run it in one round of ceil(log2 G) steps (Bruck, each message's length learned
+  // by probing it); other transports gather the sizes first (two rounds).
+  Status allgather_blocks(const void* send, size_t bytes, size_t* recv_bytes, size_t* displs,
+                          const PlaceFn& place);
+
+  // An alltoallv whose receive sizes only the senders know: this rank sends send_bytes[j]
+  // bytes from send + send_displs[j] to rank j; what rank j sent it lands at place(total) +
+  // recv_displs[j], recv_bytes[j] bytes, packed in rank order. Every pair of ranks
+  // exchanges a message, empty or not. One round on MPI and UCX (probed lengths), two on
+  // other transports (the sizes first). The ledger gets this rank's share only; the caller
+  // enters the others' with note_received() once it knows them.
+  Status alltoallv_blocks(const void* send, const size_t* send_bytes, const size_t* send_displs,
+                          size_t* recv_bytes, size_t* recv_displs, const PlaceFn& place);
+
   // Enters `bytes` received by this transport's rank r in the ledger (see alltoallv).
   void note_received(int r, uint64_t bytes);
 
@@ -147,6 +170,14 @@ class Transport {
                               const size_t* send_displs, void* recv, const size_t* recv_bytes,
                               const size_t* recv_displs) = 0;
   virtual Status do_barrier() = 0;
+  // The *_blocks calls; *rounds gets the dependent rounds taken. The defaults exchange the
+  // sizes first (two rounds) and run do_allgatherv / do_alltoallv.
+  virtual Status do_allgather_blocks(const void* send, size_t bytes, size_t* recv_bytes,
+                                     size_t* displs, const PlaceFn& place, uint32_t* rounds);
+  virtual Status do_alltoallv_blocks(const void* send, const size_t* send_bytes,
+                                     const size_t* send_displs, size_t* recv_bytes,
+                                     size_t* recv_displs, const PlaceFn& place,
+                                     uint32_t* rounds);
 
  private:
   bool remote(int r) const {

@@ -9,7 +9,10 @@
 
 #include <chrono>
 #include <climits>
+#include <cstring>
 #include <vector>
+
+#include "transport/block_gather.hpp"
 
 namespace zfc {
 namespace {
@@ -83,6 +86,10 @@ class BoundedWait {
   bool unfinished() const { return unfinished_; }
 
   Status wait(MPI_Request* request, const char* what) {
+    if (!bounded()) {
+      ZFC_MPI_CHECK(MPI_Wait(request, MPI_STATUS_IGNORE), what);
+      return Status::Ok();
+    }
     using Clock = std::chrono::steady_clock;
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
     unsigned idle = 0;
@@ -102,6 +109,31 @@ class BoundedWait {
     }
   }
 
+  // Matches the next message from `from` with `tag`, learning its length, within the same
+  // deadline. A send of this rank's may be in flight meanwhile: a timeout leaves it so.
+  Status probe(int from, int tag, MPI_Comm comm, MPI_Message* msg, MPI_Status* st,
+               const char* what) {
+    if (!bounded()) {
+      ZFC_MPI_CHECK(MPI_Mprobe(from, tag, comm, msg, st), what);
+      return Status::Ok();
+    }
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
+    unsigned idle = 0;
+    for (;;) {
+      int found = 0;
+      ZFC_MPI_CHECK(MPI_Improbe(from, tag, comm, &found, msg, st), what);
+      if (found) return Status::Ok();
+      if (Clock::now() > deadline) {
+        unfinished_ = true;
+        return error(zfcTimeout, "rank %d: %s from rank %d did not arrive within timeout_ms "
+                     "%d: a peer is stalled, gone, or in a different collective", rank_, what,
+                     from, timeout_ms_);
+      }
+      if (++idle > 64) sched_yield();
+    }
+  }
+
  private:
   int rank_;
   int timeout_ms_;
@@ -113,6 +145,8 @@ class MpiTransport final : public Transport {
   MpiTransport(MPI_Comm comm, int rank, int size, int timeout_ms)
       : Transport(rank, size), comm_(comm), waits_(rank, timeout_ms), timeout_ms_(timeout_ms) {}
   ~MpiTransport() override {
+    // A send still in flight reads these buffers: they are left to MPI_Finalize too.
+    if (waits_.unfinished()) new BlockGatherBuffers(std::move(blocks_));
     // An operation still in flight keeps its communicator and types; MPI_Finalize frees
     // them. An abandoned communicator with nothing in flight is freed: Open MPI and MPICH
     // free a communicator without talking to its peers. After MPI_Finalize (a communicator
@@ -214,6 +248,68 @@ class MpiTransport final : public Transport {
     return waits_.wait(&req, "MPI_Ialltoallv");
   }
 
+  // Bruck (transport/block_gather.hpp) over point-to-point messages of this communicator,
+  // whose lengths are learned by matching probes (MPI_Mprobe), so nothing sizes them first.
+  Status do_allgather_blocks(const void* send, size_t bytes, size_t* recv_bytes, size_t* displs,
+                             const PlaceFn& place, uint32_t* rounds) override {
+    *rounds = 1;
+    return bruck_gather_blocks(
+        size(), rank(), send, bytes, recv_bytes, displs, place, blocks_,
+        [&](int to, int from, uint32_t step, const std::vector<char>& give,
+            std::vector<char>* take) {
+          const int tag = kBlockGatherTag + static_cast<int>(step);
+          return exchange(to, from, tag, give.data(), give.size(), take);
+        });
+  }
+
+  // Every pair exchanges one message (empty ones too, so each rank knows how many come);
+  // the lengths are learned by probing each peer's message before any is received.
+  Status do_alltoallv_blocks(const void* send, const size_t* send_bytes,
+                             const size_t* send_displs, size_t* recv_bytes, size_t* recv_displs,
+                             const PlaceFn& place, uint32_t* rounds) override {
+    const int n = size(), me = rank();
+    *rounds = 1;
+    const char* in = static_cast<const char*>(send);
+    std::vector<MPI_Request> sends;
+    std::vector<MPI_Message> msgs(static_cast<size_t>(n), MPI_MESSAGE_NULL);
+    for (int j = 0; j < n; ++j) {
+      if (j == me) continue;
+      if (send_bytes[j] > static_cast<size_t>(INT_MAX)) {
+        return error(zfcUnsupported, "a transfer of %zu bytes is too large for one MPI call",
+                     send_bytes[j]);
+      }
+      sends.emplace_back();
+      ZFC_MPI_CHECK(MPI_Isend(in + send_displs[j], static_cast<int>(send_bytes[j]), MPI_BYTE, j,
+                              kBlockExchangeTag, comm_, &sends.back()),
+                    "MPI_Isend");
+    }
+    size_t total = 0;
+    for (int j = 0; j < n; ++j) {
+      recv_displs[j] = total;
+      if (j == me) {
+        recv_bytes[j] = send_bytes[j];
+      } else {
+        MPI_Status st;
+        ZFC_RETURN_IF_ERROR(waits_.probe(j, kBlockExchangeTag, comm_, &msgs[static_cast<size_t>(j)],
+                                         &st, "MPI_Mprobe"));
+        int count = 0;
+        ZFC_MPI_CHECK(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count");
+        recv_bytes[j] = static_cast<size_t>(count);
+      }
+      total += recv_bytes[j];
+    }
+    char* out = place(total);
+    if (send_bytes[me] > 0) std::memcpy(out + recv_displs[me], in + send_displs[me], send_bytes[me]);
+    for (int j = 0; j < n; ++j) {
+      if (j == me) continue;
+      ZFC_MPI_CHECK(MPI_Mrecv(out + recv_displs[j], static_cast<int>(recv_bytes[j]), MPI_BYTE,
+                              &msgs[static_cast<size_t>(j)], MPI_STATUS_IGNORE),
+                    "MPI_Mrecv");
+    }
+    for (MPI_Request& r : sends) ZFC_RETURN_IF_ERROR(waits_.wait(&r, "MPI_Isend"));
+    return Status::Ok();
+  }
+
   Status do_barrier() override {
     if (!waits_.bounded()) {
       ZFC_MPI_CHECK(MPI_Barrier(comm_), "MPI_Barrier");
@@ -225,7 +321,32 @@ class MpiTransport final : public Transport {
   }
 
  private:
+  // Point-to-point tags of the *_blocks calls (collectives never match them).
+  static constexpr int kBlockExchangeTag = 0x7a00;
+  static constexpr int kBlockGatherTag = 0x7a01;  // + the step (at most 31)
+
+  // Sends `give` to `to` and receives the message `from` sent with `tag`, of any length.
+  Status exchange(int to, int from, int tag, const char* give, size_t bytes,
+                  std::vector<char>* take) {
+    if (bytes > static_cast<size_t>(INT_MAX)) {
+      return error(zfcUnsupported, "a transfer of %zu bytes is too large for one MPI call",
+                   bytes);
+    }
+    MPI_Request req;
+    ZFC_MPI_CHECK(MPI_Isend(give, static_cast<int>(bytes), MPI_BYTE, to, tag, comm_, &req),
+                  "MPI_Isend");
+    MPI_Message msg;
+    MPI_Status st;
+    ZFC_RETURN_IF_ERROR(waits_.probe(from, tag, comm_, &msg, &st, "MPI_Mprobe"));
+    int count = 0;
+    ZFC_MPI_CHECK(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count");
+    take->resize(static_cast<size_t>(count));
+    ZFC_MPI_CHECK(MPI_Mrecv(take->data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "MPI_Mrecv");
+    return waits_.wait(&req, "MPI_Isend");
+  }
+
   MPI_Comm comm_;
+  BlockGatherBuffers blocks_;
   UnitTypes units_;
   BoundedWait waits_;
   int timeout_ms_;

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "transport/block_gather.hpp"
+
 namespace zfc {
 namespace {
 
@@ -303,6 +305,61 @@ class UcxTransport final : public Transport {
     return s.ok() ? w : s;
   }
 
+  // Bruck (transport/block_gather.hpp); each message's length is learned by probing its tag.
+  Status do_allgather_blocks(const void* send, size_t bytes, size_t* recv_bytes, size_t* displs,
+                             const PlaceFn& place, uint32_t* rounds) override {
+    const uint32_t op = ++ops_;
+    *rounds = 1;
+    return bruck_gather_blocks(
+        size(), rank(), send, bytes, recv_bytes, displs, place, blocks_,
+        [&](int to, int from, uint32_t step, const std::vector<char>& give,
+            std::vector<char>* take) {
+          Pending p[2];
+          ZFC_RETURN_IF_ERROR(post_send(to, op, step, give.data(), give.size(), &p[0]));
+          Status s = probe_recv(from, op, step, take, &p[1]);
+          const Status w = wait_all(p, s.ok() ? 2 : 1);
+          return s.ok() ? w : s;
+        });
+  }
+
+  // Every pair exchanges one message, empty or not; each length is learned by probing the
+  // peer's tag before anything is received.
+  Status do_alltoallv_blocks(const void* send, const size_t* send_bytes,
+                             const size_t* send_displs, size_t* recv_bytes, size_t* recv_displs,
+                             const PlaceFn& place, uint32_t* rounds) override {
+    const int n = size(), me = rank();
+    const uint32_t op = ++ops_;
+    *rounds = 1;
+    const char* in = static_cast<const char*>(send);
+    std::vector<Pending> p(2 * static_cast<size_t>(n));
+    std::vector<ucp_tag_message_h> msgs(static_cast<size_t>(n), nullptr);
+    size_t posted = 0;
+    Status s = Status::Ok();
+    for (int j = 0; j < n && s.ok(); ++j) {
+      if (j != me) s = post_send(j, op, 0, in + send_displs[j], send_bytes[j], &p[posted++]);
+    }
+    size_t total = 0;
+    for (int j = 0; j < n && s.ok(); ++j) {
+      recv_displs[j] = total;
+      recv_bytes[j] = send_bytes[j];
+      if (j != me) s = probe(j, op, 0, &msgs[static_cast<size_t>(j)], &recv_bytes[j]);
+      total += recv_bytes[j];
+    }
+    if (s.ok()) {
+      char* out = place(total);
+      if (send_bytes[me] > 0) {
+        std::memcpy(out + recv_displs[me], in + send_displs[me], send_bytes[me]);
+      }
+      for (int j = 0; j < n && s.ok(); ++j) {
+        if (j == me) continue;
+        s = receive_probed(j, msgs[static_cast<size_t>(j)], out + recv_displs[j],
+                           recv_bytes[j], &p[posted++]);
+      }
+    }
+    const Status w = wait_all(p.data(), posted);
+    return s.ok() ? w : s;
+  }
+
   // Dissemination (Hensgen, Finkel and Manber 1988): at the step of distance d each rank
   // signals rank r + d and waits for rank r - d; after ceil(log2 G) steps every rank has
   // heard, through some chain, from every other.
@@ -342,6 +399,53 @@ class UcxTransport final : public Transport {
     ucs_status_ptr_t req =
         ucp_tag_recv_nbx(world_->worker(), data, bytes, tag, ~uint64_t{0}, &param);
     return track(req, peer, false, p);
+  }
+
+  // Finds the message `peer` sent with (op, step), removing it from UCX's unexpected queue,
+  // and learns its length; progresses the worker until it arrives, the deadline passes or
+  // the peer is found dead.
+  Status probe(int peer, uint32_t op, uint32_t step, ucp_tag_message_h* msg, size_t* bytes) {
+    const uint64_t tag = make_tag(comm_id_, static_cast<uint32_t>(peer), op, step);
+    const int timeout = world_->timeout_ms();
+    const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout);
+    const int peer_world = members_[static_cast<size_t>(peer)];
+    unsigned idle = 0;
+    for (;;) {
+      ucp_tag_recv_info_t info{};
+      *msg = ucp_tag_probe_nb(world_->worker(), tag, ~uint64_t{0}, 1, &info);
+      if (*msg != nullptr) {
+        *bytes = info.length;
+        return Status::Ok();
+      }
+      if (ucp_worker_progress(world_->worker()) != 0) {
+        idle = 0;
+      } else if (++idle > 64) {
+        sched_yield();
+      }
+      if (timeout > 0 && Clock::now() > deadline) {
+        return error(zfcTimeout, "rank %d: receiving from rank %d took longer than timeout_ms "
+                     "%d", rank(), peer, timeout);
+      }
+      if (world_->peer_failed(peer_world)) {
+        return peer_error(peer, false, UCS_ERR_CONNECTION_RESET);
+      }
+    }
+  }
+
+  Status receive_probed(int peer, ucp_tag_message_h msg, void* data, size_t bytes,
+                        Pending* p) {
+    ucp_request_param_t param{};
+    ucs_status_ptr_t req = ucp_tag_msg_recv_nbx(world_->worker(), data, bytes, msg, &param);
+    return track(req, peer, false, p);
+  }
+
+  // Probes the message `peer` sent with (op, step) and posts its receive into *take.
+  Status probe_recv(int peer, uint32_t op, uint32_t step, std::vector<char>* take, Pending* p) {
+    ucp_tag_message_h msg = nullptr;
+    size_t bytes = 0;
+    ZFC_RETURN_IF_ERROR(probe(peer, op, step, &msg, &bytes));
+    take->resize(bytes);
+    return receive_probed(peer, msg, take->data(), bytes, p);
   }
 
   Status track(ucs_status_ptr_t req, int peer, bool send, Pending* p) {
@@ -412,6 +516,7 @@ class UcxTransport final : public Transport {
   uint32_t comm_id_;
   std::vector<int> members_;  // world rank of each rank of this communicator
   uint32_t ops_ = 0;
+  BlockGatherBuffers blocks_;
 };
 
 }  // namespace
