@@ -63,14 +63,7 @@ Status Transport::alltoallv(const void* send, const size_t* send_bytes,
                             const size_t* send_displs, void* recv, const size_t* recv_bytes,
                             const size_t* recv_displs, const uint64_t* received) {
   ZFC_RETURN_IF_ERROR(check_usable());
-  uint64_t mine = 0;
-  for (int r = 0; r < size_; ++r) {
-    if (r == rank_) continue;
-    mine += recv_bytes[r];
-    count_sent(r, send_bytes[r]);
-    count_received(r, recv_bytes[r]);
-  }
-  note_received(rank_, mine);
+  count_exchange(send_bytes, recv_bytes);
   if (received != nullptr) {
     for (int r = 0; r < size_; ++r) {
       if (r != rank_) note_received(r, received[r]);
@@ -109,6 +102,11 @@ Status Transport::alltoallv_blocks(const void* send, const size_t* send_bytes,
       do_alltoallv_blocks(send, send_bytes, send_displs, recv_bytes, recv_displs, place, &rounds));
   ledger_->rounds += rounds;
   ZFC_RETURN_IF_ERROR(s);
+  count_exchange(send_bytes, recv_bytes);
+  return s;
+}
+
+void Transport::count_exchange(const size_t* send_bytes, const size_t* recv_bytes) {
   uint64_t mine = 0;
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
@@ -117,7 +115,6 @@ Status Transport::alltoallv_blocks(const void* send, const size_t* send_bytes,
     count_received(r, recv_bytes[r]);
   }
   note_received(rank_, mine);
-  return s;
 }
 
 Status Transport::do_allgather_blocks(const void* send, size_t bytes, size_t* recv_bytes,

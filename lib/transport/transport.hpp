@@ -180,6 +180,8 @@ class Transport {
                                      uint32_t* rounds);
 
  private:
+  // An alltoallv's bytes to and from each peer, and this rank's received total in the ledger.
+  void count_exchange(const size_t* send_bytes, const size_t* recv_bytes);
   bool remote(int r) const {
     return !peer_node_.empty() && peer_node_[static_cast<size_t>(r)] !=
                                       peer_node_[static_cast<size_t>(rank_)];

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <climits>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "transport/block_gather.hpp"
@@ -90,23 +91,9 @@ class BoundedWait {
       ZFC_MPI_CHECK(MPI_Wait(request, MPI_STATUS_IGNORE), what);
       return Status::Ok();
     }
-    using Clock = std::chrono::steady_clock;
-    const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
-    unsigned idle = 0;
-    for (;;) {
-      int done = 0;
-      ZFC_MPI_CHECK(MPI_Test(request, &done, MPI_STATUS_IGNORE), what);
-      if (done) return Status::Ok();
-      if (Clock::now() > deadline) {
-        unfinished_ = true;
-        return error(zfcTimeout, "rank %d: %s did not finish within timeout_ms %d: a peer "
-                     "is stalled, gone, or in a different collective", rank_, what,
-                     timeout_ms_);
-      }
-      // Ranks often outnumber cores: after a while with nothing arriving, give the core to
-      // the peers that have work to do.
-      if (++idle > 64) sched_yield();
-    }
+    return poll(what, -1, [&](int* done) {
+      return MPI_Test(request, done, MPI_STATUS_IGNORE);
+    });
   }
 
   // Matches the next message from `from` with `tag`, learning its length, within the same
@@ -117,24 +104,36 @@ class BoundedWait {
       ZFC_MPI_CHECK(MPI_Mprobe(from, tag, comm, msg, st), what);
       return Status::Ok();
     }
+    return poll(what, from, [&](int* found) {
+      return MPI_Improbe(from, tag, comm, found, msg, st);
+    });
+  }
+
+ private:
+  // Calls test(&done) until done, or the deadline passes (zfcTimeout naming `what` and, when
+  // not -1, the peer waited for; the operation stays in flight).
+  template <class Test>
+  Status poll(const char* what, int from, Test&& test) {
     using Clock = std::chrono::steady_clock;
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
     unsigned idle = 0;
     for (;;) {
-      int found = 0;
-      ZFC_MPI_CHECK(MPI_Improbe(from, tag, comm, &found, msg, st), what);
-      if (found) return Status::Ok();
+      int done = 0;
+      ZFC_MPI_CHECK(test(&done), what);
+      if (done) return Status::Ok();
       if (Clock::now() > deadline) {
         unfinished_ = true;
-        return error(zfcTimeout, "rank %d: %s from rank %d did not arrive within timeout_ms "
-                     "%d: a peer is stalled, gone, or in a different collective", rank_, what,
-                     from, timeout_ms_);
+        const std::string peer = from < 0 ? "" : " from rank " + std::to_string(from);
+        return error(zfcTimeout, "rank %d: %s%s did not finish within timeout_ms %d: a peer "
+                     "is stalled, gone, or in a different collective", rank_, what,
+                     peer.c_str(), timeout_ms_);
       }
+      // Ranks often outnumber cores: after a while with nothing arriving, give the core to
+      // the peers that have work to do.
       if (++idle > 64) sched_yield();
     }
   }
 
- private:
   int rank_;
   int timeout_ms_;
   bool unfinished_ = false;
