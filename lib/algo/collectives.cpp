@@ -200,9 +200,10 @@ Status run_unique_merge(zfcComm& comm, const void* indices, zfcDataType_t index_
   }
   // The distinct keys ride with the header (the first exchange).
   Agreed agreed;
-  const bool ok = mine.status == zfcSuccess;
-  ZFC_RETURN_IF_ERROR(exchange_and_agree(t, ws, mine, op, &agreed, ok ? set.local_unique() : nullptr,
-                                         ok ? set.local_unique_count() * sizeof(K) : 0));
+  const bool loaded = mine.status == zfcSuccess;
+  ZFC_RETURN_IF_ERROR(exchange_and_agree(t, ws, mine, op, &agreed,
+                                         loaded ? set.local_unique() : nullptr,
+                                         loaded ? set.local_unique_count() * sizeof(K) : 0));
   const OpHeader* all = agreed.headers;
   {
     PhaseTimer timer(op, zfcPhaseIndexExchange);
