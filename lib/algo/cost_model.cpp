@@ -224,6 +224,8 @@ double node_unique(const CostInputs& in, int ranks_per_node) {
 
 Prediction predict(zfcAlgorithm_t algorithm, const CostInputs& in, const MachineModel& m) {
   Cost c{in, m, {}};
+  // Every algorithm but these merges the global set first (the default prices
+  // owner_partitioned).
   const bool merged_first = algorithm != zfcAlgoAllGather && algorithm != zfcAlgoDenseVocab &&
                             algorithm != zfcAlgoKeyRouted;
   common(c, merged_first);

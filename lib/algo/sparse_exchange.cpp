@@ -87,7 +87,7 @@ Status exchange_allgather(SparseCall<K>& call) {
   size_t total = 0;
   size_t max_tokens = 0;
   for (int r = 0; r < size; ++r) {
-    tokens[r] = static_cast<size_t>(call.headers[r].count);
+    tokens[r] = static_cast<size_t>(call.agreed.headers[r].count);
     total += tokens[r];
     if (tokens[r] > max_tokens) max_tokens = tokens[r];
   }

@@ -33,8 +33,7 @@ struct SparseCall {
   const PlanSpec& spec;
   zfcOpStats_t* op;
   IndexSet<K>& set;
-  const OpHeader* headers;
-  const Agreed& agreed;       // what rode with the headers (the distinct keys, or nothing)
+  const Agreed& agreed;       // the headers, and what rode with them (the distinct keys)
   const void* rows;           // this rank's count x dim rows of spec.row_type
   struct Hierarchy {
     Transport* node = nullptr;  // this rank's node (nodes.hierarchical() only)

@@ -49,8 +49,8 @@ CostInputs cost_inputs(const OpHeader* all, int size, int nodes, const PlanSpec&
   return in;
 }
 
-// This rank's view of everything the ranks must agree on.
-bool needs_global_set_first(zfcAlgorithm_t a) {
+// Whether `a` merges the global index set before its row exchange.
+bool merges_global_set_first(zfcAlgorithm_t a) {
   return a == zfcAlgoUniqueAllReduce || a == zfcAlgoUniqueAllGather ||
          a == zfcAlgoOwnerPartitioned || a == zfcAlgoHierarchical;
 }
@@ -59,9 +59,10 @@ bool needs_global_set_first(zfcAlgorithm_t a) {
 // them (they then cost no round of their own), and for zfcAlgoAuto as the plan last chose.
 bool keys_ride(const zfcSparsePlan& plan) {
   const zfcAlgorithm_t a = plan.spec.algorithm;
-  return a == zfcAlgoAuto ? plan.auto_keys_ride : needs_global_set_first(a);
+  return a == zfcAlgoAuto ? plan.auto_keys_ride : merges_global_set_first(a);
 }
 
+// This rank's view of everything the ranks must agree on.
 OpHeader plan_header(const PlanSpec& spec, size_t count) {
   OpHeader h = make_header(OpKind::kSparseReduce);
   h.count = static_cast<int64_t>(count);
@@ -81,7 +82,7 @@ Status run_exchange(SparseCall<K>& call, const MachineModel& machine, zfcAlgorit
   Transport& t = call.transport;
   zfcAlgorithm_t algorithm = call.spec.algorithm;
   CostInputs costs =
-      cost_inputs(call.headers, t.size(), call.nodes.node_count(), call.spec, sizeof(K));
+      cost_inputs(call.agreed.headers, t.size(), call.nodes.node_count(), call.spec, sizeof(K));
   if (algorithm == zfcAlgoAuto) algorithm = choose_before_index_exchange(costs, machine);
   *ran = algorithm;
   if (algorithm == zfcAlgoAllGather) return exchange_allgather(call);
@@ -176,12 +177,11 @@ Status run_sparse(zfcSparsePlan& plan, const void* indices, size_t count, const 
                                          ride ? set.local_unique_count() * sizeof(K) : 0));
 
   ZFC_RETURN_IF_ERROR(check_algorithm(*comm, spec));
-  SparseCall<K> call{t,         comm->nodes, ws,  spec, op, set, agreed.headers,
-                     agreed,    host_rows,
+  SparseCall<K> call{t,         comm->nodes, ws,  spec, op, set, agreed, host_rows,
                      {comm->node_transport.get(), comm->rail_transport.get()}};
   zfcAlgorithm_t algorithm = spec.algorithm;
   ZFC_RETURN_IF_ERROR(run_exchange(call, comm->machine, &algorithm));
-  if (spec.algorithm == zfcAlgoAuto) plan.auto_keys_ride = needs_global_set_first(algorithm);
+  if (spec.algorithm == zfcAlgoAuto) plan.auto_keys_ride = merges_global_set_first(algorithm);
   const size_t ug = set.global_count();
   const size_t index_bytes = spec.index_type == zfcInt32 ? 4 : 8;
   void* result_indices = ws.get<char>(Slot::kResultIndices, ug * index_bytes);

@@ -3,6 +3,20 @@
 #include <vector>
 
 namespace zfc {
+namespace {
+
+// Sizes that arrived as uint64, as byte counts packed in rank order; returns their total.
+size_t pack_received(const uint64_t* sizes, size_t n, size_t* bytes, size_t* displs) {
+  size_t total = 0;
+  for (size_t r = 0; r < n; ++r) {
+    bytes[r] = static_cast<size_t>(sizes[r]);
+    displs[r] = total;
+    total += bytes[r];
+  }
+  return total;
+}
+
+}  // namespace
 
 void Transport::note_received(int r, uint64_t bytes) {
   if (!ledger_bytes_) return;
@@ -124,13 +138,7 @@ Status Transport::do_allgather_blocks(const void* send, size_t bytes, size_t* re
   const uint64_t mine = bytes;
   *rounds = 1;
   ZFC_RETURN_IF_ERROR(do_allgather(&mine, sizeof mine, sizes.data()));
-  size_t total = 0;
-  for (size_t r = 0; r < n; ++r) {
-    recv_bytes[r] = static_cast<size_t>(sizes[r]);
-    displs[r] = total;
-    total += recv_bytes[r];
-  }
-  char* out = place(total);
+  char* out = place(pack_received(sizes.data(), n, recv_bytes, displs));
   *rounds = 2;
   return do_allgatherv(send, out, recv_bytes, displs);
 }
@@ -149,13 +157,7 @@ Status Transport::do_alltoallv_blocks(const void* send, const size_t* send_bytes
   *rounds = 1;
   ZFC_RETURN_IF_ERROR(
       do_alltoallv(give.data(), eight.data(), at.data(), take.data(), eight.data(), at.data()));
-  size_t total = 0;
-  for (size_t j = 0; j < n; ++j) {
-    recv_bytes[j] = static_cast<size_t>(take[j]);
-    recv_displs[j] = total;
-    total += recv_bytes[j];
-  }
-  char* out = place(total);
+  char* out = place(pack_received(take.data(), n, recv_bytes, recv_displs));
   *rounds = 2;
   return do_alltoallv(send, send_bytes, send_displs, out, recv_bytes, recv_displs);
 }
