@@ -68,17 +68,22 @@ char* pack_pairs(const K* keys, const int32_t* owner_of, size_t ui, const float*
   return packed;
 }
 
-// What rank r's block of step 1 holds: its pair count, checked against the block's length.
-Status routed_counts(const char* in, const Sizes& s, const PairBlock& block, int size, int me,
-                     uint64_t* from) {
+// The lead of every rank's block -- a pair count, or an owner's report, which starts with its
+// key count -- checked to frame the block, so that a malformed message is refused instead of
+// read past.
+template <class Lead>
+Status read_leads(const char* in, const Sizes& s, const PairBlock& block, int size, int me,
+                  const char* what, Lead* out) {
+  static_assert(sizeof(Lead) >= sizeof(uint64_t), "a lead starts with its pair count");
   for (int r = 0; r < size; ++r) {
     uint64_t n = 0;
-    if (s.recv_bytes[r] >= sizeof n) std::memcpy(&n, in + s.recv_displs[r], sizeof n);
-    if (s.recv_bytes[r] < sizeof n || n > s.recv_bytes[r] || block.bytes(n) != s.recv_bytes[r]) {
-      return error(zfcTransportError, "rank %d: the key-routed pairs from rank %d (%zu bytes) "
-                   "do not frame a pair count", me, r, s.recv_bytes[r]);
+    const bool framed = s.recv_bytes[r] >= sizeof(Lead);
+    if (framed) std::memcpy(&n, in + s.recv_displs[r], sizeof n);
+    if (!framed || n > s.recv_bytes[r] || block.bytes(n) != s.recv_bytes[r]) {
+      return error(zfcTransportError, "rank %d: the %s from rank %d (%zu bytes) do not frame "
+                   "their count", me, what, r, s.recv_bytes[r]);
     }
-    from[r] = n;
+    std::memcpy(&out[r], in + s.recv_displs[r], sizeof(Lead));
   }
   return Status::Ok();
 }
@@ -123,23 +128,6 @@ size_t sum_routed(SparseCall<K>& call, const char* in, const uint64_t* from, con
                               dst);
   });
   return u;
-}
-
-// The owners' reports at the front of their shared blocks, checked against the blocks'
-// lengths.
-Status shared_reports(const char* gathered, const Sizes& s, const PairBlock& block, int size,
-                      int me, OwnerReport* reports) {
-  for (int j = 0; j < size; ++j) {
-    OwnerReport rep{0, 0};
-    const bool framed = s.recv_bytes[j] >= sizeof rep;
-    if (framed) std::memcpy(&rep, gathered + s.recv_displs[j], sizeof rep);
-    if (!framed || rep.distinct > s.recv_bytes[j] || block.bytes(rep.distinct) != s.recv_bytes[j]) {
-      return error(zfcTransportError, "rank %d: the summed pairs of owner %d (%zu bytes) do "
-                   "not frame its report", me, j, s.recv_bytes[j]);
-    }
-    reports[j] = rep;
-  }
-  return Status::Ok();
 }
 
 // Step 2's end: the owners' blocks, gathered, become the global set and the U_g x dim result
@@ -220,7 +208,7 @@ Status exchange_key_routed(SparseCall<K>& call) {
                                              return in;
                                            }));
   }
-  ZFC_RETURN_IF_ERROR(routed_counts(in, s, pairs, size, me, from));
+  ZFC_RETURN_IF_ERROR(read_leads(in, s, pairs, size, me, "key-routed pairs", from));
   K* uniq = nullptr;
   float* acc = nullptr;
   const size_t u = sum_routed(call, in, from, s, pairs, wire, &uniq, &acc);
@@ -232,9 +220,12 @@ Status exchange_key_routed(SparseCall<K>& call) {
     if (r != me) mine.received_bytes += s.recv_bytes[r];
   }
   char* own = ws.get<char>(Slot::kWireSend, shared.bytes(u));
-  std::memset(own, 0, shared.bytes(u));  // the padding too: every byte sent is defined
   std::memcpy(own, &mine, sizeof mine);
   std::copy(uniq, uniq + u, reinterpret_cast<K*>(own + shared.lead));
+  const size_t rows_end = shared.rows_at(u) + u * dim * wire.bytes;
+  // The padding too, so that every byte sent is defined.
+  std::fill(own + shared.lead + u * sizeof(K), own + shared.rows_at(u), '\0');
+  std::fill(own + rows_end, own + shared.bytes(u), '\0');
   kernels::encode(acc, u * dim, wire.type, 1.0f, own + shared.rows_at(u));  // already scaled
   char* gathered = nullptr;
   ZFC_RETURN_IF_ERROR(t.allgather_blocks(own, shared.bytes(u), s.recv_bytes, s.recv_displs,
@@ -243,7 +234,7 @@ Status exchange_key_routed(SparseCall<K>& call) {
                                            return gathered;
                                          }));
   OwnerReport* reports = ws.get<OwnerReport>(Slot::kOwnerReports, G);
-  ZFC_RETURN_IF_ERROR(shared_reports(gathered, s, shared, size, me, reports));
+  ZFC_RETURN_IF_ERROR(read_leads(gathered, s, shared, size, me, "summed pairs", reports));
   for (int r = 0; r < size; ++r) {
     if (r != me) t.note_received(r, reports[r].received_bytes);
   }

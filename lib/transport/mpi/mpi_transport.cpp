@@ -269,14 +269,13 @@ class MpiTransport final : public Transport {
     const int n = size(), me = rank();
     *rounds = 1;
     const char* in = static_cast<const char*>(send);
+    // Every size is checked before anything is posted, so a refusal leaves nothing in flight.
+    for (int j = 0; j < n; ++j) ZFC_RETURN_IF_ERROR(fits_one_call(send_bytes[j]));
     std::vector<MPI_Request> sends;
+    sends.reserve(static_cast<size_t>(n));
     std::vector<MPI_Message> msgs(static_cast<size_t>(n), MPI_MESSAGE_NULL);
     for (int j = 0; j < n; ++j) {
       if (j == me) continue;
-      if (send_bytes[j] > static_cast<size_t>(INT_MAX)) {
-        return error(zfcUnsupported, "a transfer of %zu bytes is too large for one MPI call",
-                     send_bytes[j]);
-      }
       sends.emplace_back();
       ZFC_MPI_CHECK(MPI_Isend(in + send_displs[j], static_cast<int>(send_bytes[j]), MPI_BYTE, j,
                               kBlockExchangeTag, comm_, &sends.back()),
@@ -324,13 +323,16 @@ class MpiTransport final : public Transport {
   static constexpr int kBlockExchangeTag = 0x7a00;
   static constexpr int kBlockGatherTag = 0x7a01;  // + the step (at most 31)
 
+  // A point-to-point message is counted in int bytes.
+  static Status fits_one_call(size_t bytes) {
+    if (bytes <= static_cast<size_t>(INT_MAX)) return Status::Ok();
+    return error(zfcUnsupported, "a transfer of %zu bytes is too large for one MPI call", bytes);
+  }
+
   // Sends `give` to `to` and receives the message `from` sent with `tag`, of any length.
   Status exchange(int to, int from, int tag, const char* give, size_t bytes,
                   std::vector<char>* take) {
-    if (bytes > static_cast<size_t>(INT_MAX)) {
-      return error(zfcUnsupported, "a transfer of %zu bytes is too large for one MPI call",
-                   bytes);
-    }
+    ZFC_RETURN_IF_ERROR(fits_one_call(bytes));
     MPI_Request req;
     ZFC_MPI_CHECK(MPI_Isend(give, static_cast<int>(bytes), MPI_BYTE, to, tag, comm_, &req),
                   "MPI_Isend");
