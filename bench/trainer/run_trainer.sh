@@ -2,9 +2,13 @@
 # The example trainer's figures, into docs/benchmarks/trainer/ and docs/trainer.md.
 #
 # usage: bench/trainer/run_trainer.sh BUILD_DIR CORPUS_DIR [throughput|validation|all] [BUDGET_S]
+#   (all: throughput and validation)
 #   throughput  words/s per rank and the step split (compute vs the library) for
 #               allgather, unique_allreduce and unique_allreduce with fp16 on 4 and 8 ranks
 #               (60 steps each, about 5 minutes)
+#   group       the step's collectives grouped (--group on) and one by one (--group off),
+#               owner_partitioned with fp16 on 4 and 8 ranks (60 steps each): rounds,
+#               bytes and the library's time per step, in group_np*_{on,off}.{txt,json}
 #   validation  word LM runs of BUDGET_S seconds each (default 900) on 4 ranks: fp32,
 #               fp16 with scale 4096, and the seed-group policies all-distinct, power(0.64)
 #               and all-same; and the char LM (bits per character)
@@ -37,6 +41,29 @@ if [ "$what" = throughput ] || [ "$what" = all ]; then
         tee "$out/$name.txt" | grep -E "^step|perplexity"
     done
   done
+fi
+
+if [ "$what" = group ]; then
+  for np in 4 8; do
+    for group in on off; do
+      name="group_np${np}_${group}"
+      echo "== $name"
+      "${mpi[@]}" -np "$np" "$bin" "${word[@]}" --sync owner_partitioned \
+        --compression fp16:4096 --group "$group" --steps 60 --log-every 20 \
+        --valid-tokens 20000 --log-json "$out/$name.json" | tee "$out/$name.txt" | grep -E "^step"
+    done
+  done
+  # Stamped as bench/run_all.sh stamps its outputs (this mode is not part of it).
+  version="zipfcoll $(sed -n '/^project(zipfcoll/,/)/s/^ *VERSION \([0-9.]*\).*/\1/p' \
+    CMakeLists.txt | head -1)"
+  commit="$(git rev-parse --short=12 HEAD 2> /dev/null || echo unknown)"
+  if [ -n "$(git status --porcelain -- . ':!docs/benchmarks' 2> /dev/null)" ]; then
+    commit="$commit+dirty"
+  fi
+  python3 bench/stamp_outputs.py \
+    "$version, commit $commit, by bench/trainer/run_trainer.sh BUILD_DIR CORPUS_DIR group" \
+    "$out"/group_np*_o*.txt "$out"/group_np*_o*.json
+  exit 0
 fi
 
 if [ "$what" = validation ] || [ "$what" = all ]; then

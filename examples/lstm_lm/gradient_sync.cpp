@@ -25,7 +25,7 @@ zfcSparsePlan_t make_plan(zfcComm_t comm, const Options& o, int64_t vocab, size_
 }  // namespace
 
 GradientSync::GradientSync(zfcComm_t comm, const Options& o, const ModelShape& shape)
-    : comm_(comm), compression_(o.compression) {
+    : comm_(comm), compression_(o.compression), grouped_(o.group) {
   zfcCommCount(comm, &ranks_);
   in_plan_ = make_plan(comm, o, shape.vocab, static_cast<size_t>(shape.dim));
   if (o.softmax == SoftmaxKind::kSampled) {
@@ -43,49 +43,68 @@ zfcResult_t GradientSync::sum(float* v, size_t n) {
 }
 
 zfcResult_t GradientSync::sync(const std::vector<int32_t>& inputs, Gradients* g,
-                               SyncedGradients* out, std::string* error) {
+                               float* scalars, size_t n, SyncedGradients* out,
+                               std::string* error) {
   auto failed = [&](zfcResult_t r) {
     *error = zfcGetLastError(comm_);
+    if (grouped_) zfcGroupEnd(comm_);  // closes the group; the calls are dropped with it
     return r;
   };
-  int over = 0, any_over = 0;
+  const auto start = Clock::now();
+  // Grouped, the calls below only record, and their outputs are written by zfcGroupEnd.
+  if (grouped_) {
+    const zfcResult_t r = zfcGroupStart(comm_);
+    if (r != zfcSuccess) {
+      *error = zfcGetLastError(comm_);
+      return r;
+    }
+  }
+  int dense_over = 0, out_over = 0;
+  zfcSparseResult_t in = ZFC_SPARSE_RESULT_INITIALIZER, o = ZFC_SPARSE_RESULT_INITIALIZER;
   auto t = Clock::now();
   zfcResult_t r = zfcAllReduce(comm_, g->dense.data(), g->dense.data(), g->dense.size(),
-                               zfcFloat32, &compression_, &over, nullptr);
+                               zfcFloat32, &compression_, &dense_over, nullptr);
   if (r != zfcSuccess) return failed(r);
   out->dense_s = seconds_since(t);
-  any_over |= over;
   t = Clock::now();
-  zfcSparseResult_t in = ZFC_SPARSE_RESULT_INITIALIZER;
   r = zfcSparseReduce(in_plan_, inputs.data(), inputs.size(), g->in_rows.data(), &in, nullptr);
   if (r != zfcSuccess) return failed(r);
   out->in_s = seconds_since(t);
-  any_over |= in.overflowed;
+  t = Clock::now();
+  if (out_plan_ != nullptr) {
+    r = zfcSparseReduce(out_plan_, g->out_indices.data(), g->out_indices.size(),
+                        g->out_rows.data(), &o, nullptr);
+  } else {
+    r = zfcAllReduce(comm_, g->out_dense.data(), g->out_dense.data(), g->out_dense.size(),
+                     zfcFloat32, &compression_, &out_over, nullptr);
+  }
+  if (r != zfcSuccess) return failed(r);
+  out->out_s = seconds_since(t);
+  r = zfcAllReduce(comm_, scalars, scalars, n, zfcFloat32, nullptr, nullptr, nullptr);
+  if (r != zfcSuccess) return failed(r);
+  if (grouped_) {
+    r = zfcGroupEnd(comm_);
+    if (r != zfcSuccess) {
+      *error = zfcGetLastError(comm_);
+      return r;
+    }
+    out->dense_s = seconds_since(start);  // the whole group: its calls are not timed apart
+    out->in_s = out->out_s = 0;
+  }
   out->in = RowGrad{static_cast<const int32_t*>(in.indices), in.rows, in.num_unique};
   out->in_algorithm = in.algorithm;
   out->in_tokens_global = inputs.size() * static_cast<size_t>(ranks_);
-  t = Clock::now();
   if (out_plan_ != nullptr) {
-    zfcSparseResult_t o = ZFC_SPARSE_RESULT_INITIALIZER;
-    r = zfcSparseReduce(out_plan_, g->out_indices.data(), g->out_indices.size(),
-                        g->out_rows.data(), &o, nullptr);
-    if (r != zfcSuccess) return failed(r);
-    any_over |= o.overflowed;
     out->out = RowGrad{static_cast<const int32_t*>(o.indices), o.rows, o.num_unique};
     out->out_algorithm = o.algorithm;
     out->out_dense = nullptr;
   } else {
-    r = zfcAllReduce(comm_, g->out_dense.data(), g->out_dense.data(), g->out_dense.size(),
-                     zfcFloat32, &compression_, &over, nullptr);
-    if (r != zfcSuccess) return failed(r);
-    any_over |= over;
     out->out = RowGrad{};
     out->out_algorithm = -1;
     out->out_dense = &g->out_dense;
   }
-  out->out_s = seconds_since(t);
   // Every rank sees every overflow flag (the library reports them on every rank).
-  out->overflowed = any_over != 0;
+  out->overflowed = dense_over != 0 || in.overflowed != 0 || o.overflowed != 0 || out_over != 0;
   return zfcSuccess;
 }
 

@@ -1,7 +1,10 @@
 // Every gradient goes through zipfcoll: the dense LSTM weights by zfcAllReduce, the input
 // embedding and (with sampled softmax) the output embedding by a sparse plan each, and a
-// dense output embedding (full softmax) by zfcAllReduce. The library's results are the same
-// bits on every rank, so every rank's update is the same.
+// dense output embedding (full softmax) by zfcAllReduce; the step's scalars (loss, tokens)
+// by a small zfcAllReduce. With --group on (the default) all of them are one grouped call
+// (zfcGroupStart/zfcGroupEnd): one agreement, and the scalars ride in its first exchange.
+// The library's results are the same bits on every rank, and grouped or not, so every
+// rank's update is the same.
 #pragma once
 
 #include <string>
@@ -23,7 +26,8 @@ struct SyncedGradients {
   int out_algorithm = -1;                      // choice; -1: a dense allreduce)
   double dense_s = 0;                          // this rank's seconds in each collective:
   double in_s = 0;                             // the dense weights' allreduce, the input
-  double out_s = 0;                            // plan, the output plan (or allreduce)
+  double out_s = 0;                            // plan, the output plan (or allreduce); a
+                                               // group's are all in dense_s
 };
 
 class GradientSync {
@@ -34,17 +38,18 @@ class GradientSync {
   GradientSync(const GradientSync&) = delete;
   GradientSync& operator=(const GradientSync&) = delete;
 
-  // Collective. Sums g over ranks (dense parts in place); inputs are the batch's input ids.
-  // Result rows are owned by the plans until the next call. Returns the library's code;
-  // *error gets its message.
-  zfcResult_t sync(const std::vector<int32_t>& inputs, Gradients* g, SyncedGradients* out,
-                   std::string* error);
+  // Collective. Sums g over ranks (dense parts in place) and the n scalars in place (fp32,
+  // no compression); inputs are the batch's input ids. Result rows are owned by the plans
+  // until the next call. Returns the library's code; *error gets its message.
+  zfcResult_t sync(const std::vector<int32_t>& inputs, Gradients* g, float* scalars, size_t n,
+                   SyncedGradients* out, std::string* error);
   // Collective: sums n floats in place (fp32, no compression).
   zfcResult_t sum(float* v, size_t n);
 
  private:
   zfcComm_t comm_;
   zfcCompression_t compression_;
+  bool grouped_ = true;
   zfcSparsePlan_t in_plan_ = nullptr;
   zfcSparsePlan_t out_plan_ = nullptr;
   int ranks_ = 1;

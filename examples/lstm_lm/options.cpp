@@ -26,6 +26,8 @@ const char* kUsage =
     "  --sync allgather|unique_allreduce|unique_allgather|owner_partitioned|hierarchical|\n"
     "         dense_vocab|auto\n"
     "  --compression none|fp16:F|bf16\n"
+    "  --group on|off           a step's collectives in one grouped call (on), or one by\n"
+    "                           one, each timed (off); the parameters are the same\n"
     "  --seed-groups all-distinct|all-same|power:A|log2|ln|log10\n"
     "  --log-json FILE --save FILE --load FILE --generate N\n"
     "  --save-every N           also write --save every N steps (each write atomic)\n"
@@ -156,6 +158,12 @@ std::map<std::string, Handler> value_options(Options* o) {
        }},
       {"--sync", [o](const char* v) { return parse_sync(v, &o->sync); }},
       {"--compression", [o](const char* v) { return parse_compression(v, &o->compression); }},
+      {"--group", [o](const char* v) {
+         if (std::strcmp(v, "on") == 0) o->group = true;
+         else if (std::strcmp(v, "off") == 0) o->group = false;
+         else return false;
+         return true;
+       }},
       {"--seed-groups", [o](const char* v) { return parse_seed_groups(v, o); }},
       {"--log-json", [o](const char* v) { o->log_json = v; return true; }},
       {"--save", [o](const char* v) { o->save = v; return true; }},
@@ -211,7 +219,8 @@ std::string describe(const Options& o) {
     << " B=" << o.batch << " softmax="
     << (o.softmax == SoftmaxKind::kFull ? "full" : "sampled:" + std::to_string(o.samples))
     << " " << (o.optimizer == OptimizerKind::kSgd ? "sgd" : "adagrad") << " lr=" << o.lr
-    << " clip=" << o.clip << " sync=" << zfcGetAlgorithmName(o.sync);
+    << " clip=" << o.clip << " sync=" << zfcGetAlgorithmName(o.sync)
+    << " group=" << (o.group ? "on" : "off");
   return s.str();
 }
 

@@ -18,6 +18,13 @@ uint64_t bytes_moved(zfcComm_t comm) {
   return s.total.bytes_sent + s.total.bytes_received;
 }
 
+// Dependent rounds of the library's calls so far (zfcOpStats_t.rounds, summed).
+int64_t rounds_taken(zfcComm_t comm) {
+  zfcStats_t s = ZFC_STATS_INITIALIZER;
+  zfcCommGetStats(comm, &s);
+  return s.total.rounds;
+}
+
 }  // namespace
 
 // What the progress line reports: sums since the last line.
@@ -33,6 +40,7 @@ struct Trainer::Interval {
   int64_t steps = 0;
   int64_t skipped = 0;    // steps dropped for a compressed-wire overflow
   uint64_t bytes = 0;     // this rank's bytes sent + received at the interval's start
+  int64_t rounds = 0;     // and the library's dependent rounds
   Clock::time_point start = Clock::now();
 };
 
@@ -158,6 +166,8 @@ void Trainer::log_progress(int64_t step, Interval* iv, double elapsed) {
   const double tps = iv->tokens / dt;
   const double bytes = static_cast<double>(now_bytes - iv->bytes) / steps;
   const double ug = iv->ug_ratio / steps;
+  const int64_t now_rounds = rounds_taken(comm_);
+  const double rounds = static_cast<double>(now_rounds - iv->rounds) / steps;
   if (rank_ == 0) {
     // A sampled-softmax loss is not a perplexity: only the full softmax's is shown as one.
     char what[64];
@@ -167,25 +177,30 @@ void Trainer::log_progress(int64_t step, Interval* iv, double elapsed) {
       std::snprintf(what, sizeof what, "sampled loss %.4f", loss);
     }
     std::printf("step %6lld  %s  %8.0f tok/s (%6.0f /rank)  U_g/GK %.3f  "
-                "%.2f MB/step  compute %.0f%%  ms/step dense %.1f in %.1f out %.1f  "
+                "%.2f MB/step  compute %.0f%%  ms/step %s %.1f in %.1f out %.1f  "
                 "skipped %lld  %.0f s\n",
                 static_cast<long long>(step), what, tps, tps / size_, ug,
                 bytes / 1e6, 100 * iv->compute_s / std::max(iv->compute_s + iv->comm_s, 1e-9),
-                1e3 * iv->dense_s / steps, 1e3 * iv->in_s / steps, 1e3 * iv->out_s / steps,
+                o_.group ? "group" : "dense", 1e3 * iv->dense_s / steps, 1e3 * iv->in_s / steps,
+                1e3 * iv->out_s / steps,
                 static_cast<long long>(iv->skipped), elapsed);
     std::fflush(stdout);
   }
   log_json("{\"event\":\"progress\",\"step\":%lld,\"loss\":%.6f,\"tokens_per_s\":%.1f,"
-           "\"ug_ratio\":%.5f,\"bytes_per_step\":%.0f,\"compute_s\":%.4f,\"comm_s\":%.4f,"
-           "\"dense_allreduce_s\":%.4f,\"input_plan_s\":%.4f,\"output_plan_s\":%.4f,"
+           "\"ug_ratio\":%.5f,\"bytes_per_step\":%.0f,\"rounds_per_step\":%.2f,"
+           "\"compute_s\":%.4f,\"comm_s\":%.4f,"
+           "\"grouped\":%s,\"dense_allreduce_s\":%.4f,\"input_plan_s\":%.4f,"
+           "\"output_plan_s\":%.4f,"
            "\"input_plan\":\"%s\",\"output_plan\":\"%s\","
            "\"steps\":%lld,\"skipped\":%lld,\"elapsed\":%.2f}",
-           static_cast<long long>(step), loss, tps, ug, bytes, iv->compute_s, iv->comm_s,
-           iv->dense_s, iv->in_s, iv->out_s, zfcGetAlgorithmName(in_algorithm_),
+           static_cast<long long>(step), loss, tps, ug, bytes, rounds, iv->compute_s,
+           iv->comm_s, o_.group ? "true" : "false", iv->dense_s, iv->in_s, iv->out_s,
+           zfcGetAlgorithmName(in_algorithm_),
            out_algorithm_ < 0 ? "dense allreduce" : zfcGetAlgorithmName(out_algorithm_),
            static_cast<long long>(iv->steps), static_cast<long long>(iv->skipped), elapsed);
   *iv = Interval{};
   iv->bytes = now_bytes;
+  iv->rounds = now_rounds;
 }
 
 // One step: forward and backward on this rank's batch, the gradients summed through the
@@ -203,15 +218,15 @@ bool Trainer::step(const Streams& streams, int64_t k, int epoch, State* state,
   }
   iv->compute_s += seconds_since(t0);
   t0 = Clock::now();
+  // The loss, the tokens and rank 0's verdict on the time budget, summed over ranks with
+  // the gradients.
+  float shared[3] = {static_cast<float>(loss), static_cast<float>(B * T), 0.0f};
+  if (rank_ == 0 && o_.time_budget > 0 && elapsed >= o_.time_budget) shared[2] = 1.0f;
   std::string why;
-  if (sync_->sync(inputs_, &grads_, &synced_, &why) != zfcSuccess) {
+  if (sync_->sync(inputs_, &grads_, shared, 3, &synced_, &why) != zfcSuccess) {
     std::fprintf(stderr, "rank %d: gradient sync failed: %s\n", rank_, why.c_str());
     return false;
   }
-  // The loss, the tokens and rank 0's verdict on the time budget, summed over ranks.
-  float shared[3] = {static_cast<float>(loss), static_cast<float>(B * T), 0.0f};
-  if (rank_ == 0 && o_.time_budget > 0 && elapsed >= o_.time_budget) shared[2] = 1.0f;
-  if (sync_->sum(shared, 3) != zfcSuccess) return false;
   iv->comm_s += seconds_since(t0);
   iv->dense_s += synced_.dense_s;
   iv->in_s += synced_.in_s;
@@ -256,6 +271,7 @@ int Trainer::train() {
   const auto start = Clock::now();
   Interval iv;
   iv.bytes = bytes_moved(comm_);
+  iv.rounds = rounds_taken(comm_);
   // --steps counts from the start of training: a loaded checkpoint at or past it trains none.
   bool stop = o_.max_steps >= 0 && step_ >= o_.max_steps;
   if (stop || epoch_ >= o_.epochs) {

@@ -358,7 +358,8 @@ typedef struct {
  * zfcAllReduce and zfcSparseReduce (of any plan) on it. Bytes are counted where data is
  * handed to the transport: a block of n bytes that must reach m peers counts n*m bytes sent,
  * each block received from a peer counts as received, and the per-call header of agreement
- * (192 bytes per rank) is included. Fails with zfcInvalidUsage if stats->size is not the
+ * (96 bytes per rank) is included. A group (zfcGroupStart) counts as one entry whose `calls`
+ * is the number of calls it held. Fails with zfcInvalidUsage if stats->size is not the
  * size of a known layout. */
 ZFC_API zfcResult_t zfcCommGetStats(zfcComm_t comm, zfcStats_t* stats);
 /* Local. Zeroes the statistics. */
@@ -457,8 +458,32 @@ ZFC_API zfcResult_t zfcSparsePlanCreate(zfcComm_t comm, const zfcSparsePlanConfi
 ZFC_API zfcResult_t zfcSparseReduce(zfcSparsePlan_t plan, const void* indices, size_t count,
                                     const void* rows, zfcSparseResult_t* out, void* stream);
 
-/* Local. NULL is a no-op. The plan must be destroyed before its communicator. */
+/* Local. NULL is a no-op. The plan must be destroyed before its communicator, and not while
+ * it has a call in an open group. */
 ZFC_API zfcResult_t zfcSparsePlanDestroy(zfcSparsePlan_t plan);
+
+/* ---- one call for a step ------------------------------------------------------------- */
+
+/* Local. Opens a group on `comm`: until the matching zfcGroupEnd, zfcAllReduce on comm and
+ * zfcSparseReduce on plans of comm are recorded, return zfcSuccess at once, and run at
+ * zfcGroupEnd. Their buffers must stay valid and unchanged until then; their outputs (recv,
+ * *overflowed, *out) are written by zfcGroupEnd, only when it succeeds. Groups nest (only
+ * the outermost zfcGroupEnd runs them). A plan may run once per group. zfcUniqueMerge,
+ * zfcCommSplit and zfcSeedGroupCreate are refused inside a group with zfcInvalidUsage, and
+ * so is then the group. */
+ZFC_API zfcResult_t zfcGroupStart(zfcComm_t comm);
+
+/* Collective. Runs what the group recorded: one agreement for all of its calls (every rank
+ * must have recorded the same calls, of the same kinds, in the same order, with matching
+ * arguments), whose single exchange also carries each plan's distinct keys and the values of
+ * every allreduce of at most 64 values on host buffers; such an allreduce (a step's loss and
+ * token counts) costs no round of its own and gives the bits it gives alone. Then the sparse
+ * reductions and the small allreduces run in the order recorded, then the other allreduces.
+ * Every call gives what it gives alone. A failure of any call, on any rank, fails the group on
+ * every rank with the same code and a message naming the call's place in the group and the
+ * rank; no output is written then, except, if the transport itself fails part-way, the recv
+ * buffers of allreduces already run. An empty group does nothing and sends nothing. */
+ZFC_API zfcResult_t zfcGroupEnd(zfcComm_t comm);
 
 /* ---- the cost model ------------------------------------------------------------------ */
 

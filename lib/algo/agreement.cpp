@@ -19,6 +19,7 @@ const char* op_name(uint32_t op) {
     case OpKind::kAllReduce: return "zfcAllReduce";
     case OpKind::kSparseReduce: return "zfcSparseReduce";
     case OpKind::kSeedGroup: return "zfcSeedGroupCreate";
+    case OpKind::kGroup: return "zfcGroupEnd";
   }
   return "an unknown operation";
 }
@@ -154,8 +155,12 @@ Status agree(const OpHeader* all, int size, const std::vector<std::string>& mess
   }
   const bool counts_match = h0.op == static_cast<uint32_t>(OpKind::kAllReduce);
   const bool init = h0.op == static_cast<uint32_t>(OpKind::kInit);
+  const bool group = h0.op == static_cast<uint32_t>(OpKind::kGroup);
   for (int r = 1; r < size; ++r) {
     const OpHeader& h = all[r];
+    if (group && h.count != h0.count) {
+      return differs("the number of calls in the group", h0.count, r, h.count);
+    }
     if (init && h.count != h0.count) {
       return differs("config ranks_per_node", h0.count, r, h.count);
     }

@@ -26,6 +26,7 @@ enum class OpKind : uint32_t {
   kAllReduce = 4,
   kSparseReduce = 5,
   kSeedGroup = 6,
+  kGroup = 7,  // the calls between zfcGroupStart and zfcGroupEnd (algo/call_group.hpp)
 };
 
 struct OpHeader {
@@ -33,7 +34,7 @@ struct OpHeader {
   uint32_t op;           // OpKind
   int32_t status;        // zfcResult_t of this rank's local checks
   int32_t algorithm;     // requested zfcAlgorithm_t (sparse reduce)
-  int64_t count;         // tokens, or elements for allreduce
+  int64_t count;         // tokens, elements for allreduce, calls for a group
   int64_t local_unique;  // U_i
   int64_t dim;
   int64_t vocab;
@@ -85,8 +86,8 @@ Status exchange_headers(Transport& t, Workspace& ws, const LocalHeader& mine,
 // The verdict every rank computes identically: ranks out of step (a sequence number or an
 // operation that differs from rank 0's: zfcMismatch naming both), else the lowest rank's
 // local failure (with messages[r], when given), else the first field that differs from rank
-// 0's (zfcMismatch), else, for operations that give int32 positions, a total count over
-// ranks beyond INT32_MAX.
+// 0's (zfcMismatch; for a group, its number of calls), else, for operations that give int32
+// positions, a total count over ranks beyond INT32_MAX.
 Status agree(const OpHeader* all, int size, const std::vector<std::string>& messages = {});
 
 // exchange_headers (timed as the header phase in *op) followed by agree().

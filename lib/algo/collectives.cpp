@@ -6,9 +6,6 @@
 #include <cstring>
 
 #include "algo/agreement.hpp"
-#include "algo/allreduce.hpp"
-#include "algo/hierarchical_allreduce.hpp"
-#include "base/enum_value.hpp"
 #include "algo/index_set.hpp"
 #include "core/host_staging.hpp"
 #include "topo/topology.hpp"
@@ -245,84 +242,6 @@ Status unique_merge(zfcComm& comm, const void* indices, zfcDataType_t index_type
     return run_unique_merge<K>(comm, indices, index_type, count, vocab, unique_out, capacity,
                                num_unique, positions, stream);
   });
-}
-
-namespace {
-
-// The dense allreduce runs in two levels on a communicator grouped into equal nodes, when
-// the node and cross-node transports take the buffers where they are.
-bool two_levels(const zfcComm& comm, bool device_buffers) {
-  if (!comm.nodes.hierarchical() || !comm.node_transport || !comm.rail_transport) return false;
-  return !device_buffers || (comm.node_transport->accepts_device_buffers() &&
-                             comm.rail_transport->accepts_device_buffers());
-}
-
-}  // namespace
-
-Status allreduce(zfcComm& comm, const void* send, void* recv, size_t count,
-                 zfcDataType_t type, const zfcCompression_t* how, int* overflowed,
-                 const void* stream) {
-  Transport& t = *comm.transport;
-  Workspace& ws = comm.workspace;
-  OpRecorder recorder(&comm, &ws);
-  zfcOpStats_t* op = recorder.op();
-  Compression compression;
-  const int kind = how != nullptr ? enum_value(how->kind) : zfcCompressNone;
-  const float scale = how != nullptr ? how->scale : 1.0f;
-  const Status parsed = make_compression(kind, scale, &compression);
-  if (compression.kind == zfcCompressNone) compression.scale = 1.0f;
-
-  LocalHeader mine{make_header(OpKind::kAllReduce)};
-  mine.count = static_cast<int64_t>(count);
-  mine.row_type = type;
-  mine.compression = kind;
-  mine.scale = kind == zfcCompressNone ? 1.0f : scale;
-  HostStaging staging(comm.staging);
-  Status local = staging.begin({{"send", send}, {"recv", recv}}, stream);
-  if (local.ok()) local = parsed;
-  if (local.ok() && type != zfcFloat32) {
-    local = error(zfcUnsupported, "type %d: zfcAllReduce sums zfcFloat32 data",
-                  static_cast<int>(type));
-  }
-  if (local.ok() && count > 0 && (send == nullptr || recv == nullptr)) {
-    local = error(zfcInvalidArgument, "%s is NULL with count %zu",
-                  send == nullptr ? "send" : "recv", count);
-  }
-  // Device buffers stay on the device when the transport takes them (NCCL, CUDA-aware
-  // MPI); otherwise they go through host memory.
-  const bool direct = staging.on_device() && t.accepts_device_buffers();
-  const void* host_send = send;
-  if (local.ok() && !direct) local = staging.input(0, send, count * sizeof(float), &host_send);
-  std::unique_ptr<WireKernels> device_kernels;
-  if (local.ok() && direct) {
-    local = make_device_wire_kernels(comm.device_scratch, stream, &device_kernels);
-  }
-  header_fail(&mine, local);
-  Agreed agreed;
-  ZFC_RETURN_IF_ERROR(exchange_and_agree(t, ws, mine, op, &agreed));
-  bool finite = true;
-  {
-    PhaseTimer timer(op, zfcPhaseRowExchange);
-    HostWireKernels host_kernels(ws);
-    WireKernels& k = direct ? *device_kernels : host_kernels;
-    const float* in = static_cast<const float*>(direct ? send : host_send);
-    void* out = recv;
-    if (!direct) ZFC_RETURN_IF_ERROR(staging.output(1, recv, count * sizeof(float), &out));
-    if (two_levels(comm, direct)) {
-      ZFC_RETURN_IF_ERROR(hierarchical_allreduce_sum(
-          t, *comm.node_transport, *comm.rail_transport, comm.nodes, ws, k, in,
-          static_cast<float*>(out), count, compression, &finite));
-    } else {
-      ZFC_RETURN_IF_ERROR(allreduce_sum(t, ws, k, in, static_cast<float*>(out), count,
-                                        compression, &finite, &comm.nodes,
-                                        RecvWrites::kAfterLastTransfer));
-    }
-    if (!direct) ZFC_RETURN_IF_ERROR(staging.finish());
-  }
-  if (overflowed != nullptr) *overflowed = finite ? 0 : 1;
-  op->overflows = finite ? 0 : 1;
-  recorder.commit();
-  return Status::Ok();
 }
 
 }  // namespace zfc

@@ -1,6 +1,7 @@
-// The standalone collectives behind the C API: communicator set-up and split, unique-merge
-// and allreduce. Each one agrees on its arguments through the operation header; every local
-// check, the `stream` argument's included, feeds that header so that no rank leaves early.
+// The standalone collectives behind the C API: communicator set-up and split, and
+// unique-merge (the allreduce is in algo/allreduce_call.hpp). Each one agrees on its arguments
+// through the operation header; every local check, the `stream` argument's included, feeds
+// that header so that no rank leaves early.
 #pragma once
 
 #include <memory>
@@ -44,9 +45,5 @@ Status comm_split(zfcComm& comm, int color, int key, std::unique_ptr<zfcComm>* o
 Status unique_merge(zfcComm& comm, const void* indices, zfcDataType_t index_type, size_t count,
                     int64_t vocab, void* unique_out, size_t capacity, size_t* num_unique,
                     int32_t* positions, const void* stream);
-
-Status allreduce(zfcComm& comm, const void* send, void* recv, size_t count,
-                 zfcDataType_t type, const zfcCompression_t* how, int* overflowed,
-                 const void* stream);
 
 }  // namespace zfc

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <memory>
 
+#include "algo/call_group.hpp"
 #include "algo/collectives.hpp"
 #include "algo/cost_model.hpp"
 #include "kernels/cast.hpp"
@@ -148,60 +150,86 @@ Status check_algorithm(const zfcComm& comm, const PlanSpec& spec) {
   return Status::Ok();
 }
 
+// One zfcSparseReduce: alone, or one call of a group.
 template <class K>
-Status run_sparse(zfcSparsePlan& plan, const void* indices, size_t count, const void* rows,
-                  const Status& caller_check, SparseOutput* out, const void* stream) {
-  zfcComm* comm = plan.comm;
-  Transport& t = *comm->transport;
-  Workspace& ws = plan.ws;
-  const PlanSpec& spec = plan.spec;
-  OpRecorder recorder(comm, &ws);
-  zfcOpStats_t* op = recorder.op();
-  op->tokens = count;
+class SparseReduceCall final : public CollectiveCall {
+ public:
+  SparseReduceCall(zfcSparsePlan& plan, const void* indices, size_t count, const void* rows,
+                   const Status& caller_check, zfcSparseResult_t* out, const void* stream)
+      : plan_(plan), indices_(indices), count_(count), rows_(rows),
+        caller_check_(caller_check), out_(out), stream_(stream),
+        mine_(plan_header(plan.spec, count)), set_(plan.ws, plan.spec.vocab),
+        staging_(plan.staging) {}
 
-  LocalHeader mine{plan_header(spec, count)};
-  IndexSet<K> set(ws, spec.vocab);
-  HostStaging staging(plan.staging);
-  const void* host_rows = nullptr;
-  {
+  void prepare(zfcOpStats_t* op) override {
+    op->tokens += count_;
     PhaseTimer timer(op, zfcPhaseLocal);
-    header_fail(&mine,
-                load_local(plan, staging, indices, count, rows, caller_check, stream, set,
-                           &host_rows));
-    mine.local_unique = static_cast<int64_t>(set.local_unique_count());
+    header_fail(&mine_, load_local(plan_, staging_, indices_, count_, rows_, caller_check_,
+                                   stream_, set_, &host_rows_));
+    mine_.local_unique = static_cast<int64_t>(set_.local_unique_count());
+    ride_ = mine_.status == zfcSuccess && keys_ride(plan_);
   }
-  Agreed agreed;
-  const bool ride = mine.status == zfcSuccess && keys_ride(plan);
-  ZFC_RETURN_IF_ERROR(exchange_and_agree(t, ws, mine, op, &agreed,
-                                         ride ? set.local_unique() : nullptr,
-                                         ride ? set.local_unique_count() * sizeof(K) : 0));
+  LocalHeader& header() override { return mine_; }
+  const void* payload() const override { return ride_ ? set_.local_unique() : nullptr; }
+  size_t payload_bytes() const override {
+    return ride_ ? set_.local_unique_count() * sizeof(K) : 0;
+  }
+  Workspace& workspace() override { return plan_.ws; }
+  Status check_agreed(const Agreed&) override { return check_algorithm(*plan_.comm, plan_.spec); }
+  Status run(const Agreed& agreed, zfcOpStats_t* op) override;
+  void publish() override {
+    out_->indices = result_.indices;
+    out_->rows = result_.rows;
+    out_->num_unique = result_.num_unique;
+    out_->dim = plan_.spec.dim;
+    out_->overflowed = result_.overflowed ? 1 : 0;
+    out_->algorithm = result_.algorithm;
+  }
 
-  ZFC_RETURN_IF_ERROR(check_algorithm(*comm, spec));
-  SparseCall<K> call{t,         comm->nodes, ws,  spec, op, set, agreed, host_rows,
+ private:
+  zfcSparsePlan& plan_;
+  const void* indices_;
+  size_t count_;
+  const void* rows_;
+  Status caller_check_;
+  zfcSparseResult_t* out_;
+  const void* stream_;
+  LocalHeader mine_;
+  IndexSet<K> set_;
+  HostStaging staging_;
+  const void* host_rows_ = nullptr;
+  bool ride_ = false;
+  SparseOutput result_;
+};
+
+template <class K>
+Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
+  zfcComm* comm = plan_.comm;
+  const PlanSpec& spec = plan_.spec;
+  Workspace& ws = plan_.ws;
+  SparseCall<K> call{*comm->transport, comm->nodes, ws,  spec, op, set_, agreed, host_rows_,
                      {comm->node_transport.get(), comm->rail_transport.get()}};
   zfcAlgorithm_t algorithm = spec.algorithm;
   ZFC_RETURN_IF_ERROR(run_exchange(call, comm->machine, &algorithm));
-  if (spec.algorithm == zfcAlgoAuto) plan.auto_keys_ride = merges_global_set_first(algorithm);
-  const size_t ug = set.global_count();
+  if (spec.algorithm == zfcAlgoAuto) plan_.auto_keys_ride = merges_global_set_first(algorithm);
+  const size_t ug = set_.global_count();
   const size_t index_bytes = spec.index_type == zfcInt32 ? 4 : 8;
   void* result_indices = ws.get<char>(Slot::kResultIndices, ug * index_bytes);
-  kernels::store_keys(set.global(), ug, spec.index_type, result_indices);
-  out->indices = result_indices;
-  out->rows = call.out_rows;
-  if (staging.on_device()) {
-    ZFC_RETURN_IF_ERROR(plan.device_result.store(result_indices, ug * index_bytes, call.out_rows,
-                                                 ug * spec.dim * sizeof(float), stream,
-                                                 &out->indices, &out->rows));
+  kernels::store_keys(set_.global(), ug, spec.index_type, result_indices);
+  result_.indices = result_indices;
+  result_.rows = call.out_rows;
+  if (staging_.on_device()) {
+    ZFC_RETURN_IF_ERROR(plan_.device_result.store(result_indices, ug * index_bytes,
+                                                  call.out_rows, ug * spec.dim * sizeof(float),
+                                                  stream_, &result_.indices, &result_.rows));
   }
-
-  if (algorithm != zfcAlgoAllGather) op->local_unique = set.local_unique_count();
-  op->global_unique = ug;
+  if (algorithm != zfcAlgoAllGather) op->local_unique += set_.local_unique_count();
+  op->global_unique += ug;
   op->algorithm = algorithm;
-  op->overflows = call.finite ? 0 : 1;
-  recorder.commit();
-  out->num_unique = ug;
-  out->overflowed = !call.finite;
-  out->algorithm = algorithm;
+  op->overflows += call.finite ? 0 : 1;
+  result_.num_unique = ug;
+  result_.overflowed = !call.finite;
+  result_.algorithm = algorithm;
   return Status::Ok();
 }
 
@@ -250,10 +278,22 @@ Status parse_plan_config(const zfcSparsePlanConfig_t* user, const Config& comm_c
 }
 
 Status sparse_reduce(zfcSparsePlan& plan, const void* indices, size_t count, const void* rows,
-                     const Status& caller_check, SparseOutput* out, const void* stream) {
-  return with_key_type(plan.spec.vocab, [&](auto tag) {
+                     const Status& caller_check, zfcSparseResult_t* out, const void* stream) {
+  return with_key_type(plan.spec.vocab, [&](auto tag) -> Status {
     using K = typename decltype(tag)::type;
-    return run_sparse<K>(plan, indices, count, rows, caller_check, out, stream);
+    auto call = std::make_unique<SparseReduceCall<K>>(plan, indices, count, rows, caller_check,
+                                                      out, stream);
+    zfcComm& comm = *plan.comm;
+    if (comm.group_depth == 0) return run_alone(comm, *call);
+    CallGroup& group = open_group(comm);
+    if (group.holds(&plan)) {
+      group.fail(error(zfcInvalidUsage, "plan %p runs twice in one group: its results live in "
+                       "the plan until its next call, so give each table its own plan",
+                       static_cast<const void*>(&plan)));
+      return Status::Ok();
+    }
+    group.add(std::move(call), &plan);
+    return Status::Ok();
   });
 }
 

@@ -29,10 +29,11 @@ struct SparseOutput {
   zfcAlgorithm_t algorithm = zfcAlgoAuto;
 };
 
-// Collective. On success *out points into the plan's workspace. `caller_check` is what the
-// entry point found wrong with its own arguments (agreed with the other ranks like the
-// checks made here).
+// Collective, or recorded when a group is open on the plan's communicator (it then runs at
+// zfcGroupEnd, and *out is set there). On success *out points into the plan's workspace.
+// `caller_check` is what the entry point found wrong with its own arguments (agreed with the
+// other ranks like the checks made here); out must be valid when it is ok.
 Status sparse_reduce(zfcSparsePlan& plan, const void* indices, size_t count, const void* rows,
-                     const Status& caller_check, SparseOutput* out, const void* stream);
+                     const Status& caller_check, zfcSparseResult_t* out, const void* stream);
 
 }  // namespace zfc

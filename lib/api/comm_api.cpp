@@ -1,4 +1,5 @@
 // Communicator life cycle.
+#include "algo/call_group.hpp"
 #include "algo/collectives.hpp"
 #include "api/api_guard.hpp"
 #include "bootstrap/launch_env.hpp"
@@ -98,6 +99,7 @@ zfcResult_t zfcCommInitFromEnv(zfcComm_t* comm, const zfcConfig_t* config) {
 zfcResult_t zfcCommSplit(zfcComm_t comm, int color, int key, zfcComm_t* newcomm) {
   return zfc::guarded(comm, [&]() -> Status {
     if (comm == nullptr) return zfc::null_handle("comm");
+    if (comm->group_depth > 0) return zfc::refuse_in_group(*comm, "zfcCommSplit");
     std::unique_ptr<zfcComm> child;
     ZFC_RETURN_IF_ERROR(zfc::comm_split(*comm, color, key, newcomm ? &child : nullptr));
     *newcomm = child.release();
@@ -107,6 +109,10 @@ zfcResult_t zfcCommSplit(zfcComm_t comm, int color, int key, zfcComm_t* newcomm)
 
 zfcResult_t zfcCommDestroy(zfcComm_t comm) {
   if (comm == nullptr) return zfcSuccess;
+  if (comm->group_depth > 0) {
+    return zfc::finish_call(comm, error(zfcInvalidUsage, "zfcCommDestroy was called between "
+                                        "zfcGroupStart and zfcGroupEnd"));
+  }
   if (comm->live_plans > 0) {
     return zfc::finish_call(comm, error(zfcInvalidUsage,
                                         "communicator still has %d sparse plans: destroy them "
@@ -118,6 +124,7 @@ zfcResult_t zfcCommDestroy(zfcComm_t comm) {
 
 zfcResult_t zfcCommAbort(zfcComm_t comm) {
   if (comm == nullptr) return zfcSuccess;
+  comm->group_depth = 0;  // what an open group recorded is dropped with the communicator
   if (comm->node_transport) comm->node_transport->abandon();
   if (comm->rail_transport) comm->rail_transport->abandon();
   comm->transport->abandon();

@@ -1,4 +1,6 @@
 // The operations: collectives on host buffers; the local ones on host or device buffers.
+#include "algo/allreduce_call.hpp"
+#include "algo/call_group.hpp"
 #include "algo/collectives.hpp"
 #include "api/api_guard.hpp"
 #include "core/memory_space.hpp"
@@ -19,6 +21,7 @@ zfcResult_t zfcUniqueMerge(zfcComm_t comm, const void* indices, zfcDataType_t in
                            void* stream) {
   return zfc::guarded(comm, [&] {
     if (comm == nullptr) return zfc::null_handle("comm");
+    if (comm->group_depth > 0) return zfc::refuse_in_group(*comm, "zfcUniqueMerge");
     return zfc::unique_merge(*comm, indices, index_type, count, vocab_size, unique_out,
                              unique_capacity, num_unique, positions, stream);
   });

@@ -1,4 +1,5 @@
 // The fused sparse reduce.
+#include "algo/call_group.hpp"
 #include "algo/sparse_reduce.hpp"
 #include "api/api_guard.hpp"
 
@@ -28,7 +29,6 @@ zfcResult_t zfcSparseReduce(zfcSparsePlan_t plan, const void* indices, size_t co
   zfcComm* comm = plan != nullptr ? plan->comm : nullptr;
   return zfc::guarded(comm, [&]() -> Status {
     if (plan == nullptr) return zfc::null_handle("plan");
-    zfc::SparseOutput result;
     // A bad `out` is this rank's argument error: agreed with the others like any other.
     Status out_check = Status::Ok();
     if (out == nullptr) {
@@ -37,21 +37,17 @@ zfcResult_t zfcSparseReduce(zfcSparsePlan_t plan, const void* indices, size_t co
       out_check = error(zfcInvalidUsage, "out has size %zu, expected %zu: initialise it with "
                         "ZFC_SPARSE_RESULT_INITIALIZER", out->size, sizeof(zfcSparseResult_t));
     }
-    ZFC_RETURN_IF_ERROR(
-        zfc::sparse_reduce(*plan, indices, count, rows, out_check, &result, stream));
-    out->indices = result.indices;
-    out->rows = result.rows;
-    out->num_unique = result.num_unique;
-    out->dim = plan->spec.dim;
-    out->overflowed = result.overflowed ? 1 : 0;
-    out->algorithm = result.algorithm;
-    return Status::Ok();
+    return zfc::sparse_reduce(*plan, indices, count, rows, out_check, out, stream);
   });
 }
 
 zfcResult_t zfcSparsePlanDestroy(zfcSparsePlan_t plan) {
   if (plan == nullptr) return zfcSuccess;
   zfcComm* comm = plan->comm;
+  if (comm->group_depth > 0 && zfc::open_group(*comm).holds(plan)) {
+    return zfc::finish_call(comm, error(zfcInvalidUsage, "zfcSparsePlanDestroy: the plan has "
+                                        "a call in the open group; end the group first"));
+  }
   delete plan;
   if (--comm->live_plans == 0 && comm->aborted) delete comm;
   return zfcSuccess;

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "algo/call_group.hpp"
 #include "algo/seed_groups.hpp"
 #include "api/api_guard.hpp"
 #include "kernels/log_uniform.hpp"
@@ -15,6 +16,7 @@ zfcResult_t zfcSeedGroupCreate(zfcComm_t comm, zfcSeedPolicy_t policy, double al
                                int explicit_group, uint64_t base_seed, zfcSeedGroup_t* group) {
   return zfc::guarded(comm, [&]() -> Status {
     if (comm == nullptr) return zfc::null_handle("comm");
+    if (comm->group_depth > 0) return zfc::refuse_in_group(*comm, "zfcSeedGroupCreate");
     std::unique_ptr<zfcSeedGroup> created;
     // A NULL `group` is refused after the collective part, so every rank fails alike.
     ZFC_RETURN_IF_ERROR(

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/config.hpp"
 #include "core/host_staging.hpp"
@@ -14,6 +15,15 @@
 #include "core/wire_kernels.hpp"
 #include "core/workspace.hpp"
 #include "transport/transport.hpp"
+
+namespace zfc {
+// The calls recorded between zfcGroupStart and zfcGroupEnd. They are defined by the layer
+// above (algo/call_group.hpp), so the communicator holds them through this base.
+class GroupRecord {
+ public:
+  virtual ~GroupRecord() = default;
+};
+}  // namespace zfc
 
 struct zfcComm {
   zfc::Config config;
@@ -35,6 +45,9 @@ struct zfcComm {
   std::unique_ptr<zfc::Transport> rail_transport;
   zfc::MachineModel machine;  // the cost model's view of the links and memory
   zfc::ModelFigures machine_figures;  // the same in the C API's units, as agreed
+  int group_depth = 0;    // zfcGroupStart calls not yet ended
+  std::unique_ptr<zfc::GroupRecord> group;  // what the open group recorded (kept between
+                                            // groups for its buffers)
 
   int rank() const { return transport->rank(); }
   int size() const { return transport->size(); }
@@ -77,11 +90,13 @@ class OpRecorder {
  public:
   OpRecorder(zfcComm* comm, Workspace* ws);
   zfcOpStats_t* op() { return &op_; }
+  // Counts another workspace's scratch in the call's peak (a group's calls each have one).
+  void add_workspace(Workspace* ws);
   void commit();
 
  private:
   zfcComm* comm_;
-  Workspace* ws_;
+  std::vector<Workspace*> ws_;
   TrafficCounters start_;
   zfcOpStats_t op_;
   PhaseTimer total_;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end checks of the example trainer, each after 20 steps on real text:
 #   identical      4 ranks with --sync allgather and with --sync unique_allreduce end with
-#                  bit-identical parameters (sampled softmax, seed groups, Adagrad, clipping)
+#                  bit-identical parameters (sampled softmax, seed groups, Adagrad, clipping),
+#                  and so do its calls grouped (the default) and one by one (--group off)
 #   data_parallel  4 ranks of 2 streams end within 1e-5 (relative) of 1 process of 8 streams
 #                  on the same global batch (full softmax, so no sampling differs; SGD,
 #                  whose update is linear in the gradient, so rounding is not amplified)
@@ -38,7 +39,10 @@ case "$check" in
       "$@" 4 "$bin" "${common[@]}" --batch 4 --samples 200 --sync "$sync" \
         --save "$work/$sync.ckpt" | tail -3
     done
+    "$@" 4 "$bin" "${common[@]}" --batch 4 --samples 200 --sync unique_allreduce \
+      --group off --save "$work/separate.ckpt" | tail -3
     "$bin" --compare "$work/allgather.ckpt" "$work/unique_allreduce.ckpt" --tolerance 0
+    "$bin" --compare "$work/separate.ckpt" "$work/unique_allreduce.ckpt" --tolerance 0
     ;;
   data_parallel)
     sgd=(--softmax full --optimizer sgd --lr 1)

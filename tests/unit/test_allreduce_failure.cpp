@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "algo/collectives.hpp"
+#include "algo/allreduce_call.hpp"
 #include "core/comm.hpp"
 
 namespace zfc {

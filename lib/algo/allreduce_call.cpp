@@ -1,0 +1,203 @@
+#include "algo/allreduce_call.hpp"
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "algo/allreduce.hpp"
+#include "algo/call_group.hpp"
+#include "algo/hierarchical_allreduce.hpp"
+#include "algo/rank_order.hpp"
+#include "base/enum_value.hpp"
+#include "kernels/cast.hpp"
+
+namespace zfc {
+namespace {
+
+// The dense allreduce runs in two levels on a communicator grouped into equal nodes, when
+// the node and cross-node transports take the buffers where they are.
+bool two_levels(const zfcComm& comm, bool device_buffers) {
+  if (!comm.nodes.hierarchical() || !comm.node_transport || !comm.rail_transport) return false;
+  return !device_buffers || (comm.node_transport->accepts_device_buffers() &&
+                             comm.rail_transport->accepts_device_buffers());
+}
+
+class AllReduceCall final : public CollectiveCall {
+ public:
+  AllReduceCall(zfcComm& comm, StagingBuffers& staging, bool in_group, const void* send,
+                void* recv, size_t count, zfcDataType_t type, const zfcCompression_t* how,
+                int* overflowed, const void* stream)
+      : comm_(comm), in_group_(in_group), send_(send), recv_(recv), count_(count),
+        type_(type), overflowed_(overflowed), stream_(stream),
+        mine_(make_header(OpKind::kAllReduce)), staging_(staging) {
+    kind_ = how != nullptr ? enum_value(how->kind) : zfcCompressNone;
+    scale_ = how != nullptr ? how->scale : 1.0f;
+  }
+
+  void prepare(zfcOpStats_t* op) override;
+  LocalHeader& header() override { return mine_; }
+  const void* payload() const override { return riding_.empty() ? nullptr : riding_.data(); }
+  size_t payload_bytes() const override { return riding_.size(); }
+  Workspace& workspace() override { return comm_.workspace; }
+  // The values ride only when every rank's did (a rank with device buffers sends none); all
+  // ranks see the same sizes, so all decide alike, and order the group's calls alike.
+  Status check_agreed(const Agreed& agreed) override {
+    const size_t riding_bytes =
+        count_ * kernels::float_type_bytes(kernels::wire_type(compression_.kind));
+    rides_ = in_group_ && count_ > 0 && count_ <= kRidingValues && agreed.payload != nullptr;
+    for (int r = 0; r < comm_.size() && rides_; ++r) rides_ = agreed.bytes[r] == riding_bytes;
+    return Status::Ok();
+  }
+  bool writes_while_running() const override { return !rides_; }
+  Status run(const Agreed& agreed, zfcOpStats_t* op) override;
+  void publish() override {
+    if (rides_ && count_ > 0) std::memcpy(recv_, result_.data(), count_ * sizeof(float));
+    if (overflowed_ != nullptr) *overflowed_ = finite_ ? 0 : 1;
+  }
+
+ private:
+  Status check_local();
+  Status run_riding(const Agreed& agreed);
+
+  zfcComm& comm_;
+  bool in_group_;
+  const void* send_;
+  void* recv_;
+  size_t count_;
+  zfcDataType_t type_;
+  int kind_;
+  float scale_;
+  int* overflowed_;
+  const void* stream_;
+  LocalHeader mine_;
+  HostStaging staging_;
+  Compression compression_;
+  bool direct_ = false;                       // device buffers straight to the transport
+  const void* host_send_ = nullptr;
+  std::unique_ptr<WireKernels> device_kernels_;
+  std::vector<char> riding_;                  // this rank's values on the wire, when they ride
+  bool rides_ = false;                        // every rank's did (check_agreed)
+  std::vector<float> result_;                 // the riding result, until publish
+  bool finite_ = true;
+};
+
+Status AllReduceCall::check_local() {
+  const Status parsed = make_compression(kind_, scale_, &compression_);
+  if (compression_.kind == zfcCompressNone) compression_.scale = 1.0f;
+  ZFC_RETURN_IF_ERROR(staging_.begin({{"send", send_}, {"recv", recv_}}, stream_));
+  ZFC_RETURN_IF_ERROR(parsed);
+  if (type_ != zfcFloat32) {
+    return error(zfcUnsupported, "type %d: zfcAllReduce sums zfcFloat32 data",
+                 static_cast<int>(type_));
+  }
+  if (count_ > 0 && (send_ == nullptr || recv_ == nullptr)) {
+    return error(zfcInvalidArgument, "%s is NULL with count %zu",
+                 send_ == nullptr ? "send" : "recv", count_);
+  }
+  // Device buffers stay on the device when the transport takes them (NCCL, CUDA-aware
+  // MPI); otherwise they go through host memory.
+  direct_ = staging_.on_device() && comm_.transport->accepts_device_buffers();
+  host_send_ = send_;
+  if (!direct_) {
+    ZFC_RETURN_IF_ERROR(staging_.input(0, send_, count_ * sizeof(float), &host_send_));
+  }
+  if (direct_) {
+    ZFC_RETURN_IF_ERROR(make_device_wire_kernels(comm_.device_scratch, stream_,
+                                                 &device_kernels_));
+  }
+  return Status::Ok();
+}
+
+void AllReduceCall::prepare(zfcOpStats_t* op) {
+  PhaseTimer timer(op, zfcPhaseLocal);
+  mine_.count = static_cast<int64_t>(count_);
+  mine_.row_type = type_;
+  mine_.compression = kind_;
+  mine_.scale = kind_ == zfcCompressNone ? 1.0f : scale_;
+  header_fail(&mine_, check_local());
+  if (mine_.status != zfcSuccess || !in_group_ || staging_.on_device() || count_ == 0 ||
+      count_ > kRidingValues) {
+    return;
+  }
+  // The values as the allreduce would send them: on the wire, scaled.
+  const zfcDataType_t wire = kernels::wire_type(compression_.kind);
+  riding_.resize(count_ * kernels::float_type_bytes(wire));
+  HostWireKernels k(comm_.workspace);
+  header_fail(&mine_, k.encode(static_cast<const float*>(host_send_), count_, wire,
+                               compression_.scale, riding_.data()));
+}
+
+// Every rank's values came with the headers: sum them in the order of sums and round the
+// sum as the allreduce's gather would (algo/allreduce.cpp).
+Status AllReduceCall::run_riding(const Agreed& agreed) {
+  const int size = comm_.size();
+  const zfcDataType_t wire = kernels::wire_type(compression_.kind);
+  const size_t bytes = riding_.size();
+  HostWireKernels k(comm_.workspace);
+  char* blocks = comm_.workspace.get<char>(Slot::kWireRecv, static_cast<size_t>(size) * bytes);
+  for (int r = 0; r < size; ++r) {
+    std::memcpy(blocks + static_cast<size_t>(r) * bytes, agreed.payload + agreed.displs[r],
+                bytes);
+  }
+  result_.resize(count_);
+  ZFC_RETURN_IF_ERROR(sum_rank_blocks(&comm_.nodes, size, k, blocks, count_, wire,
+                                      result_.data()));
+  if (wire == zfcFloat32) {
+    ZFC_RETURN_IF_ERROR(k.check_finite(result_.data(), count_));
+  } else {
+    ZFC_RETURN_IF_ERROR(k.encode(result_.data(), count_, wire, 1.0f, blocks));
+    ZFC_RETURN_IF_ERROR(k.decode(blocks, count_, wire, compression_.scale, result_.data()));
+  }
+  return k.all_finite(&finite_);
+}
+
+Status AllReduceCall::run(const Agreed& agreed, zfcOpStats_t* op) {
+  PhaseTimer timer(op, zfcPhaseRowExchange);
+  if (rides_) {
+    ZFC_RETURN_IF_ERROR(run_riding(agreed));
+    op->overflows += finite_ ? 0 : 1;
+    return Status::Ok();
+  }
+  Transport& t = *comm_.transport;
+  Workspace& ws = comm_.workspace;
+  HostWireKernels host_kernels(ws);
+  WireKernels& k = direct_ ? *device_kernels_ : host_kernels;
+  const float* in = static_cast<const float*>(direct_ ? send_ : host_send_);
+  void* out = recv_;
+  if (!direct_) ZFC_RETURN_IF_ERROR(staging_.output(1, recv_, count_ * sizeof(float), &out));
+  if (two_levels(comm_, direct_)) {
+    ZFC_RETURN_IF_ERROR(hierarchical_allreduce_sum(t, *comm_.node_transport,
+                                                   *comm_.rail_transport, comm_.nodes, ws, k,
+                                                   in, static_cast<float*>(out), count_,
+                                                   compression_, &finite_));
+  } else {
+    ZFC_RETURN_IF_ERROR(allreduce_sum(t, ws, k, in, static_cast<float*>(out), count_,
+                                      compression_, &finite_, &comm_.nodes,
+                                      RecvWrites::kAfterLastTransfer));
+  }
+  if (!direct_) ZFC_RETURN_IF_ERROR(staging_.finish());
+  op->overflows += finite_ ? 0 : 1;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status allreduce(zfcComm& comm, const void* send, void* recv, size_t count,
+                 zfcDataType_t type, const zfcCompression_t* how, int* overflowed,
+                 const void* stream) {
+  if (comm.group_depth == 0) {
+    AllReduceCall call(comm, comm.staging, false, send, recv, count, type, how, overflowed,
+                       stream);
+    return run_alone(comm, call);
+  }
+  // Each staged call of a group keeps its host copies until the group runs.
+  CallGroup& group = open_group(comm);
+  StagingBuffers& staging = group.staging(group.staged_calls());
+  group.count_staged();
+  group.add(std::make_unique<AllReduceCall>(comm, staging, true, send, recv, count, type, how,
+                                            overflowed, stream),
+            nullptr);
+  return Status::Ok();
+}
+
+}  // namespace zfc

@@ -1,0 +1,119 @@
+#include "algo/call_group.hpp"
+
+#include <algorithm>
+
+#include "algo/group_agreement.hpp"
+#include "core/stats.hpp"
+
+namespace zfc {
+
+Status run_alone(zfcComm& comm, CollectiveCall& call) {
+  Transport& t = *comm.transport;
+  OpRecorder recorder(&comm, &call.workspace());
+  zfcOpStats_t* op = recorder.op();
+  call.prepare(op);
+  Agreed agreed;
+  ZFC_RETURN_IF_ERROR(exchange_and_agree(t, call.workspace(), call.header(), op, &agreed,
+                                         call.payload(), call.payload_bytes()));
+  ZFC_RETURN_IF_ERROR(call.check_agreed(agreed));
+  ZFC_RETURN_IF_ERROR(call.run(agreed, op));
+  call.publish();
+  recorder.commit();
+  return Status::Ok();
+}
+
+void CallGroup::add(std::unique_ptr<CollectiveCall> call, const void* owner) {
+  calls_.push_back(std::move(call));
+  owners_.push_back(owner);
+}
+
+void CallGroup::fail(const Status& s) {
+  if (failure_.ok()) failure_ = s;
+}
+
+bool CallGroup::holds(const void* owner) const {
+  return owner != nullptr && std::find(owners_.begin(), owners_.end(), owner) != owners_.end();
+}
+
+StagingBuffers& CallGroup::staging(size_t k) {
+  while (staging_.size() <= k) staging_.emplace_back();
+  return staging_[k];
+}
+
+void CallGroup::clear() {
+  calls_.clear();
+  owners_.clear();
+  failure_ = Status::Ok();
+  staged_ = 0;
+}
+
+namespace {
+
+// The order calls run in: those that write the caller's memory only when published first,
+// then those that write it as they run (the staged allreduces), each in the order recorded,
+// so that a group that fails part-way has written nothing of the caller's.
+std::vector<size_t> run_order(const std::vector<std::unique_ptr<CollectiveCall>>& calls) {
+  std::vector<size_t> order;
+  for (int late = 0; late < 2; ++late) {
+    for (size_t i = 0; i < calls.size(); ++i) {
+      if (calls[i]->writes_while_running() == (late == 1)) order.push_back(i);
+    }
+  }
+  return order;
+}
+
+}  // namespace
+
+Status CallGroup::end(zfcComm& comm) {
+  std::vector<std::unique_ptr<CollectiveCall>> calls = std::move(calls_);
+  const Status failure = failure_;
+  clear();
+  if (calls.empty() && failure.ok()) return Status::Ok();
+  Transport& t = *comm.transport;
+  OpRecorder recorder(&comm, &ws_);
+  zfcOpStats_t* op = recorder.op();
+  for (auto& c : calls) recorder.add_workspace(&c->workspace());
+  LocalHeader group{make_header(OpKind::kGroup)};
+  group.count = static_cast<int64_t>(calls.size());
+  header_fail(&group, failure);
+  GroupSide mine;
+  mine.group = &group;
+  for (auto& c : calls) {
+    c->prepare(op);
+    mine.calls.push_back(&c->header());
+    mine.payloads.push_back(c->payload());
+    mine.payload_bytes.push_back(c->payload_bytes());
+  }
+  GroupAgreed agreed;
+  {
+    PhaseTimer timer(op, zfcPhaseHeader);
+    ZFC_RETURN_IF_ERROR(exchange_group(t, ws_, mine, &agreed));
+  }
+  ZFC_RETURN_IF_ERROR(agree_group(agreed, t.size()));
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const Status s = calls[i]->check_agreed(agreed.calls[i]);
+    if (!s.ok()) {
+      return Status(s.code(), strfmt("call %zu of the group: %s", i, s.message().c_str()));
+    }
+  }
+  for (size_t i : run_order(calls)) ZFC_RETURN_IF_ERROR(calls[i]->run(agreed.calls[i], op));
+  for (auto& c : calls) c->publish();
+  op->calls = calls.size();
+  recorder.commit();
+  return Status::Ok();
+}
+
+CallGroup& open_group(zfcComm& comm) {
+  if (!comm.group) comm.group = std::make_unique<CallGroup>();
+  return static_cast<CallGroup&>(*comm.group);
+}
+
+Status refuse_in_group(zfcComm& comm, const char* call) {
+  const Status s = error(zfcInvalidUsage, "%s was called between zfcGroupStart and "
+                         "zfcGroupEnd: a group holds zfcAllReduce and zfcSparseReduce calls "
+                         "only", call);
+  open_group(comm).fail(s);
+  return s;
+}
+
+}  // namespace zfc

@@ -1,0 +1,52 @@
+// A step's collectives in one call (zfcGroupStart / zfcGroupEnd): the calls made on a
+// communicator between the two are recorded, then run at the end after one agreement for all
+// of them, whose first exchange also carries each call's payload (the plans' distinct keys,
+// the small allreduces' values). Results are handed to the caller only after every call ran.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "algo/collective_call.hpp"
+#include "core/host_staging.hpp"
+
+namespace zfc {
+
+class CallGroup final : public GroupRecord {
+ public:
+  // Records a call made inside the group. `owner` is the plan it runs on (NULL for the
+  // communicator's own calls): a plan may run once per group.
+  void add(std::unique_ptr<CollectiveCall> call, const void* owner);
+  // Records this rank's failure to record a call (the first one wins); end() reports it on
+  // every rank.
+  void fail(const Status& s);
+  bool holds(const void* owner) const;
+  // Staging buffers for the k-th staged allreduce of the group: each call keeps its staged
+  // copies until the group runs.
+  StagingBuffers& staging(size_t k);
+  size_t staged_calls() const { return staged_; }
+  void count_staged() { ++staged_; }
+  // Collective: runs what was recorded and empties the group. An empty group with no failure
+  // does nothing and sends nothing.
+  Status end(zfcComm& comm);
+  // Drops what was recorded (the communicator is aborted or destroyed).
+  void clear();
+
+ private:
+  std::vector<std::unique_ptr<CollectiveCall>> calls_;
+  std::vector<const void*> owners_;
+  Status failure_;
+  size_t staged_ = 0;
+  Workspace ws_;                           // the group's first exchange
+  std::deque<StagingBuffers> staging_;     // kept between groups: pinned memory is slow to get
+};
+
+// The group being recorded on comm (comm.group_depth > 0).
+CallGroup& open_group(zfcComm& comm);
+
+// For a collective that cannot be part of a group (`call` names it), called while one is
+// open on comm: refuses it, and records the refusal so that zfcGroupEnd fails on every rank.
+Status refuse_in_group(zfcComm& comm, const char* call);
+
+}  // namespace zfc
