@@ -71,19 +71,29 @@ bool reports_failure(const OpHeader& h) {
 Status gather_messages(Transport& t, Workspace& ws, const LocalHeader& mine, Agreed* out) {
   const size_t n = static_cast<size_t>(t.size());
   const std::string& text = mine.status != zfcSuccess ? mine.message : std::string();
-  size_t* sizes = ws.get<size_t>(Slot::kFirstSizes, 2 * n);
+  size_t* sizes = nullptr;
   char* got = nullptr;
-  ZFC_RETURN_IF_ERROR(t.allgather_blocks(text.data(), text.size(), sizes, sizes + n,
-                                         [&](size_t total) {
-                                           got = ws.get<char>(Slot::kFirstBlocks, total);
-                                           return got;
-                                         }));
+  ZFC_RETURN_IF_ERROR(gather_first_blocks(t, ws, text.data(), text.size(), &sizes, &got));
   out->messages.resize(n);
   for (size_t r = 0; r < n; ++r) out->messages[r].assign(got + sizes[n + r], sizes[r]);
   return Status::Ok();
 }
 
 }  // namespace
+
+Status gather_first_blocks(Transport& t, Workspace& ws, const void* data, size_t bytes,
+                           size_t** sizes, char** blocks) {
+  const size_t n = static_cast<size_t>(t.size());
+  size_t* s = ws.get<size_t>(Slot::kFirstSizes, 2 * n);
+  char* got = nullptr;
+  ZFC_RETURN_IF_ERROR(t.allgather_blocks(data, bytes, s, s + n, [&](size_t total) {
+    got = ws.get<char>(Slot::kFirstBlocks, total);
+    return got;
+  }));
+  *sizes = s;
+  *blocks = got;
+  return Status::Ok();
+}
 
 Status exchange_headers(Transport& t, Workspace& ws, const LocalHeader& mine,
                         const void* payload, size_t payload_bytes, Agreed* out) {
@@ -93,13 +103,10 @@ Status exchange_headers(Transport& t, Workspace& ws, const LocalHeader& mine,
   head.sequence = t.next_sequence();
   std::memcpy(send, &head, sizeof head);
   if (payload_bytes > 0) std::memcpy(send + sizeof head, payload, payload_bytes);
-  size_t* sizes = ws.get<size_t>(Slot::kFirstSizes, 2 * n);
+  size_t* sizes = nullptr;
   char* blocks = nullptr;
-  ZFC_RETURN_IF_ERROR(t.allgather_blocks(send, sizeof(OpHeader) + payload_bytes, sizes,
-                                         sizes + n, [&](size_t total) {
-                                           blocks = ws.get<char>(Slot::kFirstBlocks, total);
-                                           return blocks;
-                                         }));
+  ZFC_RETURN_IF_ERROR(
+      gather_first_blocks(t, ws, send, sizeof(OpHeader) + payload_bytes, &sizes, &blocks));
   OpHeader* headers = ws.get<OpHeader>(Slot::kHeaders, n);
   bool failed = false;
   for (size_t r = 0; r < n; ++r) {

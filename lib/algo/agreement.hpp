@@ -76,6 +76,11 @@ struct Agreed {
   std::vector<std::string> messages;  // the ranks' failure texts, when some rank failed
 };
 
+// Transport::allgather_blocks into ws: every rank's block lands in kFirstBlocks (*blocks),
+// their sizes and then their displacements in kFirstSizes (*sizes, 2 x t.size()).
+Status gather_first_blocks(Transport& t, Workspace& ws, const void* data, size_t bytes,
+                           size_t** sizes, char** blocks);
+
 // Numbers the header with the transport's next sequence number and allgathers it with
 // `payload` behind it; then, when some rank reports a failure, the failure texts. A block
 // too short for a header leaves a header that agree() rejects. Everything *out points at

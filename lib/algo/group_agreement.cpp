@@ -88,13 +88,9 @@ Status gather_texts(Transport& t, Workspace& ws, const GroupSide& mine, GroupAgr
       append_text(&blob, h->status != zfcSuccess ? h->message : "");
     }
   }
-  size_t* sizes = ws.get<size_t>(Slot::kFirstSizes, 2 * n);
+  size_t* sizes = nullptr;
   char* got = nullptr;
-  ZFC_RETURN_IF_ERROR(t.allgather_blocks(blob.data(), blob.size(), sizes, sizes + n,
-                                         [&](size_t total) {
-                                           got = ws.get<char>(Slot::kFirstBlocks, total);
-                                           return got;
-                                         }));
+  ZFC_RETURN_IF_ERROR(gather_first_blocks(t, ws, blob.data(), blob.size(), &sizes, &got));
   out->group_messages.assign(n, std::string());
   for (Agreed& a : out->calls) {
     a.messages.assign(n, std::string());
@@ -132,12 +128,9 @@ Status exchange_group(Transport& t, Workspace& ws, const GroupSide& mine, GroupA
     if (mine.payload_bytes[c] > 0) std::memcpy(at, mine.payloads[c], mine.payload_bytes[c]);
     at += mine.payload_bytes[c];
   }
-  size_t* sizes = ws.get<size_t>(Slot::kFirstSizes, 2 * n);
+  size_t* sizes = nullptr;
   char* blocks = nullptr;
-  ZFC_RETURN_IF_ERROR(t.allgather_blocks(send, send_bytes, sizes, sizes + n, [&](size_t total) {
-    blocks = ws.get<char>(Slot::kFirstBlocks, total);
-    return blocks;
-  }));
+  ZFC_RETURN_IF_ERROR(gather_first_blocks(t, ws, send, send_bytes, &sizes, &blocks));
   // Headers: the ranks' group headers, then call c's n headers at (c + 1) * n.
   OpHeader* headers = ws.get<OpHeader>(Slot::kHeaders, (calls + 1) * n);
   std::memset(static_cast<void*>(headers), 0, (calls + 1) * n * sizeof(OpHeader));
