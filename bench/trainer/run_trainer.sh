@@ -3,7 +3,8 @@
 #
 # usage: bench/trainer/run_trainer.sh BUILD_DIR CORPUS_DIR [throughput|validation|all] [BUDGET_S]
 #   (all: throughput and validation)
-#   throughput  words/s per rank and the step split (compute vs the library) for
+#   throughput  words/s per rank and the step split (compute vs the library, each
+#               collective timed apart: --group off) for
 #               allgather, unique_allreduce and unique_allreduce with fp16 on 4 and 8 ranks
 #               (60 steps each, about 5 minutes)
 #   group       the step's collectives grouped (--group on) and one by one (--group off),
@@ -37,7 +38,7 @@ if [ "$what" = throughput ] || [ "$what" = all ]; then
       name="throughput_np${np}_${sync}"
       echo "== $name"
       "${mpi[@]}" -np "$np" "$bin" "${word[@]}" --sync "$algo" --compression "$comp" \
-        --steps 60 --log-every 20 --valid-tokens 20000 --log-json "$out/$name.json" |
+        --group off --steps 60 --log-every 20 --valid-tokens 20000 --log-json "$out/$name.json" |
         tee "$out/$name.txt" | grep -E "^step|perplexity"
     done
   done
