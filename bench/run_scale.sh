@@ -9,15 +9,20 @@
 #   - zfc_model from G = 8 to 4096 with the paper's compute time and with an H100's.
 # Then bench/scale_report.py writes the CSV, the plot and the report.
 #
-# usage: bench/run_scale.sh [--build DIR] [--out DIR] [--data DIR]
+# The zfc_perf runs use the pinned machine model of bench/pinned_model.txt (fitted by
+# bench/fit_model.py), so that their predictions, auto's choices and the model's error are
+# the same from run to run; --model measured lets each run measure its own instead.
+#
+# usage: bench/run_scale.sh [--build DIR] [--out DIR] [--data DIR] [--model pinned|measured]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-build="build"; out="docs/benchmarks"; data="../shared/data"
+build="build"; out="docs/benchmarks"; data="../shared/data"; model="pinned"
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --data) data="$2"; shift 2 ;;
+    --model) model="$2"; shift 2 ;;
     *) echo "run_scale.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -29,6 +34,12 @@ if [ -z "$python" ]; then echo "run_scale.sh: no python3 with matplotlib" >&2; e
 if [ ! -d "$data/gutenberg" ]; then echo "run_scale.sh: no $data/gutenberg" >&2; exit 77; fi
 mpirun=(mpirun --oversubscribe)
 if [ "$(id -u)" = 0 ]; then mpirun+=(--allow-run-as-root); fi
+case "$model" in
+  pinned) export ZIPFCOLL_MACHINE_MODEL="$(grep -v '^#' bench/pinned_model.txt)"
+          mpirun+=(-x ZIPFCOLL_MACHINE_MODEL) ;;
+  measured) unset ZIPFCOLL_MACHINE_MODEL ;;
+  *) echo "run_scale.sh: --model pinned or measured, not $model" >&2; exit 2 ;;
+esac
 raw="$out/raw_scale"
 rm -rf "$raw"; mkdir -p "$raw"
 perf() {  # perf NAME NP ARGS...
@@ -55,3 +66,14 @@ for setup in paper h100; do
     > "$raw/model_$setup.txt"
 done
 "$python" bench/scale_report.py --raw "$raw" --out "$out"
+# Run alone (not from bench/run_all.sh, which stamps what it ran), stamp the outputs here.
+if [ -z "${ZIPFCOLL_BENCH_STAMP:-}" ]; then
+  version="zipfcoll $(sed -n '/^project(zipfcoll/,/)/s/^ *VERSION \([0-9.]*\).*/\1/p' \
+    CMakeLists.txt | head -1)"
+  commit="$(git rev-parse --short=12 HEAD 2> /dev/null || echo unknown)"
+  if [ -n "$(git status --porcelain -- . ':!docs/benchmarks' 2> /dev/null)" ]; then
+    commit="$commit+dirty"
+  fi
+  "$python" bench/stamp_outputs.py "$version, commit $commit, by bench/run_scale.sh --model $model" \
+    "$raw"/* "$out/scale.csv" "$out/scale_report.txt"
+fi

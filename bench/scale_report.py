@@ -71,6 +71,20 @@ def auto_rows(runs):
     return out
 
 
+def machine_models(raw):
+    """The machine models the runs predicted with, as zfc_perf printed them."""
+    seen = set()
+    for path in glob.glob(os.path.join(raw, "*.txt")):
+        with open(path) as f:
+            for line in f:
+                if line.startswith("# cost model:"):
+                    # Ranks per core is counted in each run; the figures are the model.
+                    text = line[len("# cost model:"):].strip()
+                    seen.add(re.sub(r", [0-9.e+]+ ranks per core$", "", text))
+    return "; ".join(sorted(seen)) + " (ranks per core as each run counted)" if seen \
+        else "unknown"
+
+
 def model_errors(runs):
     errs = []
     for name, rows in sorted(runs.items()):
@@ -132,7 +146,8 @@ def main():
         for r in auto_rows(runs):
             f.write(f"  {r[0]:32s} {r[1]:5s} {r[2]:22s} {r[3]:18s} {r[4]:.3f}\n")
         errs = model_errors(runs)
-        f.write("model error (predicted / measured - 1) per run:\n")
+        f.write("model error (predicted / measured - 1) per run, "
+                f"with the machine model {machine_models(a.raw)}:\n")
         for name in sorted({e[0] for e in errs}):
             es = [abs(e[4]) for e in errs if e[0] == name]
             f.write(f"  {name:32s} median |err| {statistics.median(es):.3f} max {max(es):.3f}\n")

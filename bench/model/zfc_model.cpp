@@ -33,7 +33,7 @@ struct Options {
   double tokens = 640, dim = 512, vocab = 100000;
   std::vector<int> ranks{8, 16, 24, 32, 64, 128, 256, 512, 1024, 2048, 4096};
   int per_node = 8;
-  zfcMachineModel_t machine{sizeof(zfcMachineModel_t), {2.0, 450.0}, {5.0, 50.0}, 3000.0};
+  zfcMachineModel_t machine{sizeof(zfcMachineModel_t), {2.0, 450.0}, {5.0, 50.0}, 3000.0, 1.0};
   double compute_ms = 55.7;  // the paper's word LM: 136 GFLOP per step at 2.44 TFLOP/s
   double dense_mb = 37.8;    // its LSTM (2048 cells, projection 512): 9.4 M fp32 weights
   int tables = 2;            // input and output embeddings

@@ -42,11 +42,19 @@ double sum_over_ranks(double v);
 // Nodes of the communicator: from --ranks-per-node, else hosts (ranks / ranks per host).
 int node_count(const PerfContext& ctx, zfcComm_t comm);
 
-// Collective. The median over timed steps of the cost model's time for the algorithm each
-// step ran, from this rank's U_i per step, the steps' U_g and K tokens per rank.
-double predicted_seconds(const PerfContext& ctx, zfcComm_t comm, const std::vector<int>& ran,
-                         const std::vector<double>& ui, const std::vector<double>& ug,
-                         size_t tokens, zfcCompressionKind_t wire);
+// What the cost model was given and predicted: medians over the timed steps.
+struct ModelRun {
+  double seconds = 0.0;         // the time for the algorithm each step ran
+  double unique_sum = 0.0;      // sum over ranks of U_i
+  double unique_max = 0.0;      // max over ranks of U_i
+  double ranks_per_core = 1.0;  // the communicator's agreed crowd
+};
+
+// Collective. The cost model on the timed steps, from this rank's U_i per step, the steps'
+// U_g and K tokens per rank; bench/fit_model.py refits the machine model from these inputs.
+ModelRun predicted_seconds(const PerfContext& ctx, zfcComm_t comm, const std::vector<int>& ran,
+                           const std::vector<double>& ui, const std::vector<double>& ug,
+                           size_t tokens, zfcCompressionKind_t wire);
 
 int run_allreduce(PerfContext& ctx);
 int run_sparse(PerfContext& ctx);

@@ -13,9 +13,9 @@ int node_count(const PerfContext& ctx, zfcComm_t comm) {
   return std::max(1, ctx.ranks / std::max(local, 1));
 }
 
-double predicted_seconds(const PerfContext& ctx, zfcComm_t comm, const std::vector<int>& ran,
-                         const std::vector<double>& ui, const std::vector<double>& ug,
-                         size_t tokens, zfcCompressionKind_t wire) {
+ModelRun predicted_seconds(const PerfContext& ctx, zfcComm_t comm, const std::vector<int>& ran,
+                           const std::vector<double>& ui, const std::vector<double>& ug,
+                           size_t tokens, zfcCompressionKind_t wire) {
   std::vector<double> sum = ui, most = ui;
   MPI_Allreduce(MPI_IN_PLACE, sum.data(), static_cast<int>(sum.size()), MPI_DOUBLE, MPI_SUM,
                 MPI_COMM_WORLD);
@@ -43,5 +43,10 @@ double predicted_seconds(const PerfContext& ctx, zfcComm_t comm, const std::vect
     if (r != zfcSuccess) perf_fail("zfcPredictSparseReduce", r, comm);
     seconds.push_back(p.seconds);
   }
-  return median(seconds);
+  ModelRun run;
+  run.seconds = median(seconds);
+  run.unique_sum = median(sum);
+  run.unique_max = median(most);
+  run.ranks_per_core = model.ranks_per_core;
+  return run;
 }

@@ -238,8 +238,9 @@ Row result_row(const PerfContext& ctx, Variant& v, double wrong, bool baseline,
   const double ug = v.global_unique / steps;
   const double formula = v.formula / steps;
   const double internode = sum_over_ranks(v.internode) / ctx.ranks / steps;
-  const double model = predicted_seconds(ctx, v.comm, v.ran, v.ui, v.ug, tokens_per_rank(o),
+  const ModelRun run = predicted_seconds(ctx, v.comm, v.ran, v.ui, v.ug, tokens_per_rank(o),
                                          compression_kind(v.wire));
+  const double model = run.seconds;
   if (baseline) *base_seconds = sec, *base_bytes = bytes;
   Row row;
   row.text("algo", v.algo, 16)
@@ -267,6 +268,11 @@ Row result_row(const PerfContext& ctx, Variant& v, double wrong, bool baseline,
   // ledger, the same on every rank).
   row.quiet("recv_max_MB", v.recv_max / steps / 1e6);
   row.quiet("recv_mean_MB", v.recv_sum / ctx.ranks / steps / 1e6);
+  // The cost model's inputs beyond the columns, so that a model can be refitted from the
+  // rows alone (bench/fit_model.py).
+  row.quiet("U_i_sum", run.unique_sum);
+  row.quiet("U_i_max", run.unique_max);
+  row.quiet("ranks_per_core", run.ranks_per_core);
   // Where the time goes: each phase's mean per step on the slowest rank, JSON only.
   for (int p = 0; p < zfcNumPhases; ++p) {
     const std::string key = std::string("phase_us_") + zfcGetPhaseName(p);

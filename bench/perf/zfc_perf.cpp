@@ -103,9 +103,9 @@ int main(int argc, char** argv) {
     zfcMachineModel_t m = ZFC_MACHINE_MODEL_INITIALIZER;
     if (zfcCommGetMachineModel(comm, &m) == zfcSuccess) {
       std::printf("# cost model: intra-node %.2f us + %.2f GB/s, inter-node %.2f us + %.2f GB/s,"
-                  " local memory %.2f GB/s\n", m.intra_node.latency_us,
+                  " local memory %.2f GB/s, %.3g ranks per core\n", m.intra_node.latency_us,
                   m.intra_node.bandwidth_gbs, m.inter_node.latency_us,
-                  m.inter_node.bandwidth_gbs, m.local_gbs);
+                  m.inter_node.bandwidth_gbs, m.local_gbs, m.ranks_per_core);
     }
   }
   Report report;

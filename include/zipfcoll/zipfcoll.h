@@ -496,9 +496,16 @@ typedef struct {
   zfcLinkModel_t intra_node;
   zfcLinkModel_t inter_node;
   double local_gbs; /* bytes one rank reads plus writes per second in local passes, / 1e9 */
+  /* Since 0.5.0. Ranks per core on the most crowded host (at least 1; 0 reads as 1). The
+   * figures above are those of a rank with a core to itself; where ranks share cores, every
+   * byte a rank copies or passes over costs this many times more (latencies do not scale).
+   * zfcCommGetMachineModel reports the count the communicator agreed (the largest over its
+   * hosts: ranks on the host over the cores they may run on). */
+  double ranks_per_core;
 } zfcMachineModel_t;
 
-#define ZFC_MACHINE_MODEL_INITIALIZER {sizeof(zfcMachineModel_t), {0.0, 0.0}, {0.0, 0.0}, 0.0}
+#define ZFC_MACHINE_MODEL_INITIALIZER \
+  {sizeof(zfcMachineModel_t), {0.0, 0.0}, {0.0, 0.0}, 0.0, 1.0}
 
 /* The sizes of one sparse-reduce step, as every rank sees them after the index exchange. */
 typedef struct {

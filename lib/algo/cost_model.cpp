@@ -31,6 +31,8 @@ struct Cost {
   double ranks(Level l) const {
     return l == Level::kFlat ? g() : l == Level::kNode ? per_node() : in.nodes;
   }
+  // Ranks per core: what each copied byte costs more where ranks share cores.
+  double crowd() const { return std::max(m.ranks_per_core, 1.0); }
   // A collective step of `steps` latencies of its link, in which the busiest rank sends
   // `each_way` bytes; `avg` is the ranks' mean of sent + received. A flat collective runs at
   // the speed of the links between nodes when there are several.
@@ -39,7 +41,7 @@ struct Cost {
     const bool across = l == Level::kRail || (l == Level::kFlat && in.nodes > 1);
     const LinkParams& link = across ? m.inter : m.intra;
     p.seconds += link.latency_s * steps;
-    if (link.bytes_per_s > 0) p.seconds += each_way / link.bytes_per_s;
+    if (link.bytes_per_s > 0) p.seconds += each_way * crowd() / link.bytes_per_s;
     p.bytes += avg;
     if (l == Level::kRail) p.internode_bytes += avg;
     if (l == Level::kFlat) p.internode_bytes += avg * (g() - per_node()) / (g() - 1);
@@ -57,7 +59,7 @@ struct Cost {
                std::max(total - largest, largest * (n - 1)), 2 * total * frac(n));
   }
   void local(double bytes) {
-    if (m.local_bytes_per_s > 0) p.seconds += bytes / m.local_bytes_per_s;
+    if (m.local_bytes_per_s > 0) p.seconds += bytes * crowd() / m.local_bytes_per_s;
   }
   void scratch(double bytes) { p.workspace_bytes += bytes; }
   static double frac(double parts) { return parts > 0 ? (parts - 1) / parts : 0.0; }
@@ -137,14 +139,21 @@ void unique_allgather(Cost& c) {
   c.scratch(all * w + 4.0 * in.max_local_unique * d + 4.0 * in.global_unique * d);
 }
 
-// Owners over the level's ranks: the alltoallv of each rank's `out_rows` rows and the sum of
-// the `in_rows` an owner receives.
-void owner_reduce(Cost& c, Level l, double out_rows, double in_rows) {
+// The rows the busiest owner receives when owners are balanced over the level's ranks
+// (owner_map.hpp): the heaviest-first placement leaves no owner more than one row's holders
+// above the mean, and a row has at most ranks - 1 holders besides its owner.
+double balanced_busiest(const Cost& c, Level l, double mean_rows) {
+  return mean_rows + std::max(c.ranks(l) - 1.0, 0.0);
+}
+
+// Owners over the level's ranks: the alltoallv of each rank's `out_rows` rows, `in_rows` in
+// the mean and `busiest_in` at the owner that receives most, which sets the time.
+void owner_reduce(Cost& c, Level l, double out_rows, double in_rows, double busiest_in) {
   const double d = static_cast<double>(c.in.dim), w = c.in.row_bytes;
   const double f = Cost::frac(c.ranks(l));
-  c.alltoallv(l, std::max(out_rows, in_rows), std::max(out_rows, in_rows) * d * w * f,
-              (out_rows + in_rows) * d * w * f);
-  c.local(in_rows * d * (w + 8.0));
+  const double most = std::max(out_rows, busiest_in);
+  c.alltoallv(l, most, most * d * w * f, (out_rows + in_rows) * d * w * f);
+  c.local(busiest_in * d * (w + 8.0));
 }
 
 // The owners' rows back to every rank: an allgatherv of `rows` rows over the level.
@@ -159,7 +168,8 @@ void owner_partitioned(Cost& c) {
   const double ug = in.global_unique, ui = in.max_local_unique;
   scatter(c, ui);
   c.local(kLocateBytesPerKey * in.local_unique + encode_bytes(c, ui * d));
-  owner_reduce(c, Level::kFlat, ui, in.local_unique / c.g());
+  const double mean_in = in.local_unique / c.g();
+  owner_reduce(c, Level::kFlat, ui, mean_in, balanced_busiest(c, Level::kFlat, mean_in));
   c.local(encode_bytes(c, ug / c.g() * d) + (w < 4 ? ug * d * (w + 4.0) : 4.0 * ug * d));
   owner_share(c, Level::kFlat, ug);
   c.scratch(ui * d * (4.0 + w) + in.local_unique / c.g() * d * w + 4.0 * ug * d +
@@ -174,9 +184,10 @@ void hierarchical(Cost& c) {
   const double un = node_unique(in, static_cast<int>(L));
   scatter(c, ui);
   c.local(kLocateBytesPerKey * in.local_unique + encode_bytes(c, ui * d));
-  owner_reduce(c, Level::kNode, ui, in.local_unique / c.g());
+  const double mean_in = in.local_unique / c.g();
+  owner_reduce(c, Level::kNode, ui, mean_in, balanced_busiest(c, Level::kNode, mean_in));
   c.local(encode_bytes(c, un / L * d) + un / L * d * 4.0);
-  owner_reduce(c, Level::kRail, un / L, un / L);
+  owner_reduce(c, Level::kRail, un / L, un / L, balanced_busiest(c, Level::kRail, un / L));
   owner_share(c, Level::kRail, ug / L);
   owner_share(c, Level::kNode, ug);
   c.local(encode_bytes(c, ug / c.g() * d) + (w < 4 ? ug * d * (w + 4.0) : 4.0 * ug * d));
@@ -184,22 +195,38 @@ void hierarchical(Cost& c) {
             (w < 4 ? ug * d * w : 0.0) + 16.0 * ug / L);
 }
 
+// The pairs the busiest key_routed owner receives. The key function places keys on owners
+// as if at random, so an owner's load is a sum over the keys it draws of their holder counts
+// h: the mean plus about sqrt(2 ln G) standard deviations, the variance being
+// sum h^2 (1/G)(1 - 1/G), with sum h^2 taken as (sum U_i)^2 / U_g (every key held by the
+// mean number of ranks). At least G - 1: the most frequent word is held by every rank, and
+// its owner receives the others' pairs.
+double routed_busiest(const Cost& c, double mean_rows) {
+  const double g = c.g(), ug = std::max(static_cast<double>(c.in.global_unique), 1.0);
+  if (g <= 1) return mean_rows;
+  const double sum = static_cast<double>(c.in.local_unique);
+  const double var = sum * sum / ug * (1.0 / g) * (1.0 - 1.0 / g);
+  return std::max(mean_rows + std::sqrt(2.0 * std::log(g) * var), g - 1.0);
+}
+
 // No index exchange: the (key, row) pairs to their owners (each message led by its 8-byte
 // count), the owners' merge and sums, and the summed pairs to every rank (each owner's block
-// led by its 16-byte report), which merges them into key order. Owners are assumed even
-// (the key function spreads them).
+// led by its 16-byte report), which merges them into key order. The busiest owner sets the
+// time of the first two; the shared blocks are U_g / G each on average.
 void key_routed(Cost& c) {
   const CostInputs& in = c.in;
   const double d = static_cast<double>(in.dim), w = in.row_bytes;
   const double kb = static_cast<double>(in.key_bytes);
   const double ug = in.global_unique, ui = in.max_local_unique;
   const double f = Cost::frac(c.g()), routed = in.local_unique / c.g();
+  const double busiest = routed_busiest(c, routed);
   scatter(c, ui);
   c.local(encode_bytes(c, ui * d) + 2.0 * ui * (kb + d * w));  // encode, pack
   const double counts = 8.0 * (c.g() - 1);
-  c.alltoallv(Level::kFlat, c.g(), std::max(ui, routed) * (kb + d * w) * f + counts,
+  c.alltoallv(Level::kFlat, c.g(), std::max(ui, busiest) * (kb + d * w) * f + counts,
               (ui + routed) * (kb + d * w) * f + 2.0 * counts);
-  c.local(kMergeBytesPerKey * routed + kLocateBytesPerKey * routed + routed * d * (w + 8.0));
+  c.local(kMergeBytesPerKey * busiest + kLocateBytesPerKey * busiest +
+          busiest * d * (w + 8.0));
   c.local(encode_bytes(c, ug / c.g() * d));
   c.gather(Level::kFlat, ug * (kb + d * w) + 16.0 * c.g(), ug / c.g() * (kb + d * w) + 16.0);
   c.local(kMergeBytesPerKey * ug + kLocateBytesPerKey * ug +

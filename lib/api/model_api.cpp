@@ -1,4 +1,7 @@
 // The cost model through the C API.
+#include <cstddef>
+#include <cstring>
+
 #include "algo/cost_model.hpp"
 #include "api/api_guard.hpp"
 #include "core/comm.hpp"
@@ -9,8 +12,20 @@ using zfc::Status;
 
 namespace {
 
-// The cost-model structs have one layout so far; a wrong size is a struct not made with its
-// initializer (or from a header this library does not know).
+// The layouts of zfcMachineModel_t, oldest first: 0.4.0's ended before ranks_per_core.
+const size_t kModelLayouts[] = {offsetof(zfcMachineModel_t, ranks_per_core),
+                                sizeof(zfcMachineModel_t)};
+
+// The caller's model in the current layout (a 0.4.0 one reads as one rank per core).
+Status read_model(const zfcMachineModel_t& user, zfcMachineModel_t* full) {
+  *full = ZFC_MACHINE_MODEL_INITIALIZER;
+  return zfc::copy_versioned(&user, user.size, kModelLayouts,
+                             sizeof kModelLayouts / sizeof kModelLayouts[0], "machine model",
+                             "ZFC_MACHINE_MODEL_INITIALIZER", full, sizeof *full);
+}
+
+// The step shape and the prediction have one layout so far; a wrong size is a struct not
+// made with its initializer (or from a header this library does not know).
 Status check_size(size_t size, size_t expected, const char* what, const char* initializer) {
   if (size == expected) return Status::Ok();
   return error(zfcInvalidUsage, "%s size %zu, expected %zu: initialise it with %s", what, size,
@@ -52,12 +67,14 @@ zfcResult_t zfcCommGetMachineModel(zfcComm_t comm, zfcMachineModel_t* model) {
   return zfc::guarded(comm, [&] {
     if (comm == nullptr) return zfc::null_handle("comm");
     if (model == nullptr) return zfc::null_handle("model");
-    ZFC_RETURN_IF_ERROR(check_size(model->size, sizeof(zfcMachineModel_t), "machine model",
-                                   "ZFC_MACHINE_MODEL_INITIALIZER"));
+    zfcMachineModel_t full;
+    ZFC_RETURN_IF_ERROR(read_model(*model, &full));
     const zfc::ModelFigures& f = comm->machine_figures;
-    model->intra_node = {f.intra_latency_us, f.intra_gbs};
-    model->inter_node = {f.inter_latency_us, f.inter_gbs};
-    model->local_gbs = f.local_gbs;
+    full.intra_node = {f.intra_latency_us, f.intra_gbs};
+    full.inter_node = {f.inter_latency_us, f.inter_gbs};
+    full.local_gbs = f.local_gbs;
+    full.ranks_per_core = f.ranks_per_core;
+    std::memcpy(model, &full, model->size);  // the fields of the caller's layout
     return Status::Ok();
   });
 }
@@ -68,8 +85,8 @@ zfcResult_t zfcPredictSparseReduce(const zfcMachineModel_t* model, const zfcStep
     if (model == nullptr) return zfc::null_handle("model");
     if (shape == nullptr) return zfc::null_handle("shape");
     if (prediction == nullptr) return zfc::null_handle("prediction");
-    ZFC_RETURN_IF_ERROR(check_size(model->size, sizeof(zfcMachineModel_t), "machine model",
-                                   "ZFC_MACHINE_MODEL_INITIALIZER"));
+    zfcMachineModel_t given;
+    ZFC_RETURN_IF_ERROR(read_model(*model, &given));
     ZFC_RETURN_IF_ERROR(check_size(shape->size, sizeof(zfcStepShape_t), "step shape",
                                    "ZFC_STEP_SHAPE_INITIALIZER"));
     ZFC_RETURN_IF_ERROR(check_size(prediction->size, sizeof(zfcPrediction_t), "prediction",
@@ -79,9 +96,15 @@ zfcResult_t zfcPredictSparseReduce(const zfcMachineModel_t* model, const zfcStep
                    algorithm);
     }
     ZFC_RETURN_IF_ERROR(check_shape(*shape));
+    if (!(given.ranks_per_core == 0.0 ||
+          (given.ranks_per_core >= 1.0 && given.ranks_per_core < 1e6))) {
+      return error(zfcInvalidArgument, "machine model ranks_per_core %g: give 0 or 1 and more",
+                   given.ranks_per_core);
+    }
     const zfc::MachineModel m = zfc::model_from_figures(
-        {model->intra_node.latency_us, model->intra_node.bandwidth_gbs,
-         model->inter_node.latency_us, model->inter_node.bandwidth_gbs, model->local_gbs});
+        {given.intra_node.latency_us, given.intra_node.bandwidth_gbs,
+         given.inter_node.latency_us, given.inter_node.bandwidth_gbs, given.local_gbs,
+         given.ranks_per_core});
     zfc::CostInputs in;
     in.ranks = shape->ranks;
     in.nodes = shape->nodes;

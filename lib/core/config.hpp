@@ -26,6 +26,9 @@ struct ModelFigures {
   double inter_latency_us = 0.0;
   double inter_gbs = 0.0;
   double local_gbs = 0.0;
+  // Counted, never given: ranks per core on the most crowded host (the figures above are a
+  // rank's with a core to itself).
+  double ranks_per_core = 1.0;
   bool intra_given() const { return intra_gbs > 0.0; }
   bool inter_given() const { return inter_gbs > 0.0; }
   bool local_given() const { return local_gbs > 0.0; }

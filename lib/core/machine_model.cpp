@@ -12,6 +12,7 @@
 
 #include "core/comm.hpp"
 #include "core/logging.hpp"
+#include "topo/topology.hpp"
 
 namespace zfc {
 namespace {
@@ -71,17 +72,6 @@ double measure_local_memory() {
   return 2.0 * kBytes / std::max(best, 1e-9);
 }
 
-// The share of a core each rank of this host gets: below 1 when more ranks than cores run
-// here, as when ranks are oversubscribed for testing.
-double core_share(int ranks_on_host) {
-  cpu_set_t set;
-  int cpus = 0;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) cpus = CPU_COUNT(&set);
-  if (cpus <= 0) cpus = static_cast<int>(std::thread::hardware_concurrency());
-  if (cpus <= 0 || ranks_on_host <= cpus) return 1.0;
-  return static_cast<double>(cpus) / ranks_on_host;
-}
-
 // A measured figure rounded to the 4 significant digits the model is printed with.
 double round4(double v) {
   char buf[32];
@@ -89,14 +79,17 @@ double round4(double v) {
   return std::strtod(buf, nullptr);
 }
 
-// A measured link in the C API's units, to 4 significant digits.
-void store_link(const LinkParams& link, double* latency_us, double* gbs) {
+// A link measured among ranks that share cores `crowd` to one, in the C API's units for a
+// rank with a core to itself (4 significant digits): the transfer ran 1/crowd as fast, and
+// the model divides by the crowd again, so it predicts what was measured.
+void store_link(const LinkParams& link, double crowd, double* latency_us, double* gbs) {
   *latency_us = round4(link.latency_s * 1e6);
-  *gbs = round4(link.bytes_per_s / 1e9);
+  *gbs = round4(link.bytes_per_s * crowd / 1e9);
 }
 
-// This rank's figures: the given ones, the rest measured (4 significant digits).
-Status measure_missing(zfcComm* comm, ModelFigures* f) {
+// This rank's figures: the given ones, the rest measured (4 significant digits), each for a
+// rank with a core to itself (the local pass is timed at its best of three, which had one).
+Status measure_missing(zfcComm* comm, double crowd, ModelFigures* f) {
   const bool two_levels = comm->node_transport != nullptr;
   const bool many_nodes = comm->nodes.node_count() > 1;
   // Every rank takes the same branches (which figures are given, and the node map, are
@@ -105,18 +98,18 @@ Status measure_missing(zfcComm* comm, ModelFigures* f) {
   if (two_levels) {
     if (!f->intra_given()) {
       ZFC_RETURN_IF_ERROR(measure_link(*comm->node_transport, &link));
-      store_link(link, &f->intra_latency_us, &f->intra_gbs);
+      store_link(link, crowd, &f->intra_latency_us, &f->intra_gbs);
     }
     if (!f->inter_given()) {
       ZFC_RETURN_IF_ERROR(measure_link(*comm->rail_transport, &link));
-      store_link(link, &f->inter_latency_us, &f->inter_gbs);
+      store_link(link, crowd, &f->inter_latency_us, &f->inter_gbs);
     }
   } else if (many_nodes ? !f->inter_given() : !f->intra_given()) {
     ZFC_RETURN_IF_ERROR(measure_link(*comm->transport, &link));
     if (many_nodes) {
-      store_link(link, &f->inter_latency_us, &f->inter_gbs);
+      store_link(link, crowd, &f->inter_latency_us, &f->inter_gbs);
     } else {
-      store_link(link, &f->intra_latency_us, &f->intra_gbs);
+      store_link(link, crowd, &f->intra_latency_us, &f->intra_gbs);
     }
   }
   // One class stands for the other where only one was measured or given.
@@ -129,7 +122,7 @@ Status measure_missing(zfcComm* comm, ModelFigures* f) {
     f->inter_gbs = f->intra_gbs;
   }
   if (!f->local_given()) {
-    f->local_gbs = round4(measure_local_memory() * core_share(comm->local_size) / 1e9);
+    f->local_gbs = round4(measure_local_memory() / 1e9);
   }
   return Status::Ok();
 }
@@ -139,16 +132,27 @@ const char* const kFigureNames[kFigures] = {"intra latency_us", "intra bandwidth
                                             "inter latency_us", "inter bandwidth_gbs",
                                             "local_gbs"};
 
+// Where a rank runs: its host and the CPUs it may run on (a plain struct for an allgather).
+struct RankPlace {
+  uint64_t host;
+  cpu_set_t cpus;
+};
+
+// A rank's figures, in the order of kFigureNames.
+struct RankFigures {
+  double figures[kFigures];
+};
+
 // Given figures must be equal everywhere; measured ones are taken as the median over ranks,
 // so the same model holds everywhere and one rank descheduled while it measured does not
 // set it.
-Status agree_figures(const double* all, size_t ranks, int given_mask, double* agreed) {
+Status agree_figures(const std::vector<RankFigures>& all, int given_mask, double* agreed) {
   const int given_bit[kFigures] = {1, 1, 2, 2, 4};
   for (int i = 0; i < kFigures; ++i) {
     std::vector<double> v;
-    for (size_t r = 0; r < ranks; ++r) v.push_back(all[kFigures * r + i]);
+    for (const RankFigures& r : all) v.push_back(r.figures[i]);
     if ((given_mask & given_bit[i]) != 0) {
-      for (size_t r = 1; r < ranks; ++r) {
+      for (size_t r = 1; r < v.size(); ++r) {
         if (v[r] == v[0]) continue;
         return error(zfcMismatch, "rank %zu gives the machine model's %s as %.17g, rank 0 "
                      "as %.17g: give the same model on every rank", r, kFigureNames[i], v[r],
@@ -156,32 +160,73 @@ Status agree_figures(const double* all, size_t ranks, int given_mask, double* ag
       }
     }
     std::sort(v.begin(), v.end());
-    agreed[i] = v[(ranks - 1) / 2];
+    agreed[i] = v[(v.size() - 1) / 2];
   }
   return Status::Ok();
+}
+
+// Ranks per core on the most crowded host: its ranks over the CPUs any of them may run on
+// (ranks bound to a core each count one per core; unbound ones share the host's). A count,
+// not a timing, so a model given in full prices a crowded host the same way every time.
+double most_ranks_per_core(const std::vector<RankPlace>& all) {
+  double crowd = 1.0;
+  for (size_t r = 0; r < all.size(); ++r) {
+    int ranks = 0;
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    for (const RankPlace& o : all) {
+      if (o.host != all[r].host) continue;
+      ++ranks;
+      cpu_set_t both;
+      CPU_OR(&both, &cpus, &o.cpus);
+      cpus = both;
+    }
+    const int count = CPU_COUNT(&cpus);
+    if (count > 0) crowd = std::max(crowd, static_cast<double>(ranks) / count);
+  }
+  return crowd;
+}
+
+// This process's CPUs; all of the machine's when the affinity cannot be read.
+cpu_set_t my_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return set;
+  const int n = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  for (int i = 0; i < n && i < CPU_SETSIZE; ++i) CPU_SET(i, &set);
+  return set;
 }
 
 }  // namespace
 
 Status calibrate_machine(zfcComm* comm) {
-  const ModelFigures& given = comm->config.model;
-  ModelFigures f = given;
-  ZFC_RETURN_IF_ERROR(measure_missing(comm, &f));
-  const double mine[kFigures] = {f.intra_latency_us, f.intra_gbs, f.inter_latency_us,
-                                 f.inter_gbs, f.local_gbs};
   Transport& flat = *comm->transport;
   const size_t ranks = static_cast<size_t>(flat.size());
-  std::vector<double> all(kFigures * ranks);
-  ZFC_RETURN_IF_ERROR(flat.allgather(mine, sizeof mine, all.data()));
+  RankPlace place{};
+  place.host = host_id();
+  place.cpus = my_cpus();
+  std::vector<RankPlace> places(ranks);
+  ZFC_RETURN_IF_ERROR(flat.allgather(&place, sizeof place, places.data()));
+  const double crowd = most_ranks_per_core(places);
+
+  const ModelFigures& given = comm->config.model;
+  ModelFigures f = given;
+  ZFC_RETURN_IF_ERROR(measure_missing(comm, crowd, &f));
+  const RankFigures mine{{f.intra_latency_us, f.intra_gbs, f.inter_latency_us, f.inter_gbs,
+                          f.local_gbs}};
+  std::vector<RankFigures> all(ranks);
+  ZFC_RETURN_IF_ERROR(flat.allgather(&mine, sizeof mine, all.data()));
   double agreed[kFigures];
-  ZFC_RETURN_IF_ERROR(agree_figures(all.data(), ranks, given.given_mask(), agreed));
-  f = ModelFigures{agreed[0], agreed[1], agreed[2], agreed[3], agreed[4]};
+  ZFC_RETURN_IF_ERROR(agree_figures(all, given.given_mask(), agreed));
+  f = ModelFigures{agreed[0], agreed[1], agreed[2], agreed[3], agreed[4], crowd};
   comm->machine_figures = f;
   comm->machine = model_from_figures(f);
   const int mask = given.given_mask();
   if (flat.rank() == 0) {
-    ZFC_LOG(kInfo, 0, "machine model (%s) of communicator '%s': ZIPFCOLL_MACHINE_MODEL=%s",
-            mask == 7 ? "given" : mask == 0 ? "measured" : "partly given",
+    ZFC_LOG(kInfo, 0,
+            "machine model (%s; %.4g ranks per core) of communicator '%s': "
+            "ZIPFCOLL_MACHINE_MODEL=%s",
+            mask == 7 ? "given" : mask == 0 ? "measured" : "partly given", f.ranks_per_core,
             comm->config.name.c_str(), format_model(f).c_str());
   }
   return Status::Ok();

@@ -19,6 +19,11 @@ struct MachineModel {
   LinkParams intra;               // between ranks of one node
   LinkParams inter;               // between nodes (the same as intra on one node)
   double local_bytes_per_s = 0.0; // bytes read plus written per second by one rank
+  // Ranks per core on the most crowded host, at least 1. The figures above are those of a
+  // rank with a core to itself; ranks that share cores share their time, so each byte a rank
+  // copies (its local passes, and the copies of a transfer, which the CPU makes over shared
+  // memory and sockets) costs this many times more. Latencies are waits and do not scale.
+  double ranks_per_core = 1.0;
 };
 
 // The cost model's parameters from figures in the C API's units. Given and measured figures

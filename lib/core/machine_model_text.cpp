@@ -116,6 +116,7 @@ MachineModel model_from_figures(const ModelFigures& f) {
   m.intra = {f.intra_latency_us * 1e-6, f.intra_gbs * 1e9};
   m.inter = {f.inter_latency_us * 1e-6, f.inter_gbs * 1e9};
   m.local_bytes_per_s = f.local_gbs * 1e9;
+  m.ranks_per_core = f.ranks_per_core >= 1.0 ? f.ranks_per_core : 1.0;
   return m;
 }
 

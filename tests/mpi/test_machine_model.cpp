@@ -2,6 +2,9 @@
 // bits on every rank) and well formed, never checked for a timing; a given model (config or
 // ZIPFCOLL_MACHINE_MODEL) comes back exactly; the printed form given back reproduces the
 // model; and ranks that give different figures all fail alike.
+#include <sched.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
@@ -21,8 +24,9 @@ namespace {
 constexpr const char* kEnv = "ZIPFCOLL_MACHINE_MODEL";
 
 uint64_t hash_model(const zfcMachineModel_t& m) {
-  const double v[5] = {m.intra_node.latency_us, m.intra_node.bandwidth_gbs,
-                       m.inter_node.latency_us, m.inter_node.bandwidth_gbs, m.local_gbs};
+  const double v[6] = {m.intra_node.latency_us, m.intra_node.bandwidth_gbs,
+                       m.inter_node.latency_us, m.inter_node.bandwidth_gbs, m.local_gbs,
+                       m.ranks_per_core};
   uint64_t h = 1469598103934665603ull;
   const unsigned char* p = reinterpret_cast<const unsigned char*>(v);
   for (size_t i = 0; i < sizeof v; ++i) h = (h ^ p[i]) * 1099511628211ull;
@@ -77,6 +81,28 @@ TEST_F(MachineModelTest, AMeasuredModelIsAgreedAndWellFormed) {
   // All ranks of these tests share one host: one node, whose links stand for both classes.
   EXPECT_EQ(m.intra_node.latency_us, m.inter_node.latency_us);
   EXPECT_EQ(m.intra_node.bandwidth_gbs, m.inter_node.bandwidth_gbs);
+}
+
+// Ranks per core is counted, not timed: the host's ranks (all of these tests' ranks share one)
+// over the CPUs any of them may run on, whatever else the model is given. Ranks bound to a
+// core each count one per core.
+TEST_F(MachineModelTest, RanksPerCoreIsTheHostsCount) {
+  ASSERT_EQ(open_with_env("intra=1:1,local=1", nullptr, &comm_), zfcSuccess)
+      << zfcGetLastError(nullptr);
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  std::vector<cpu_set_t> all(static_cast<size_t>(world_size()));
+  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE,
+                MPI_COMM_WORLD);
+  cpu_set_t any;
+  CPU_ZERO(&any);
+  for (const cpu_set_t& s : all) {
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &s)) CPU_SET(c, &any);
+    }
+  }
+  const double expected = std::max(1.0, double(world_size()) / CPU_COUNT(&any));
+  EXPECT_EQ(model_of(comm_).ranks_per_core, expected);
 }
 
 TEST_F(MachineModelTest, TheConfigsModelComesBackExactly) {

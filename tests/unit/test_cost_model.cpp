@@ -2,6 +2,9 @@
 // machine it is given.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "algo/cost_model.hpp"
 
 namespace zfc {
@@ -107,6 +110,38 @@ TEST(CostModel, Choices) {
   one.tokens = 640;
   one.local_unique = one.max_local_unique = one.global_unique = 340;
   EXPECT_EQ(choose_before_index_exchange(one, m), zfcAlgoAuto);
+}
+
+// With only bandwidth priced (1 GB/s, no latency, local passes free), a step's time is the
+// bytes its busiest rank sends in each collective: for owner_partitioned the balanced owner
+// that receives most (the mean plus G - 1 rows), for key_routed the owner its key function
+// loads most (the mean plus sqrt(2 ln G) standard deviations), as docs/algorithms.md says.
+TEST(CostModel, TheBusiestRankSetsTheTime) {
+  const CostInputs in = word_model();
+  MachineModel m;
+  m.intra = {0.0, 1e9};
+  m.inter = m.intra;
+  const double d = 512, f = 7.0 / 8, row = d * 4;
+  const auto gather = [](double total, double largest) {
+    return std::max(total - largest, 7 * largest);
+  };
+  const double share = 1620 * row * f;
+  const double owner = gather(96 * 8 + 8 * 340 * 4, 96 + 340 * 4) + (340 + 7) * row * f + share;
+  EXPECT_NEAR(predict(zfcAlgoOwnerPartitioned, in, m).seconds, owner * 1e-9, 1e-15);
+
+  const double sd = std::sqrt(2720.0 * 2720 / 1620 * (1.0 / 8) * f);
+  const double busiest = 340 + std::sqrt(2 * std::log(8.0)) * sd;
+  const double routed = gather(96 * 8, 96) + busiest * (4 + row) * f + 8 * 7 +
+                        gather(1620 * (4 + row) + 16 * 8, 1620 / 8.0 * (4 + row) + 16);
+  EXPECT_NEAR(predict(zfcAlgoKeyRouted, in, m).seconds, routed * 1e-9, 1e-15);
+
+  // Ranks sharing cores pay for every byte they copy, not for latencies.
+  m.ranks_per_core = 4;
+  EXPECT_NEAR(predict(zfcAlgoKeyRouted, in, m).seconds, 4 * routed * 1e-9, 1e-15);
+  m.intra = m.inter = {5e-6, 0.0};
+  const double waits = predict(zfcAlgoKeyRouted, in, m).seconds;
+  m.ranks_per_core = 1;
+  EXPECT_EQ(predict(zfcAlgoKeyRouted, in, m).seconds, waits);
 }
 
 TEST(CostModel, LatencyAndBandwidthBothCount) {

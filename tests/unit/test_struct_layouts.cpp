@@ -229,6 +229,43 @@ TEST(StructLayouts, TheCostModelStructsRefuseAMissingSize) {
   EXPECT_EQ(zfcCommGetMachineModel(nullptr, &model), zfcInvalidArgument);
 }
 
+// A model of the 0.4.0 layout (no ranks_per_core) predicts as one rank per core; a crowded
+// host makes each copied byte dearer but no latency.
+TEST(StructLayouts, AMachineModelOfThe040LayoutIsOneRankPerCore) {
+  zfcMachineModel_t model = ZFC_MACHINE_MODEL_INITIALIZER;
+  model.intra_node = {0.0, 10.0};
+  model.inter_node = {0.0, 10.0};
+  model.local_gbs = 5.0;
+  zfcStepShape_t shape = ZFC_STEP_SHAPE_INITIALIZER;
+  shape.ranks = 4;
+  shape.tokens = 4 * 640;
+  shape.max_tokens = 640;
+  shape.local_unique = 4 * 300;
+  shape.max_local_unique = 300;
+  shape.global_unique = 900;
+  shape.vocab_size = 100000;
+  shape.dim = 64;
+  zfcPrediction_t now = ZFC_PREDICTION_INITIALIZER, old = now, crowded = now;
+  ASSERT_EQ(zfcPredictSparseReduce(&model, &shape, zfcAlgoOwnerPartitioned, &now), zfcSuccess);
+  std::vector<unsigned char> memory(sizeof model, 0xff);  // poison past the old layout
+  zfcMachineModel_t* v040 = reinterpret_cast<zfcMachineModel_t*>(memory.data());
+  std::memcpy(v040, &model, offsetof(zfcMachineModel_t, ranks_per_core));
+  v040->size = offsetof(zfcMachineModel_t, ranks_per_core);
+  ASSERT_EQ(zfcPredictSparseReduce(v040, &shape, zfcAlgoOwnerPartitioned, &old), zfcSuccess)
+      << zfcGetLastError(nullptr);
+  EXPECT_EQ(old.seconds, now.seconds);
+  model.ranks_per_core = 2.5;
+  ASSERT_EQ(zfcPredictSparseReduce(&model, &shape, zfcAlgoOwnerPartitioned, &crowded),
+            zfcSuccess);
+  EXPECT_DOUBLE_EQ(crowded.seconds, 2.5 * now.seconds);  // no latency in this model
+  EXPECT_EQ(crowded.bytes, now.bytes);
+  model.ranks_per_core = 0.5;
+  EXPECT_EQ(zfcPredictSparseReduce(&model, &shape, zfcAlgoOwnerPartitioned, &crowded),
+            zfcInvalidArgument);
+  EXPECT_NE(std::string(zfcGetLastError(nullptr)).find("ranks_per_core 0.5"),
+            std::string::npos);
+}
+
 TEST(StructLayouts, StepSeedOfNoGroupIsAnError) {
   uint64_t seed = 17;
   EXPECT_EQ(zfcSeedGroupStepSeed(nullptr, 3, &seed), zfcInvalidArgument);

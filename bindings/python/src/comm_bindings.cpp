@@ -157,6 +157,7 @@ py::dict machine_model(const Comm& c) {
   d["intra_node"] = py::make_tuple(m.intra_node.latency_us, m.intra_node.bandwidth_gbs);
   d["inter_node"] = py::make_tuple(m.inter_node.latency_us, m.inter_node.bandwidth_gbs);
   d["local_gbs"] = m.local_gbs;
+  d["ranks_per_core"] = m.ranks_per_core;
   return d;
 }
 
@@ -226,7 +227,8 @@ void bind_comm(py::module_& m) {
       .def("reset_stats", [](const Comm& c) { check(zfcCommResetStats(c.get()), c.get()); },
            "Local. Zeroes the statistics.")
       .def("machine_model", &machine_model,
-           "Local. The links and memory speed the cost model of algorithm 'auto' assumes.")
+           "Local. The links, memory speed and ranks per core the cost model of algorithm\n"
+           "'auto' assumes.")
       .def("split", &split, py::arg("color"), py::arg("key") = 0,
            "Collective. Ranks passing the same color (>= 0) form a new Comm ordered by key;\n"
            "color -1 returns None.")

@@ -12,7 +12,8 @@ def test_comm_properties(comm, world):
     assert 0 <= local < count
     assert isinstance(comm.topology, str)
     model = comm.machine_model()
-    assert set(model) == {"intra_node", "inter_node", "local_gbs"}
+    assert set(model) == {"intra_node", "inter_node", "local_gbs", "ranks_per_core"}
+    assert model["ranks_per_core"] >= 1.0
 
 
 def test_a_given_machine_model_comes_back_exactly(world):
@@ -20,8 +21,10 @@ def test_a_given_machine_model_comes_back_exactly(world):
     with zipfcoll.Comm.from_mpi4py(world, intra_node=(1.5, 12.25), inter_node=(7.0, 0.5),
                                    local_gbs=2.0 / 7.0) as c:
         model = c.machine_model()
+    crowd = model.pop("ranks_per_core")  # counted on the host, never given
     assert model == {"intra_node": (1.5, 12.25), "inter_node": (7.0, 0.5),
                      "local_gbs": 2.0 / 7.0}
+    assert crowd >= 1.0
 
 
 def test_stats_dict(comm, world):
