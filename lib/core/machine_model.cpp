@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <thread>
 #include <vector>
 
@@ -169,20 +170,27 @@ Status agree_figures(const std::vector<RankFigures>& all, int given_mask, double
 // (ranks bound to a core each count one per core; unbound ones share the host's). A count,
 // not a timing, so a model given in full prices a crowded host the same way every time.
 double most_ranks_per_core(const std::vector<RankPlace>& all) {
-  double crowd = 1.0;
-  for (size_t r = 0; r < all.size(); ++r) {
+  struct Host {
     int ranks = 0;
     cpu_set_t cpus;
-    CPU_ZERO(&cpus);
-    for (const RankPlace& o : all) {
-      if (o.host != all[r].host) continue;
-      ++ranks;
-      cpu_set_t both;
-      CPU_OR(&both, &cpus, &o.cpus);
-      cpus = both;
+  };
+  std::map<uint64_t, Host> hosts;
+  for (const RankPlace& r : all) {
+    auto it = hosts.find(r.host);
+    if (it == hosts.end()) {
+      it = hosts.emplace(r.host, Host{}).first;
+      CPU_ZERO(&it->second.cpus);
     }
-    const int count = CPU_COUNT(&cpus);
-    if (count > 0) crowd = std::max(crowd, static_cast<double>(ranks) / count);
+    Host& h = it->second;
+    ++h.ranks;
+    cpu_set_t both;
+    CPU_OR(&both, &h.cpus, &r.cpus);
+    h.cpus = both;
+  }
+  double crowd = 1.0;
+  for (const auto& entry : hosts) {
+    const int count = CPU_COUNT(&entry.second.cpus);
+    if (count > 0) crowd = std::max(crowd, static_cast<double>(entry.second.ranks) / count);
   }
   return crowd;
 }

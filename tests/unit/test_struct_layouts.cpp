@@ -193,11 +193,16 @@ TEST(StructLayouts, StatsOfTheCurrentLayoutAndUnknownSizes) {
   EXPECT_EQ(bad.last.calls, 0u);  // nothing written
 }
 
-TEST(StructLayouts, TheCostModelStructsRefuseAMissingSize) {
+// A machine of `latency_us` per step, 10 GB/s links and 5 GB/s memory, and a step of 4 ranks.
+zfcMachineModel_t small_machine(double latency_us) {
   zfcMachineModel_t model = ZFC_MACHINE_MODEL_INITIALIZER;
-  model.intra_node = {2.0, 10.0};
-  model.inter_node = {2.0, 10.0};
+  model.intra_node = {latency_us, 10.0};
+  model.inter_node = {latency_us, 10.0};
   model.local_gbs = 5.0;
+  return model;
+}
+
+zfcStepShape_t small_step() {
   zfcStepShape_t shape = ZFC_STEP_SHAPE_INITIALIZER;
   shape.ranks = 4;
   shape.tokens = 4 * 640;
@@ -207,6 +212,12 @@ TEST(StructLayouts, TheCostModelStructsRefuseAMissingSize) {
   shape.global_unique = 900;
   shape.vocab_size = 100000;
   shape.dim = 64;
+  return shape;
+}
+
+TEST(StructLayouts, TheCostModelStructsRefuseAMissingSize) {
+  zfcMachineModel_t model = small_machine(2.0);
+  zfcStepShape_t shape = small_step();
   zfcPrediction_t p = ZFC_PREDICTION_INITIALIZER;
   ASSERT_EQ(zfcPredictSparseReduce(&model, &shape, zfcAlgoUniqueAllReduce, &p), zfcSuccess)
       << zfcGetLastError(nullptr);
@@ -232,19 +243,8 @@ TEST(StructLayouts, TheCostModelStructsRefuseAMissingSize) {
 // A model of the 0.4.0 layout (no ranks_per_core) predicts as one rank per core; a crowded
 // host makes each copied byte dearer but no latency.
 TEST(StructLayouts, AMachineModelOfThe040LayoutIsOneRankPerCore) {
-  zfcMachineModel_t model = ZFC_MACHINE_MODEL_INITIALIZER;
-  model.intra_node = {0.0, 10.0};
-  model.inter_node = {0.0, 10.0};
-  model.local_gbs = 5.0;
-  zfcStepShape_t shape = ZFC_STEP_SHAPE_INITIALIZER;
-  shape.ranks = 4;
-  shape.tokens = 4 * 640;
-  shape.max_tokens = 640;
-  shape.local_unique = 4 * 300;
-  shape.max_local_unique = 300;
-  shape.global_unique = 900;
-  shape.vocab_size = 100000;
-  shape.dim = 64;
+  zfcMachineModel_t model = small_machine(0.0);
+  const zfcStepShape_t shape = small_step();
   zfcPrediction_t now = ZFC_PREDICTION_INITIALIZER, old = now, crowded = now;
   ASSERT_EQ(zfcPredictSparseReduce(&model, &shape, zfcAlgoOwnerPartitioned, &now), zfcSuccess);
   std::vector<unsigned char> memory(sizeof model, 0xff);  // poison past the old layout
