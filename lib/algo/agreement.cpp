@@ -60,26 +60,21 @@ void header_fail(LocalHeader* h, const Status& s) {
   h->message = s.message().substr(0, kMaxFailureText);
 }
 
-namespace {
-
-// Whether a header reports a local failure every rank will name (so the texts must travel).
 bool reports_failure(const OpHeader& h) {
   return h.magic == kHeaderMagic && h.status != zfcSuccess;
 }
 
-// The failure texts: each failing rank's message, the others' empty.
-Status gather_messages(Transport& t, Workspace& ws, const LocalHeader& mine, Agreed* out) {
+Status gather_messages(Transport& t, Workspace& ws, const LocalHeader& mine,
+                       std::vector<std::string>* messages) {
   const size_t n = static_cast<size_t>(t.size());
   const std::string& text = mine.status != zfcSuccess ? mine.message : std::string();
   size_t* sizes = nullptr;
   char* got = nullptr;
   ZFC_RETURN_IF_ERROR(gather_first_blocks(t, ws, text.data(), text.size(), &sizes, &got));
-  out->messages.resize(n);
-  for (size_t r = 0; r < n; ++r) out->messages[r].assign(got + sizes[n + r], sizes[r]);
+  messages->resize(n);
+  for (size_t r = 0; r < n; ++r) (*messages)[r].assign(got + sizes[n + r], sizes[r]);
   return Status::Ok();
 }
-
-}  // namespace
 
 Status gather_first_blocks(Transport& t, Workspace& ws, const void* data, size_t bytes,
                            size_t** sizes, char** blocks) {
@@ -129,7 +124,7 @@ Status exchange_headers(Transport& t, Workspace& ws, const LocalHeader& mine,
   // The texts' allgather reuses the block slots: the payload is not needed on this path.
   out->payload = nullptr;
   out->bytes = out->displs = nullptr;
-  return gather_messages(t, ws, mine, out);
+  return gather_messages(t, ws, mine, &out->messages);
 }
 
 Status agree(const OpHeader* all, int size, const std::vector<std::string>& messages) {

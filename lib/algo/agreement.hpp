@@ -76,6 +76,14 @@ struct Agreed {
   std::vector<std::string> messages;  // the ranks' failure texts, when some rank failed
 };
 
+// Whether a header reports a local failure every rank will name (so the texts must travel).
+bool reports_failure(const OpHeader& h);
+
+// Collective, taken when some rank's header reports a failure: each failing rank's message
+// (`mine`'s when it failed), the others' empty, into *messages (one per rank).
+Status gather_messages(Transport& t, Workspace& ws, const LocalHeader& mine,
+                       std::vector<std::string>* messages);
+
 // Transport::allgather_blocks into ws: every rank's block lands in kFirstBlocks (*blocks),
 // their sizes and then their displacements in kFirstSizes (*sizes, 2 x t.size()).
 Status gather_first_blocks(Transport& t, Workspace& ws, const void* data, size_t bytes,

@@ -190,13 +190,12 @@ Status allreduce(zfcComm& comm, const void* send, void* recv, size_t count,
                        stream);
     return run_alone(comm, call);
   }
-  // Each staged call of a group keeps its host copies until the group runs.
+  // Each call of a group keeps its staged host copies until the group runs.
   CallGroup& group = open_group(comm);
-  StagingBuffers& staging = group.staging(group.staged_calls());
-  group.count_staged();
-  group.add(std::make_unique<AllReduceCall>(comm, staging, true, send, recv, count, type, how,
-                                            overflowed, stream),
-            nullptr);
+  group.record([&] {
+    return std::make_unique<AllReduceCall>(comm, group.next_staging(), true, send, recv, count,
+                                           type, how, overflowed, stream);
+  }, nullptr);
   return Status::Ok();
 }
 

@@ -22,27 +22,23 @@ Status run_alone(zfcComm& comm, CollectiveCall& call) {
   return Status::Ok();
 }
 
-void CallGroup::add(std::unique_ptr<CollectiveCall> call, const void* owner) {
-  calls_.push_back(std::move(call));
-  owners_.push_back(owner);
-}
-
 void CallGroup::fail(const Status& s) {
   if (failure_.ok()) failure_ = s;
 }
 
 bool CallGroup::holds(const void* owner) const {
-  return owner != nullptr && std::find(owners_.begin(), owners_.end(), owner) != owners_.end();
+  return owner != nullptr &&
+         std::any_of(calls_.begin(), calls_.end(),
+                     [owner](const Recorded& r) { return r.owner == owner; });
 }
 
-StagingBuffers& CallGroup::staging(size_t k) {
-  while (staging_.size() <= k) staging_.emplace_back();
-  return staging_[k];
+StagingBuffers& CallGroup::next_staging() {
+  if (staging_.size() <= staged_) staging_.emplace_back();
+  return staging_[staged_++];
 }
 
 void CallGroup::clear() {
   calls_.clear();
-  owners_.clear();
   failure_ = Status::Ok();
   staged_ = 0;
 }
@@ -65,7 +61,8 @@ std::vector<size_t> run_order(const std::vector<std::unique_ptr<CollectiveCall>>
 }  // namespace
 
 Status CallGroup::end(zfcComm& comm) {
-  std::vector<std::unique_ptr<CollectiveCall>> calls = std::move(calls_);
+  std::vector<std::unique_ptr<CollectiveCall>> calls;
+  for (Recorded& r : calls_) calls.push_back(std::move(r.call));
   const Status failure = failure_;
   clear();
   if (calls.empty() && failure.ok()) return Status::Ok();
@@ -78,11 +75,19 @@ Status CallGroup::end(zfcComm& comm) {
   header_fail(&group, failure);
   GroupSide mine;
   mine.group = &group;
-  for (auto& c : calls) {
-    c->prepare(op);
-    mine.calls.push_back(&c->header());
-    mine.payloads.push_back(c->payload());
-    mine.payload_bytes.push_back(c->payload_bytes());
+  for (size_t i = 0; i < calls.size(); ++i) {
+    CollectiveCall& c = *calls[i];
+    c.prepare(op);
+    mine.calls.push_back(&c.header());
+    mine.payloads.push_back(c.payload());
+    mine.payload_bytes.push_back(c.payload_bytes());
+    // A call's local failure is the group's: its header, the first 96 bytes of this rank's
+    // block, is what every rank reads (whatever this rank's calls), so every rank then takes
+    // the failure texts' round alike, as for a single operation.
+    const LocalHeader& h = c.header();
+    if (h.status != zfcSuccess) {
+      header_fail(&group, in_group(i, Status(static_cast<zfcResult_t>(h.status), h.message)));
+    }
   }
   GroupAgreed agreed;
   {
@@ -92,9 +97,7 @@ Status CallGroup::end(zfcComm& comm) {
   ZFC_RETURN_IF_ERROR(agree_group(agreed, t.size()));
   for (size_t i = 0; i < calls.size(); ++i) {
     const Status s = calls[i]->check_agreed(agreed.calls[i]);
-    if (!s.ok()) {
-      return Status(s.code(), strfmt("call %zu of the group: %s", i, s.message().c_str()));
-    }
+    if (!s.ok()) return in_group(i, s);
   }
   for (size_t i : run_order(calls)) ZFC_RETURN_IF_ERROR(calls[i]->run(agreed.calls[i], op));
   for (auto& c : calls) c->publish();

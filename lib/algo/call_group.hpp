@@ -5,7 +5,9 @@
 #pragma once
 
 #include <deque>
+#include <exception>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "algo/collective_call.hpp"
@@ -15,18 +17,28 @@ namespace zfc {
 
 class CallGroup final : public GroupRecord {
  public:
-  // Records a call made inside the group. `owner` is the plan it runs on (NULL for the
-  // communicator's own calls): a plan may run once per group.
-  void add(std::unique_ptr<CollectiveCall> call, const void* owner);
+  // Records the call `make()` returns, made inside the group. `owner` is the plan it runs on
+  // (NULL for the communicator's own calls): a plan may run once per group. A failure to
+  // make it (memory) fails the group, so that every rank hears of it at zfcGroupEnd instead
+  // of this rank alone holding one call fewer.
+  template <class Make>
+  void record(Make make, const void* owner) {
+    try {
+      calls_.push_back({make(), owner});
+    } catch (const std::bad_alloc&) {
+      fail(error(zfcOutOfMemory, "host memory allocation failed while recording a call"));
+    } catch (const std::exception& e) {
+      fail(error(zfcInternalError, "unexpected exception while recording a call: %s",
+                 e.what()));
+    }
+  }
   // Records this rank's failure to record a call (the first one wins); end() reports it on
   // every rank.
   void fail(const Status& s);
   bool holds(const void* owner) const;
-  // Staging buffers for the k-th staged allreduce of the group: each call keeps its staged
-  // copies until the group runs.
-  StagingBuffers& staging(size_t k);
-  size_t staged_calls() const { return staged_; }
-  void count_staged() { ++staged_; }
+  // Staging buffers for the group's next staged allreduce: each call keeps its staged copies
+  // until the group runs.
+  StagingBuffers& next_staging();
   // Collective: runs what was recorded and empties the group. An empty group with no failure
   // does nothing and sends nothing.
   Status end(zfcComm& comm);
@@ -34,8 +46,11 @@ class CallGroup final : public GroupRecord {
   void clear();
 
  private:
-  std::vector<std::unique_ptr<CollectiveCall>> calls_;
-  std::vector<const void*> owners_;
+  struct Recorded {
+    std::unique_ptr<CollectiveCall> call;
+    const void* owner;  // the plan it runs on, or NULL
+  };
+  std::vector<Recorded> calls_;
   Status failure_;
   size_t staged_ = 0;
   Workspace ws_;                           // the group's first exchange

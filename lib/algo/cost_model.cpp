@@ -31,8 +31,6 @@ struct Cost {
   double ranks(Level l) const {
     return l == Level::kFlat ? g() : l == Level::kNode ? per_node() : in.nodes;
   }
-  // Ranks per core: what each copied byte costs more where ranks share cores.
-  double crowd() const { return std::max(m.ranks_per_core, 1.0); }
   // A collective step of `steps` latencies of its link, in which the busiest rank sends
   // `each_way` bytes; `avg` is the ranks' mean of sent + received. A flat collective runs at
   // the speed of the links between nodes when there are several.
@@ -41,7 +39,7 @@ struct Cost {
     const bool across = l == Level::kRail || (l == Level::kFlat && in.nodes > 1);
     const LinkParams& link = across ? m.inter : m.intra;
     p.seconds += link.latency_s * steps;
-    if (link.bytes_per_s > 0) p.seconds += each_way * crowd() / link.bytes_per_s;
+    if (link.bytes_per_s > 0) p.seconds += each_way * m.ranks_per_core / link.bytes_per_s;
     p.bytes += avg;
     if (l == Level::kRail) p.internode_bytes += avg;
     if (l == Level::kFlat) p.internode_bytes += avg * (g() - per_node()) / (g() - 1);
@@ -59,7 +57,7 @@ struct Cost {
                std::max(total - largest, largest * (n - 1)), 2 * total * frac(n));
   }
   void local(double bytes) {
-    if (m.local_bytes_per_s > 0) p.seconds += bytes * crowd() / m.local_bytes_per_s;
+    if (m.local_bytes_per_s > 0) p.seconds += bytes * m.ranks_per_core / m.local_bytes_per_s;
   }
   void scratch(double bytes) { p.workspace_bytes += bytes; }
   static double frac(double parts) { return parts > 0 ? (parts - 1) / parts : 0.0; }
@@ -146,11 +144,12 @@ double balanced_busiest(const Cost& c, Level l, double mean_rows) {
   return mean_rows + std::max(c.ranks(l) - 1.0, 0.0);
 }
 
-// Owners over the level's ranks: the alltoallv of each rank's `out_rows` rows, `in_rows` in
-// the mean and `busiest_in` at the owner that receives most, which sets the time.
-void owner_reduce(Cost& c, Level l, double out_rows, double in_rows, double busiest_in) {
+// Balanced owners over the level's ranks: the alltoallv of each rank's `out_rows` rows,
+// `in_rows` in the mean, and the sums of the busiest owner's rows, which set the time.
+void owner_reduce(Cost& c, Level l, double out_rows, double in_rows) {
   const double d = static_cast<double>(c.in.dim), w = c.in.row_bytes;
   const double f = Cost::frac(c.ranks(l));
+  const double busiest_in = balanced_busiest(c, l, in_rows);
   const double most = std::max(out_rows, busiest_in);
   c.alltoallv(l, most, most * d * w * f, (out_rows + in_rows) * d * w * f);
   c.local(busiest_in * d * (w + 8.0));
@@ -168,8 +167,7 @@ void owner_partitioned(Cost& c) {
   const double ug = in.global_unique, ui = in.max_local_unique;
   scatter(c, ui);
   c.local(kLocateBytesPerKey * in.local_unique + encode_bytes(c, ui * d));
-  const double mean_in = in.local_unique / c.g();
-  owner_reduce(c, Level::kFlat, ui, mean_in, balanced_busiest(c, Level::kFlat, mean_in));
+  owner_reduce(c, Level::kFlat, ui, in.local_unique / c.g());
   c.local(encode_bytes(c, ug / c.g() * d) + (w < 4 ? ug * d * (w + 4.0) : 4.0 * ug * d));
   owner_share(c, Level::kFlat, ug);
   c.scratch(ui * d * (4.0 + w) + in.local_unique / c.g() * d * w + 4.0 * ug * d +
@@ -184,10 +182,9 @@ void hierarchical(Cost& c) {
   const double un = node_unique(in, static_cast<int>(L));
   scatter(c, ui);
   c.local(kLocateBytesPerKey * in.local_unique + encode_bytes(c, ui * d));
-  const double mean_in = in.local_unique / c.g();
-  owner_reduce(c, Level::kNode, ui, mean_in, balanced_busiest(c, Level::kNode, mean_in));
+  owner_reduce(c, Level::kNode, ui, in.local_unique / c.g());
   c.local(encode_bytes(c, un / L * d) + un / L * d * 4.0);
-  owner_reduce(c, Level::kRail, un / L, un / L, balanced_busiest(c, Level::kRail, un / L));
+  owner_reduce(c, Level::kRail, un / L, un / L);
   owner_share(c, Level::kRail, ug / L);
   owner_share(c, Level::kNode, ug);
   c.local(encode_bytes(c, ug / c.g() * d) + (w < 4 ? ug * d * (w + 4.0) : 4.0 * ug * d));

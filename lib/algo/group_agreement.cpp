@@ -10,97 +10,49 @@ size_t block_head_bytes(size_t calls) {
   return sizeof(OpHeader) + calls * (sizeof(OpHeader) + sizeof(uint64_t));
 }
 
-// Rank r's block of `bytes` bytes at `block` into the views of every call; false when it
-// does not parse as a group of `calls` calls (its group header is then zeroed, which
-// agree() reports as no valid header, unless it already says why: another operation, or
-// another number of calls).
-bool parse_block(const char* block, size_t bytes, size_t calls, int r, int size,
+// The header that leads rank r's block (zero when the block is shorter): what decides, on
+// every rank alike, whether the failure texts travel.
+OpHeader first_header(const char* block, size_t bytes) {
+  OpHeader h;
+  std::memset(static_cast<void*>(&h), 0, sizeof h);
+  if (bytes >= sizeof h) std::memcpy(static_cast<void*>(&h), block, sizeof h);
+  return h;
+}
+
+// Rank r's block of `bytes` bytes at `block` into the views of every call (*group already
+// holds its first header). A block that does not parse as a group of `calls` calls leaves
+// the calls' views of rank r zero; unless its header already says why (another operation,
+// another number of calls), the header is zeroed too, which agree() reports as no valid
+// header.
+void parse_block(const char* block, size_t bytes, size_t calls, size_t r, size_t n,
                  size_t block_displ, OpHeader* group, OpHeader* call_headers, size_t* sizes) {
-  const size_t n = static_cast<size_t>(size), i_r = static_cast<size_t>(r);
-  if (bytes < sizeof(OpHeader)) {
-    std::memset(group, 0, sizeof *group);
-    return false;
-  }
-  std::memcpy(group, block, sizeof *group);
-  if (group->op != static_cast<uint32_t>(OpKind::kGroup) ||
-      group->count != static_cast<int64_t>(calls)) {
-    return false;
+  if (bytes >= sizeof(OpHeader) && (group->op != static_cast<uint32_t>(OpKind::kGroup) ||
+                                    group->count != static_cast<int64_t>(calls))) {
+    return;
   }
   if (bytes < block_head_bytes(calls)) {
-    std::memset(group, 0, sizeof *group);
-    return false;
+    std::memset(static_cast<void*>(group), 0, sizeof *group);
+    return;
   }
+  bool whole = true;
   const char* lengths = block + sizeof(OpHeader) * (calls + 1);
   size_t displ = block_displ + block_head_bytes(calls), total = block_head_bytes(calls);
   for (size_t c = 0; c < calls; ++c) {
     uint64_t len = 0;
     std::memcpy(&len, lengths + c * sizeof len, sizeof len);
     if (len > bytes - total) {
-      std::memset(group, 0, sizeof *group);
-      return false;
+      whole = false;
+      break;
     }
-    std::memcpy(&call_headers[c * n + i_r], block + sizeof(OpHeader) * (c + 1),
+    std::memcpy(&call_headers[c * n + r], block + sizeof(OpHeader) * (c + 1),
                 sizeof(OpHeader));
-    sizes[2 * c * n + i_r] = static_cast<size_t>(len);   // call c's bytes from rank r
-    sizes[(2 * c + 1) * n + i_r] = displ;                // and where they start
+    sizes[2 * c * n + r] = static_cast<size_t>(len);   // call c's bytes from rank r
+    sizes[(2 * c + 1) * n + r] = displ;                // and where they start
     displ += len;
     total += len;
   }
-  if (total != bytes) std::memset(group, 0, sizeof *group);
-  return total == bytes;
+  if (!whole || total != bytes) std::memset(static_cast<void*>(group), 0, sizeof *group);
 }
-
-void append_text(std::string* blob, const std::string& text) {
-  const uint32_t len = static_cast<uint32_t>(std::min(text.size(), kMaxFailureText));
-  blob->append(reinterpret_cast<const char*>(&len), sizeof len);
-  blob->append(text.data(), len);
-}
-
-// Rank r's texts from its blob (an empty blob: no failure, every text empty).
-void read_texts(const char* blob, size_t bytes, size_t r, GroupAgreed* out) {
-  size_t at = 0;
-  for (size_t k = 0; k <= out->calls.size(); ++k) {
-    std::string text;
-    uint32_t len = 0;
-    if (bytes - at >= sizeof len) {
-      std::memcpy(&len, blob + at, sizeof len);
-      at += sizeof len;
-      len = static_cast<uint32_t>(std::min<size_t>(len, bytes - at));
-      text.assign(blob + at, len);
-      at += len;
-    }
-    if (k == 0) {
-      out->group_messages[r] = std::move(text);
-    } else {
-      out->calls[k - 1].messages[r] = std::move(text);
-    }
-  }
-}
-
-Status gather_texts(Transport& t, Workspace& ws, const GroupSide& mine, GroupAgreed* out) {
-  const size_t n = static_cast<size_t>(t.size());
-  std::string blob;
-  bool failed = mine.group->status != zfcSuccess;
-  for (const LocalHeader* h : mine.calls) failed |= h->status != zfcSuccess;
-  if (failed) {
-    append_text(&blob, mine.group->status != zfcSuccess ? mine.group->message : "");
-    for (const LocalHeader* h : mine.calls) {
-      append_text(&blob, h->status != zfcSuccess ? h->message : "");
-    }
-  }
-  size_t* sizes = nullptr;
-  char* got = nullptr;
-  ZFC_RETURN_IF_ERROR(gather_first_blocks(t, ws, blob.data(), blob.size(), &sizes, &got));
-  out->group_messages.assign(n, std::string());
-  for (Agreed& a : out->calls) {
-    a.messages.assign(n, std::string());
-    a.payload = nullptr;  // the texts reused the blocks' memory
-  }
-  for (size_t r = 0; r < n; ++r) read_texts(got + sizes[n + r], sizes[r], r, out);
-  return Status::Ok();
-}
-
-bool reports_failure(const OpHeader& h) { return h.status != zfcSuccess; }
 
 }  // namespace
 
@@ -138,9 +90,10 @@ Status exchange_group(Transport& t, Workspace& ws, const GroupSide& mine, GroupA
   std::memset(call_sizes, 0, (2 * calls * n + 1) * sizeof(size_t));
   bool failed = false;
   for (size_t r = 0; r < n; ++r) {
-    parse_block(blocks + sizes[n + r], sizes[r], calls, static_cast<int>(r), t.size(),
-                sizes[n + r], &headers[r], headers + n, call_sizes);
+    headers[r] = first_header(blocks + sizes[n + r], sizes[r]);
     failed |= reports_failure(headers[r]);
+    parse_block(blocks + sizes[n + r], sizes[r], calls, r, n, sizes[n + r], &headers[r],
+                headers + n, call_sizes);
   }
   out->group_headers = headers;
   out->group_messages.clear();
@@ -148,13 +101,16 @@ Status exchange_group(Transport& t, Workspace& ws, const GroupSide& mine, GroupA
   for (size_t c = 0; c < calls; ++c) {
     Agreed& a = out->calls[c];
     a.headers = headers + (c + 1) * n;
-    a.payload = blocks;
+    a.payload = failed ? nullptr : blocks;  // the texts' allgather reuses the blocks' memory
     a.bytes = call_sizes + 2 * c * n;
     a.displs = call_sizes + (2 * c + 1) * n;
-    for (size_t r = 0; r < n; ++r) failed |= reports_failure(a.headers[r]);
   }
   if (!failed) return Status::Ok();
-  return gather_texts(t, ws, mine, out);
+  return gather_messages(t, ws, *mine.group, &out->group_messages);
+}
+
+Status in_group(size_t i, const Status& s) {
+  return Status(s.code(), strfmt("call %zu of the group: %s", i, s.message().c_str()));
 }
 
 Status agree_group(const GroupAgreed& agreed, int size) {
@@ -162,9 +118,7 @@ Status agree_group(const GroupAgreed& agreed, int size) {
   for (size_t c = 0; c < agreed.calls.size(); ++c) {
     const Agreed& a = agreed.calls[c];
     const Status s = agree(a.headers, size, a.messages);
-    if (!s.ok()) {
-      return Status(s.code(), strfmt("call %zu of the group: %s", c, s.message().c_str()));
-    }
+    if (!s.ok()) return in_group(c, s);
   }
   return Status::Ok();
 }

@@ -281,10 +281,11 @@ Status sparse_reduce(zfcSparsePlan& plan, const void* indices, size_t count, con
                      const Status& caller_check, zfcSparseResult_t* out, const void* stream) {
   return with_key_type(plan.spec.vocab, [&](auto tag) -> Status {
     using K = typename decltype(tag)::type;
-    auto call = std::make_unique<SparseReduceCall<K>>(plan, indices, count, rows, caller_check,
-                                                      out, stream);
     zfcComm& comm = *plan.comm;
-    if (comm.group_depth == 0) return run_alone(comm, *call);
+    if (comm.group_depth == 0) {
+      SparseReduceCall<K> call(plan, indices, count, rows, caller_check, out, stream);
+      return run_alone(comm, call);
+    }
     CallGroup& group = open_group(comm);
     if (group.holds(&plan)) {
       group.fail(error(zfcInvalidUsage, "plan %p runs twice in one group: its results live in "
@@ -292,7 +293,10 @@ Status sparse_reduce(zfcSparsePlan& plan, const void* indices, size_t count, con
                        static_cast<const void*>(&plan)));
       return Status::Ok();
     }
-    group.add(std::move(call), &plan);
+    group.record([&] {
+      return std::make_unique<SparseReduceCall<K>>(plan, indices, count, rows, caller_check,
+                                                   out, stream);
+    }, &plan);
     return Status::Ok();
   });
 }

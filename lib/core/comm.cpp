@@ -93,7 +93,7 @@ std::unique_ptr<zfcComm> comm_wrap(std::unique_ptr<Transport> transport, const C
 
 OpRecorder::OpRecorder(zfcComm* comm, Workspace* ws)
     : comm_(comm),
-      ws_{ws},
+      ws_(ws),
       start_(comm->transport->traffic()),
       op_(empty_op_stats()),
       total_(&op_, zfcPhaseTotal) {
@@ -103,11 +103,9 @@ OpRecorder::OpRecorder(zfcComm* comm, Workspace* ws)
 }
 
 void OpRecorder::add_workspace(Workspace* ws) {
-  for (Workspace* w : ws_) {
-    if (w == ws) return;
-  }
+  if (ws == ws_ || std::find(more_.begin(), more_.end(), ws) != more_.end()) return;
   ws->begin_call();
-  ws_.push_back(ws);
+  more_.push_back(ws);
 }
 
 void OpRecorder::commit() {
@@ -117,8 +115,8 @@ void OpRecorder::commit() {
   op_.bytes_received = now.bytes_received - start_.bytes_received;
   op_.internode_bytes_sent = now.internode_sent - start_.internode_sent;
   op_.internode_bytes_received = now.internode_received - start_.internode_received;
-  op_.peak_workspace_bytes = 0;
-  for (Workspace* w : ws_) op_.peak_workspace_bytes += w->call_bytes();
+  op_.peak_workspace_bytes = ws_->call_bytes();
+  for (Workspace* w : more_) op_.peak_workspace_bytes += w->call_bytes();
   const ReceiveLedger& ledger = comm_->transport->ledger();
   op_.rounds = static_cast<int32_t>(ledger.rounds);
   for (uint64_t b : ledger.by_rank) {

@@ -96,7 +96,8 @@ class OpRecorder {
 
  private:
   zfcComm* comm_;
-  std::vector<Workspace*> ws_;
+  Workspace* ws_;
+  std::vector<Workspace*> more_;  // a group's calls' (empty, unallocated, for one call)
   TrafficCounters start_;
   zfcOpStats_t op_;
   PhaseTimer total_;

@@ -302,6 +302,28 @@ TEST_F(GroupErrorTest, DifferentNumberOfCalls) {
   expect_agreed(got, zfcMismatch, {"number of calls in the group", "rank 1"});
 }
 
+// A call that fails its local checks on a rank whose group holds fewer calls than the others':
+// every rank still reads the failure from that rank's group header (the calls' headers of a
+// group of another size are not read), so all take the failure texts' round and agree.
+TEST_F(GroupErrorTest, ALocalFailureInGroupsOfDifferentSizes) {
+  if (size_ < 2) GTEST_SKIP() << "ranks that disagree: one rank cannot";
+  std::vector<float> sums(3, -3.0f);
+  zfcSparseResult_t in = ZFC_SPARSE_RESULT_INITIALIZER;
+  if (rank_ == 0) in_.indices[1] = static_cast<int32_t>(kVocab) + 7;
+  ASSERT_EQ(zfcGroupStart(comm_), zfcSuccess);
+  ASSERT_EQ(zfcSparseReduce(in_plan_, in_.indices.data(), in_.indices.size(), in_.rows.data(),
+                            &in, nullptr), zfcSuccess);
+  if (rank_ != 0) {
+    ASSERT_EQ(zfcAllReduce(comm_, scalars_.data(), sums.data(), 3, zfcFloat32, nullptr,
+                           nullptr, nullptr), zfcSuccess);
+  }
+  const zfcResult_t got = zfcGroupEnd(comm_);
+  EXPECT_EQ(sums, std::vector<float>(3, -3.0f));
+  EXPECT_EQ(in.indices, nullptr);
+  in_ = plan_input(300 + 37 * static_cast<size_t>(rank_), kInDim, 11, rank_);
+  expect_agreed(got, zfcInvalidArgument, {"rank 0", "call 0 of the group", "5007"});
+}
+
 TEST_F(GroupErrorTest, CallsOfDifferentKindsOrArguments) {
   if (size_ < 2) GTEST_SKIP() << "ranks that disagree: one rank cannot";
   std::vector<float> sums(3, -3.0f);
