@@ -3,6 +3,7 @@
 #include "algo/collectives.hpp"
 #include "api/api_guard.hpp"
 #include "bootstrap/launch_env.hpp"
+#include "bootstrap/torch_store.hpp"
 #include "bootstrap/unique_id.hpp"
 #include "topo/topology.hpp"
 
@@ -34,12 +35,10 @@ Status finish_init(std::unique_ptr<zfcComm> created, const Status& local, zfcCom
   return Status::Ok();
 }
 
+// `local` is this rank's verdict on its config: a refused config still joins the meeting, so
+// that every rank fails alike instead of the others waiting for it.
 Status init_bootstrap(zfcComm_t* comm, const zfc::MeetingPoint& where, int rank, int size,
-                      const zfcConfig_t* config) {
-  zfc::Config parsed;
-  // A refused config still joins the meeting, so that every rank fails alike instead of
-  // the others waiting for it.
-  const Status local = parse_init_config(config, &parsed);
+                      const zfc::Config& parsed, const Status& local) {
   std::unique_ptr<zfcComm> created;
   ZFC_RETURN_IF_ERROR(zfc::comm_create_bootstrap(where, rank, size, parsed, &created));
   return finish_init(std::move(created), local, comm);
@@ -80,7 +79,9 @@ zfcResult_t zfcCommInitRank(zfcComm_t* comm, int nranks, zfcUniqueId id, int ran
     zfc::MeetingPoint where;
     ZFC_RETURN_IF_ERROR(zfc::parse_unique_id(id.internal, &where.addr, &where.port));
     if (rank == 0) where.listen_fd = zfc::take_listener(where.port);
-    return init_bootstrap(comm, where, rank, nranks, config);
+    zfc::Config parsed;
+    const Status local = parse_init_config(config, &parsed);
+    return init_bootstrap(comm, where, rank, nranks, parsed, local);
   });
 }
 
@@ -89,10 +90,18 @@ zfcResult_t zfcCommInitFromEnv(zfcComm_t* comm, const zfcConfig_t* config) {
     if (comm == nullptr) return zfc::null_handle("comm");
     zfc::LaunchInfo launch;
     ZFC_RETURN_IF_ERROR(zfc::read_launch_env(&launch));
+    zfc::Config parsed;
+    const Status local = parse_init_config(config, &parsed);
     zfc::MeetingPoint where;
     where.addr = launch.master_addr;
     where.port = launch.master_port;
-    return init_bootstrap(comm, where, launch.rank, launch.size, config);
+    if (launch.agent_store && launch.size > 1) {
+      // torchrun's agent holds MASTER_PORT with its own store: meet through that store.
+      ZFC_RETURN_IF_ERROR(zfc::meet_through_torch_store(
+          launch, parsed.timeout_ms > 0 ? parsed.timeout_ms : zfc::kDefaultMeetingMs,
+          &where.addr, &where.port, &where.listen_fd));
+    }
+    return init_bootstrap(comm, where, launch.rank, launch.size, parsed, local);
   });
 }
 

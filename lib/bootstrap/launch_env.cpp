@@ -68,6 +68,15 @@ Status read_launch_env(EnvLookup get, void* context, LaunchInfo* out) {
                  "meet (with MASTER_PORT)");
   }
   info.master_addr = addr;
+  // torchrun writes str(True); any other value is a launcher that serves no store.
+  const char* agent = get("TORCHELASTIC_USE_AGENT_STORE", context);
+  info.agent_store = agent != nullptr && std::string(agent) == "True";
+  if (info.agent_store) {
+    const char* run = get("TORCHELASTIC_RUN_ID", context);
+    info.run_id = run != nullptr && *run != '\0' ? run : "none";
+    ZFC_RETURN_IF_ERROR(read_int(env, "TORCHELASTIC_RESTART_COUNT", nullptr, false, 0, 1 << 30,
+                                 &info.restart_count));
+  }
   *out = info;
   return Status::Ok();
 }

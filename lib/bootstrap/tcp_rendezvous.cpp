@@ -1,5 +1,7 @@
 #include "bootstrap/tcp_rendezvous.hpp"
 
+#include "bootstrap/socket_io.hpp"
+
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -17,7 +19,7 @@
 namespace zfc {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = SocketClock;
 constexpr uint32_t kHelloMagic = 0x7a665242u;  // "zfRB"
 
 struct Hello {
@@ -25,56 +27,6 @@ struct Hello {
   uint32_t rank;
   uint32_t size;
 };
-
-int remaining_ms(Clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return left.count() < 0 ? 0 : static_cast<int>(left.count());
-}
-
-// Waits until fd is ready for `events` or the deadline passes.
-Status wait_fd(int fd, short events, Clock::time_point deadline, const char* what) {
-  for (;;) {
-    pollfd p{fd, events, 0};
-    const int left = remaining_ms(deadline);
-    const int r = poll(&p, 1, left);
-    if (r > 0) return Status::Ok();
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return error(zfcSystemError, "%s: poll failed: %s", what, std::strerror(errno));
-    return error(zfcTimeout, "%s: no answer within the timeout", what);
-  }
-}
-
-Status send_all(int fd, const void* data, size_t n, Clock::time_point deadline,
-                const char* what) {
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    ZFC_RETURN_IF_ERROR(wait_fd(fd, POLLOUT, deadline, what));
-    const ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-    if (w < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (w <= 0) {
-      return error(zfcRemoteError, "%s: the peer hung up: %s", what, std::strerror(errno));
-    }
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return Status::Ok();
-}
-
-Status recv_all(int fd, void* data, size_t n, Clock::time_point deadline, const char* what) {
-  char* p = static_cast<char*>(data);
-  while (n > 0) {
-    ZFC_RETURN_IF_ERROR(wait_fd(fd, POLLIN, deadline, what));
-    const ssize_t r = recv(fd, p, n, 0);
-    if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (r <= 0) {
-      return error(zfcRemoteError, "%s: the peer hung up%s%s", what, r < 0 ? ": " : "",
-                   r < 0 ? std::strerror(errno) : "");
-    }
-    p += r;
-    n -= static_cast<size_t>(r);
-  }
-  return Status::Ok();
-}
 
 Status send_block(int fd, const std::string& s, Clock::time_point deadline, const char* what) {
   const uint64_t len = s.size();
@@ -194,35 +146,17 @@ Status Rendezvous::accept_all(int listen_fd) {
 
 Status Rendezvous::connect_root(const std::string& addr, int port) {
   const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  const std::string port_text = std::to_string(port);
-  const int g = getaddrinfo(addr.c_str(), port_text.c_str(), &hints, &res);
-  if (g != 0) {
-    return error(zfcInvalidUsage,
-                 "rank 0's address '%s' (MASTER_ADDR, or the unique id's) does not resolve: %s",
-                 addr.c_str(), gai_strerror(g));
+  int fd = -1;
+  Status c = connect_until(addr, port, deadline, "rank 0's (MASTER_ADDR, or the unique id's)",
+                           &fd);
+  if (c.code() == zfcTimeout) {
+    return error(zfcTimeout, "rank %d: %s (waited %d ms)", rank_, c.message().c_str(),
+                 timeout_ms_);
   }
-  std::string last = "no attempt";
-  for (;;) {
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) == 0) {
-      freeaddrinfo(res);
-      no_delay(fd);
-      const Hello h{kHelloMagic, static_cast<uint32_t>(rank_), static_cast<uint32_t>(size_)};
-      fds_[0] = fd;
-      return send_all(fd, &h, sizeof h, deadline, "sending a hello to rank 0");
-    }
-    last = std::strerror(errno);
-    if (fd >= 0) close(fd);
-    if (remaining_ms(deadline) == 0) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  freeaddrinfo(res);
-  return error(zfcTimeout, "rank %d: could not reach rank 0 at %s:%d within %d ms (%s)", rank_,
-               addr.c_str(), port, timeout_ms_, last.c_str());
+  ZFC_RETURN_IF_ERROR(c);
+  const Hello h{kHelloMagic, static_cast<uint32_t>(rank_), static_cast<uint32_t>(size_)};
+  fds_[0] = fd;
+  return send_all(fd, &h, sizeof h, deadline, "sending a hello to rank 0");
 }
 
 Status Rendezvous::allgather(const std::string& mine, std::vector<std::string>* all) {

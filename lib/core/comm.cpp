@@ -24,7 +24,6 @@ Status comm_create_mpi(const void* mpi_comm, const Config& config,
 
 Status comm_create_bootstrap(const MeetingPoint& where, int rank, int size,
                              const Config& config, std::unique_ptr<zfcComm>* out) {
-  constexpr int kDefaultMeetingMs = 60000;
   if (config.transport == zfcTransportMpi) {
     return error(zfcUnsupported, "config transport zfcTransportMpi cannot start without MPI "
                  "(use zfcCommInitMpi, or zfcTransportUcx, zfcTransportNccl or "

@@ -62,6 +62,9 @@ Status comm_create_mpi(const void* mpi_comm, const Config& config,
 
 // Where ranks launched without MPI meet: rank 0's address and port, and (on rank 0, when
 // zfcGetUniqueId opened it) the socket already listening there, else -1.
+// How long ranks started without MPI wait for each other when the config sets no timeout.
+constexpr int kDefaultMeetingMs = 60000;
+
 struct MeetingPoint {
   std::string addr;
   int port = 0;

@@ -7,6 +7,12 @@
 #   ranks started as plain processes (torchrun-style variables) over UCX on TCP; PROGRAM is
 #   tests/ucx's test program: it must pass and print the same result hash as the same ranks
 #   on one host.
+# usage: two_hosts.sh torchrun PROGRAM RANKS_PER_HOST PYTHON [ARGS...]
+#   each host's ranks started by a real torchrun (PYTHON's torch.distributed.run,
+#   --nnodes=2), whose agent on host A serves the store the ranks meet through. Without ARGS,
+#   PROGRAM is tests/ucx's test program, checked as for ucx; with them, PROGRAM ARGS (the
+#   trainer) must end well on every rank and print one world of all the ranks ("N ranks").
+#   Skips (77) where PYTHON has no torch.
 # usage: two_hosts.sh mpi ZFC_PERF [RANKS_PER_HOST]
 #   mpirun across the two hosts (its remote launcher enters the other namespace), over MPI on
 #   TCP and over UCX on TCP in one run of zfc_perf sparse -c 1, whose results must equal the
@@ -16,6 +22,18 @@ mode="$1"
 prog="$2"
 per_host="${3:-2}"
 world=$((2 * per_host))
+python="${4:-python3}"
+program_args=("${@:5}")
+for ((i = 0; i + 1 < ${#program_args[@]}; ++i)); do
+  if [ "${program_args[$i]}" = --corpus ] && [ ! -d "${program_args[$((i + 1))]}" ]; then
+    echo "two_hosts.sh: no corpus at '${program_args[$((i + 1))]}': skipped"
+    exit 77
+  fi
+done
+if [ "$mode" = torchrun ] && ! "$python" -c 'import torch.distributed.run' 2> /dev/null; then
+  echo "two_hosts.sh: $python has no torch (pip install torch): skipped"
+  exit 77
+fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 a="zfca$$"
 b="zfcb$$"
@@ -68,7 +86,37 @@ AGENT
   exit 1
 fi
 
-# ucx: the reference is the same ranks on one host.
+# Each host's agent: torchrun --nnodes=2, the store on host A.
+start_torchrun() {  # start_torchrun PORT PROGRAM [ARGS...]
+  local port="$1" node ns host
+  shift
+  for node in 0 1; do
+    if ((node == 0)); then ns="$a" host=host-a; else ns="$b" host=host-b; fi
+    ip netns exec "$ns" unshare --uts sh -c "hostname $host && exec env UCX_TLS=tcp,self \
+      OMP_NUM_THREADS=1 '$python' -m torch.distributed.run --nnodes=2 --node-rank=$node \
+      --nproc-per-node=$per_host --master-addr=10.77.0.1 --master-port=$port --no-python \
+      $(printf "'%s' " "$@")" >>"$work/out" 2>&1 &
+    pids+=($!)
+  done
+}
+free_port='import socket; s = socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])'
+
+if [ "$mode" = torchrun ] && [ ${#program_args[@]} -gt 0 ]; then
+  pids=()
+  start_torchrun "$("$python" -c "$free_port")" "$prog" "${program_args[@]}"
+  status=0
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+  cat "$work/out"
+  worlds="$(grep -c ": $world ranks" "$work/out")"
+  if [ "$status" != 0 ] || [ "$worlds" != 1 ]; then
+    echo "two_hosts.sh: exit status $status, $worlds lines with '$world ranks' (want 0 and 1)"
+    exit 1
+  fi
+  echo "two_hosts.sh: torchrun on two hosts made one $world-rank world"
+  exit 0
+fi
+
+# ucx and torchrun: the reference is the same ranks on one host.
 # One host standing in for two: nodes of per_host ranks, so sums run in the same order.
 single="$(ZIPFCOLL_TEST_RANKS_PER_NODE=$per_host \
   bash "$here/../ucx/launch_ranks.sh" "$world" "$prog" "$prog" 2>&1)" || {
@@ -79,6 +127,10 @@ single="$(ZIPFCOLL_TEST_RANKS_PER_NODE=$per_host \
 want="$(grep -o 'result hash: [0-9a-f]*' <<<"$single")"
 port="$("$prog" --free-port)"
 pids=()
+if [ "$mode" = torchrun ]; then
+  start_torchrun "$port" "$prog"
+  world=0  # no plain processes
+fi
 for ((r = 0; r < world; ++r)); do
   if ((r < per_host)); then ns="$a" host=host-a; else ns="$b" host=host-b; fi
   ip netns exec "$ns" unshare --uts sh -c "hostname $host && exec env RANK=$r \

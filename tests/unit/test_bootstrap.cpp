@@ -1,5 +1,6 @@
 // Starting without MPI: the launcher's variables, the TCP meeting of the ranks with its
-// deadlines, and zfcGetUniqueId / zfcCommInitRank.
+// deadlines, the client of torchrun's store (its errors; tests/torchrun meets through a real
+// one), and zfcGetUniqueId / zfcCommInitRank.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -10,6 +11,7 @@
 
 #include "bootstrap/launch_env.hpp"
 #include "bootstrap/tcp_rendezvous.hpp"
+#include "bootstrap/torch_store.hpp"
 #include "bootstrap/unique_id.hpp"
 #include "transport/ucx/ucx_transport.hpp"
 #include "zipfcoll/zipfcoll.h"
@@ -52,6 +54,30 @@ TEST(LaunchEnv, PrefixedNamesWinAndMpirunFillsIn) {
   EXPECT_EQ(info.rank, 1);  // ZIPFCOLL_RANK over RANK over OMPI_COMM_WORLD_RANK
   EXPECT_EQ(info.size, 4);  // from mpirun
   EXPECT_EQ(info.local_rank, -1);
+}
+
+TEST(LaunchEnv, TorchrunsAgentStoreIsRead) {
+  const Env base{{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "5"}};
+  LaunchInfo info;
+  ASSERT_TRUE(read(base, &info).ok());
+  EXPECT_FALSE(info.agent_store);  // plain processes: rank 0 listens at MASTER_PORT
+  Env env = base;
+  env["TORCHELASTIC_USE_AGENT_STORE"] = "True";
+  env["TORCHELASTIC_RUN_ID"] = "job7";
+  env["TORCHELASTIC_RESTART_COUNT"] = "2";
+  ASSERT_TRUE(read(env, &info).ok());
+  EXPECT_TRUE(info.agent_store);
+  EXPECT_EQ(info.run_id, "job7");
+  EXPECT_EQ(info.restart_count, 2);
+  env["TORCHELASTIC_USE_AGENT_STORE"] = "False";
+  ASSERT_TRUE(read(env, &info).ok());
+  EXPECT_FALSE(info.agent_store);
+  env["TORCHELASTIC_USE_AGENT_STORE"] = "True";
+  env["TORCHELASTIC_RESTART_COUNT"] = "-1";
+  const Status s = read(env, &info);
+  EXPECT_EQ(s.code(), zfcInvalidUsage);
+  EXPECT_NE(s.message().find("TORCHELASTIC_RESTART_COUNT='-1'"), std::string::npos)
+      << s.message();
 }
 
 TEST(LaunchEnv, MissingOrBadVariablesAreNamed) {
@@ -118,6 +144,24 @@ TEST(Rendezvous, APortInUseIsNamed) {
   close(fd);
   EXPECT_EQ(s.code(), zfcSystemError);
   EXPECT_NE(s.message().find("port " + std::to_string(port)), std::string::npos) << s.message();
+}
+
+TEST(TorchStore, NoStoreAndAnotherServerAreNamed) {
+  std::unique_ptr<TorchStore> store;
+  Status s = TorchStore::connect("127.0.0.1", free_port(), 300, &store);
+  EXPECT_EQ(s.code(), zfcTimeout);
+  EXPECT_NE(s.message().find("torchrun's store (MASTER_ADDR)"), std::string::npos)
+      << s.message();
+  // A port that accepts but does not answer the ping (here: nobody accepts, the kernel's
+  // backlog does), as any program other than torch's store would.
+  int fd = -1, port = 0;
+  ASSERT_TRUE(listen_on(0, &fd, &port).ok());
+  s = TorchStore::connect("127.0.0.1", port, 300, &store);
+  close(fd);
+  EXPECT_EQ(s.code(), zfcInvalidUsage);
+  EXPECT_NE(s.message().find("is not a torch.distributed TCPStore"), std::string::npos)
+      << s.message();
+  EXPECT_EQ(store, nullptr);
 }
 
 TEST(Rendezvous, TwoRanksClaimingOneRankAreRefused) {

@@ -70,6 +70,14 @@ set_tests_properties(python_demo_refuses_foreign_launch PROPERTIES TIMEOUT 120
   ENVIRONMENT "${py_env}"
   PASS_REGULAR_EXPRESSION "by a launcher other than mpirun[^\n]*\nexit status 2")
 
+# The same under a real torchrun, where the Python has torch (skipped otherwise).
+add_test(NAME torchrun_python_demo_refuses
+  COMMAND bash ${PROJECT_SOURCE_DIR}/tests/torchrun/torchrun_launch.sh ${Python3_EXECUTABLE}
+          refuses 2 ${Python3_EXECUTABLE} -m zipfcoll.demo --steps 1)
+set_tests_properties(torchrun_python_demo_refuses PROPERTIES TIMEOUT 120 PROCESSORS 2
+  ENVIRONMENT "${py_env}" SKIP_RETURN_CODE 77
+  PASS_REGULAR_EXPRESSION "every rank refused the launch")
+
 # The README's examples (examples/python): NumPy always; PyTorch where it is installed.
 set(examples "${PROJECT_SOURCE_DIR}/examples/python")
 add_test(NAME python_example_numpy_np3
@@ -84,3 +92,20 @@ add_test(NAME python_example_torch_np2
 ${mpiexec_line} ${MPIEXEC_NUMPROC_FLAG} 2 ${Python3_EXECUTABLE} ${examples}/embedding_sync_torch.py")
 set_tests_properties(python_example_torch_np2 PROPERTIES TIMEOUT 120 PROCESSORS 2
   ENVIRONMENT "${py_env}" SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "step 2: [0-9]+ rows|skipped")
+
+# zipfcoll.torch under a real torchrun, against torch's own collectives (a gloo process group)
+# on the same gradients. Its communicators start over UCX.
+if(ZIPFCOLL_HAVE_UCX)
+  foreach(np 1 2 3)
+    add_test(NAME python_torch_np${np}
+      COMMAND bash -c "${Python3_EXECUTABLE} -c 'import torch' 2>/dev/null || { ${no_torch}; }; OMP_NUM_THREADS=1 exec ${Python3_EXECUTABLE} -m torch.distributed.run --standalone --nproc-per-node=${np} -m pytest -q -p no:cacheprovider --color=no ${tests_dir}/torch")
+    set_tests_properties(python_torch_np${np} PROPERTIES TIMEOUT 300 PROCESSORS ${np}
+      ENVIRONMENT "${py_env}" SKIP_RETURN_CODE 77)
+  endforeach()
+  # The PyTorch example: zipfcoll's sync against torch's own, the same parameters.
+  add_test(NAME python_example_torch_word_lm_np4
+    COMMAND bash ${tests_dir}/torch_example.sh ${Python3_EXECUTABLE} ${examples}
+            "${PROJECT_SOURCE_DIR}/../shared/data/gutenberg")
+  set_tests_properties(python_example_torch_word_lm_np4 PROPERTIES TIMEOUT 300 PROCESSORS 4
+    ENVIRONMENT "${py_env}" SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "parameters agree")
+endif()

@@ -1,0 +1,145 @@
+"""zipfcoll.torch against torch's own collectives on the same gradients: the communicator
+from a process group, the sparse embedding synchroniser (fp32, fp16 and bf16 weights, a rank
+without tokens, fp16 on the wire), and the DDP hook (fp32 and fp16 on the wire, an agreed
+overflow)."""
+
+import pytest
+import torch
+import torch.distributed as dist
+
+import zipfcoll.torch as zt
+
+V, D = 1000, 16
+
+
+def tokens_of(rank, step=0):
+    """This rank's skewed token ids: a few frequent words shared by every rank, and some of
+    its own."""
+    g = torch.Generator().manual_seed(100 * rank + step)
+    ids = torch.randint(0, V, (64,), generator=g)
+    return ids // (1 + torch.randint(0, 40, (64,), generator=g))
+
+
+def torch_sparse_mean(grad):
+    """The reference: every rank's sparse gradient all-gathered (torch's own sync of sparse
+    embeddings), summed and divided by the number of ranks, dense."""
+    grad = grad.coalesce()
+    parts = [None] * dist.get_world_size()
+    dist.all_gather_object(parts, (grad.indices(), grad.values().float()))
+    dense = torch.zeros(grad.shape, dtype=torch.float32)
+    for idx, val in parts:
+        dense.index_add_(0, idx[0], val)
+    return dense / dist.get_world_size()
+
+
+def test_comm_from_process_group_has_the_groups_ranks(comm):
+    assert comm.size == dist.get_world_size()
+    assert comm.rank == dist.get_rank()
+    x = torch.full((5,), float(comm.rank + 1))
+    comm.allreduce(x, x)
+    assert torch.equal(x, torch.full((5,), comm.size * (comm.size + 1) / 2))
+
+
+def test_each_communicator_of_a_group_meets_at_its_own_key(group):
+    a = zt.comm_from_process_group(group, timeout_ms=60000)
+    b = zt.comm_from_process_group(group, timeout_ms=60000)
+    assert a.size == b.size == dist.get_world_size()
+    a.destroy()
+    b.destroy()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("bag", [False, True])
+def test_sparse_gradient_is_the_mean_torch_gives(comm, dtype, bag):
+    torch.manual_seed(0)
+    if bag:
+        emb = torch.nn.EmbeddingBag(V, D, mode="sum", sparse=True).to(dtype)
+    else:
+        emb = torch.nn.Embedding(V, D, sparse=True).to(dtype)
+    ids = tokens_of(comm.rank)
+    out = emb(ids.view(8, 8)) if bag else emb(ids)
+    (out.float() * torch.arange(D, dtype=torch.float32)).sum().backward()
+    want = torch_sparse_mean(emb.weight.grad)
+    sync = zt.SparseEmbeddingSync(comm, [emb])
+    assert sync.synchronize()
+    got = emb.weight.grad
+    assert got.layout == torch.sparse_coo and got.is_coalesced() and got.dtype == dtype
+    # The rows zipfcoll sums are those torch sums, in another order: fp32 rounding apart,
+    # then both rounded to the weight's type.
+    rtol = {torch.float32: 1e-6, torch.float16: 1e-3, torch.bfloat16: 1e-2}[dtype]
+    torch.testing.assert_close(got.to_dense().float(), want.to(dtype).float(), rtol=rtol,
+                               atol=0)
+    sync.destroy()
+
+
+def test_a_rank_without_tokens_still_gets_the_others_rows(comm):
+    torch.manual_seed(0)
+    emb = torch.nn.Embedding(V, D, sparse=True)
+    if comm.rank != 0:
+        emb(tokens_of(comm.rank)).sum().backward()
+    sync = zt.SparseEmbeddingSync(comm, [emb])
+    assert sync.synchronize()
+    if comm.size > 1:
+        assert emb.weight.grad is not None and emb.weight.grad._nnz() > 0
+    sync.destroy()
+
+
+def test_sparse_sync_with_fp16_on_the_wire(comm):
+    torch.manual_seed(0)
+    emb = torch.nn.Embedding(V, D, sparse=True)
+    emb(tokens_of(comm.rank)).sum().backward()
+    want = torch_sparse_mean(emb.weight.grad)
+    sync = zt.SparseEmbeddingSync(comm, [emb], compression="fp16", algorithm="owner_partitioned")
+    assert sync.synchronize()
+    assert sync.last_algorithms == ["owner_partitioned"]
+    torch.testing.assert_close(emb.weight.grad.to_dense(), want, rtol=2e-3, atol=0)
+    sync.destroy()
+
+
+def test_a_dense_gradient_is_refused(comm):
+    emb = torch.nn.Embedding(V, D, sparse=False)
+    with pytest.raises(ValueError, match="sparse=True"):
+        zt.SparseEmbeddingSync(comm, [emb])
+
+
+class TwoLayers(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(D, 32)
+        self.b = torch.nn.Linear(32, 4)
+
+    def forward(self, x):
+        return self.b(torch.tanh(self.a(x)))
+
+
+def ddp_grads(comm, state, loss_scale=1.0):
+    """A DDP step's gradients with zipfcoll's hook (state None: DDP's own allreduce)."""
+    torch.manual_seed(0)
+    model = torch.nn.parallel.DistributedDataParallel(TwoLayers(), bucket_cap_mb=0.001)
+    if state is not None:
+        model.register_comm_hook(state, zt.allreduce_hook)
+    x = torch.randn(16, D, generator=torch.Generator().manual_seed(comm.rank))
+    (model(x).square().sum() * loss_scale).backward()
+    return [p.grad.clone() for p in model.parameters()]
+
+
+def test_ddp_hook_gives_ddps_mean(comm):
+    want = ddp_grads(comm, None)
+    got = ddp_grads(comm, zt.AllReduceHookState(comm, compression="none"))
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, rtol=1e-6, atol=1e-7)
+    state = zt.AllReduceHookState(comm, compression="fp16", scale=64.0)
+    got = ddp_grads(comm, state)
+    assert not state.overflowed
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, rtol=2e-3, atol=1e-3)
+
+
+def test_ddp_hook_overflow_skips_the_step_everywhere(comm):
+    state = zt.AllReduceHookState(comm, compression="fp16", scale=1.0)
+    # Rank 0's gradients are beyond fp16's range; every rank must see the overflow.
+    ddp_grads(comm, state, loss_scale=1e7 if comm.rank == 0 else 1.0)
+    assert state.overflowed
+    opt = torch.optim.SGD(TwoLayers().parameters(), lr=0.1)
+    assert not state.step(opt)
+    assert not state.overflowed

@@ -1,0 +1,191 @@
+"""zipfcoll for PyTorch users: a communicator from a ``torch.distributed`` process group or
+store, a synchroniser for sparse embedding gradients, and a DDP communication hook for dense
+buckets. Importable only where torch is.
+
+    import torch.distributed as dist
+    import zipfcoll.torch as zt
+    dist.init_process_group("gloo")               # under torchrun
+    comm = zt.comm_from_process_group()           # zipfcoll's own transport (UCX or NCCL)
+    sync = zt.SparseEmbeddingSync(comm, [model.embedding])   # nn.Embedding(sparse=True)
+    model = torch.nn.parallel.DistributedDataParallel(model)
+    model.register_comm_hook(zt.AllReduceHookState(comm), zt.allreduce_hook)
+    ...
+    loss.backward()
+    sync.synchronize()                            # the embedding's gradient: the ranks' mean
+    optimizer.step()
+
+Leave the sparse embeddings out of DDP (``DistributedDataParallel.
+_set_params_and_buffers_to_ignore_for_model(model, ["embedding.weight"])`` before wrapping,
+as examples/python/torch_word_lm.py does) and let :class:`SparseEmbeddingSync` reduce them.
+"""
+
+import collections
+import hashlib
+
+import torch
+import torch.distributed as dist
+
+from ._zipfcoll import Comm, SparsePlan, get_unique_id
+
+__all__ = [
+    "AllReduceHookState", "SparseEmbeddingSync", "allreduce_hook", "comm_from_process_group",
+    "comm_from_store",
+]
+
+# How many communicators this process has made under each key prefix: every member of a
+# group makes its communicators in the same order, so the n-th of one member meets the n-th
+# of the others at the same key.
+_made = collections.Counter()
+
+
+def comm_from_store(store, rank, size, *, prefix="zipfcoll", **config):
+    """Collective over the `size` processes that share `store` (any ``torch.distributed``
+    store: TCPStore, FileStore, PrefixStore). Rank 0 makes a unique id and sets it under a key
+    of `prefix`; the others get it from the store (waiting as the store's ``get`` does), as
+    torch passes NCCL's id. `config` is that of :meth:`zipfcoll.Comm.from_unique_id`
+    (transport, device, timeout_ms, algorithm, compression, ...)."""
+    key = f"{prefix}/comm{_made[prefix]}"
+    _made[prefix] += 1
+    if rank == 0:
+        unique_id = get_unique_id()
+        store.set(key, unique_id)
+    else:
+        unique_id = bytes(store.get(key))
+    return Comm.from_unique_id(size, unique_id, rank, **config)
+
+
+def comm_from_process_group(group=None, **config):
+    """Collective over the members of `group` (default: the world), which must have been made
+    with ``torch.distributed``: a zipfcoll communicator of the same ranks, in the same order,
+    meeting through the default store of ``init_process_group``. For CUDA tensors pass
+    ``transport="nccl", device=torch.cuda.current_device()``."""
+    group = dist.group.WORLD if group is None else group
+    ranks = dist.get_process_group_ranks(group)
+    # A key per group, the same on every member: the hash of its global ranks.
+    digest = hashlib.sha1(",".join(map(str, ranks)).encode()).hexdigest()[:16]
+    store = dist.distributed_c10d._get_default_store()
+    return comm_from_store(store, dist.get_rank(group), len(ranks),
+                           prefix=f"zipfcoll/group-{digest}", **config)
+
+
+_ROW_TYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
+
+
+def _as_tensor(view, device):
+    """A tensor of its own holding a plan's result view (copied: the view is rewritten by the
+    plan's next reduce)."""
+    if isinstance(view, torch.Tensor):
+        return view.clone()
+    if hasattr(view, "__dlpack_device__") and view.__dlpack_device__()[0] != 1:
+        return torch.from_dlpack(view).clone()
+    return torch.tensor(view, device=device)  # a read-only NumPy view: copied
+
+
+class SparseEmbeddingSync:
+    """Replaces the sparse gradient of every wrapped ``nn.Embedding(sparse=True)`` or
+    ``nn.EmbeddingBag(sparse=True)`` by the reduced gradient of all ranks: the sum from
+    ``zfcSparseReduce`` divided by the number of ranks (``average=True``, what DDP gives), or
+    the sum. One plan per module, made here: `algorithm`, `compression` ('none', 'fp16',
+    'bf16'; None: the communicator's) and `scale` are the plan's. Indices are int64 and rows
+    keep the weight's dtype (float32, float16 or bfloat16) on the wire's way in; the sums are
+    fp32, cast back to the weight's dtype."""
+
+    def __init__(self, comm, modules, *, algorithm="default", compression=None, scale=1.0,
+                 average=True):
+        if not isinstance(comm, Comm):
+            raise TypeError("comm must be a zipfcoll.Comm")
+        self.comm = comm
+        self.average = average
+        self.modules = list(modules)
+        self.plans = []
+        for m in self.modules:
+            weight = getattr(m, "weight", None)
+            if weight is None or weight.dim() != 2 or not getattr(m, "sparse", False):
+                raise ValueError(f"{type(m).__name__} is not an embedding with sparse=True")
+            if weight.dtype not in _ROW_TYPES:
+                raise ValueError(f"{type(m).__name__}'s weight is {weight.dtype}; zipfcoll "
+                                 "takes float32, float16 or bfloat16 rows")
+            vocab, dim = weight.shape
+            self.plans.append(SparsePlan(comm, dim, vocab, row_type=_ROW_TYPES[weight.dtype],
+                                         index_type="int64", algorithm=algorithm,
+                                         compression=compression, scale=scale))
+        self.last_algorithms = []
+
+    def synchronize(self):
+        """Collective: call on every rank after ``backward()``, before the optimizer's step.
+        A module without a gradient on this rank (no tokens) still takes part, with no rows.
+        Returns False (on every rank alike) when a compressed sum overflowed; the gradients
+        are then not finite and the step should be skipped."""
+        finite = True
+        self.last_algorithms = []
+        for m, plan in zip(self.modules, self.plans):
+            weight = m.weight
+            grad = weight.grad
+            if grad is None:
+                idx = torch.empty(0, dtype=torch.int64, device=weight.device)
+                rows = torch.empty((0, weight.shape[1]), dtype=weight.dtype, device=weight.device)
+            elif grad.layout != torch.sparse_coo:
+                raise ValueError(f"{type(m).__name__}'s gradient is {grad.layout}, not sparse: "
+                                 "make the module with sparse=True")
+            else:
+                grad = grad.coalesce()
+                idx = grad.indices()[0].contiguous()
+                rows = grad.values().contiguous()
+            res = plan.reduce(idx, rows)
+            finite = finite and not res.overflowed
+            self.last_algorithms.append(res.algorithm)
+            indices = _as_tensor(res.indices, weight.device)
+            values = _as_tensor(res.rows, weight.device)
+            del res  # the plan's views
+            if self.average:
+                values.div_(self.comm.size)
+            # The indices are sorted and distinct by construction: no check is needed.
+            weight.grad = torch.sparse_coo_tensor(indices.unsqueeze(0), values.to(weight.dtype),
+                                                  weight.shape, is_coalesced=True,
+                                                  check_invariants=False)
+        return finite
+
+    def destroy(self):
+        for plan in self.plans:
+            plan.destroy()
+        self.plans = []
+
+
+class AllReduceHookState:
+    """The state of :func:`allreduce_hook`: the communicator, the wire ('none', 'fp16' or
+    'bf16', with `scale`), and ``overflowed``, set on every rank alike when a bucket's
+    compressed sum was not finite. :meth:`step` runs the optimizer's step unless it was, and
+    clears it."""
+
+    def __init__(self, comm, compression="fp16", scale=1.0):
+        self.comm = comm
+        self.compression = compression
+        self.scale = scale
+        self.overflowed = False
+
+    def step(self, optimizer):
+        """optimizer.step() unless a bucket overflowed since the last call (then the step is
+        skipped on every rank). Returns whether it stepped."""
+        skipped = self.overflowed
+        self.overflowed = False
+        if not skipped:
+            optimizer.step()
+        return not skipped
+
+
+def allreduce_hook(state, bucket):
+    """A DDP communication hook (``model.register_comm_hook(state, allreduce_hook)``): the
+    bucket's gradients summed by zipfcoll's deterministic allreduce (fp32 sums in rank order,
+    the same bits on every rank; fp16 or bf16 on the wire with the state's scale) and divided
+    by the number of ranks, as DDP's own allreduce gives them."""
+    buffer = bucket.buffer()
+    work = buffer if buffer.dtype == torch.float32 else buffer.float()
+    result = state.comm.allreduce(work, work, compression=state.compression, scale=state.scale)
+    if result.overflowed:
+        state.overflowed = True
+    work.div_(state.comm.size)
+    if work is not buffer:
+        buffer.copy_(work)
+    future = torch.futures.Future()
+    future.set_result(buffer)
+    return future

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Programs started by a real torchrun (torch.distributed.run from the PyPI torch package, run
+# by PYTHON), one host, its own free port (--standalone). Skips (77) where torch is missing.
+#
+# usage: torchrun_launch.sh PYTHON world N TEST_PROGRAM
+#   zfc_ucx_tests's ranks under torchrun: they pass, as one N-rank world, and print the same
+#   result hash as the same ranks started as plain processes (tests/ucx/launch_ranks.sh).
+# usage: torchrun_launch.sh PYTHON joins N PROGRAM [ARGS...]
+#   PROGRAM runs to the end (exit 0) and prints its world once: "N ranks".
+# usage: torchrun_launch.sh PYTHON refuses N PROGRAM [ARGS...]
+#   every rank of PROGRAM exits with status 2 and says it was started by a launcher other
+#   than mpirun.
+set -u
+python="$1" mode="$2" n="$3" prog="$4"
+shift 4
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+if ! "$python" -c 'import torch.distributed.run' 2> /dev/null; then
+  echo "torchrun_launch.sh: $python has no torch (pip install torch): skipped"
+  exit 77
+fi
+out="$(mktemp)"
+trap 'rm -f "$out"' EXIT
+torchrun() {
+  # OMP_NUM_THREADS set, so that torchrun does not print its warning about it.
+  OMP_NUM_THREADS=1 "$python" -m torch.distributed.run --standalone --nproc-per-node="$n" \
+    --no-python "$@"
+}
+case "$mode" in
+  world)
+    want="$(bash "$here/../ucx/launch_ranks.sh" "$n" "$prog" "$prog" 2>&1)" || {
+      echo "$want"; echo "torchrun_launch.sh: the plain-process run failed"; exit 1; }
+    want="$(grep -o 'result hash: [0-9a-f]*' <<<"$want")"
+    torchrun "$prog" > "$out" 2>&1
+    rc=$?
+    cat "$out"
+    got="$(grep -o 'result hash: [0-9a-f]*' "$out")"
+    echo "plain processes: $want; torchrun: $got"
+    if [ "$rc" != 0 ] || [ -z "$want" ] || [ "$want" != "$got" ]; then
+      echo "torchrun_launch.sh: the torchrun run failed (exit $rc) or differs"
+      exit 1
+    fi
+    echo "torchrun_launch.sh: one $n-rank world, the same result as plain processes"
+    ;;
+  joins)
+    args=("$@")
+    for ((i = 0; i + 1 < ${#args[@]}; ++i)); do
+      if [ "${args[$i]}" = --corpus ] && [ ! -d "${args[$((i + 1))]}" ]; then
+        echo "torchrun_launch.sh: no corpus at '${args[$((i + 1))]}': skipped"
+        exit 77
+      fi
+    done
+    torchrun "$prog" "$@" > "$out" 2>&1
+    rc=$?
+    cat "$out"
+    worlds="$(grep -c ": $n ranks" "$out")"
+    if [ "$rc" != 0 ] || [ "$worlds" != 1 ]; then
+      echo "torchrun_launch.sh: exit $rc, $worlds lines with '$n ranks' (want exit 0 and 1)"
+      exit 1
+    fi
+    echo "torchrun_launch.sh: joined as one $n-rank world"
+    ;;
+  refuses)
+    torchrun "$prog" "$@" > "$out" 2>&1
+    rc=$?
+    cat "$out"
+    said="$(grep -c "by a launcher other than mpirun" "$out")"
+    if [ "$rc" = 0 ] || [ "$said" != "$n" ]; then
+      echo "torchrun_launch.sh: exit $rc and $said of $n ranks refused (want every rank)"
+      exit 1
+    fi
+    echo "torchrun_launch.sh: every rank refused the launch"
+    ;;
+  *) echo "torchrun_launch.sh: unknown mode $mode"; exit 2 ;;
+esac
