@@ -82,8 +82,7 @@ Status connect_until(const std::string& addr, int port, SocketClock::time_point 
     const int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (s >= 0 && connect(s, res->ai_addr, res->ai_addrlen) == 0) {
       freeaddrinfo(res);
-      int one = 1;
-      setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      no_delay(s);
       *fd = s;
       return Status::Ok();
     }
@@ -95,6 +94,11 @@ Status connect_until(const std::string& addr, int port, SocketClock::time_point 
   freeaddrinfo(res);
   return error(zfcTimeout, "could not reach %s address %s:%d in time (%s)", whose,
                addr.c_str(), port, last.c_str());
+}
+
+void no_delay(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
 std::string local_address(int fd) {

@@ -32,6 +32,9 @@ Status recv_all(int fd, void* data, size_t n, SocketClock::time_point deadline,
 Status connect_until(const std::string& addr, int port, SocketClock::time_point deadline,
                      const char* whose, int* fd);
 
+// Sends small messages at once (TCP_NODELAY): the meetings are rounds of a few bytes.
+void no_delay(int fd);
+
 // The local IPv4 address of a connected socket, as text ("" when it has none).
 std::string local_address(int fd);
 

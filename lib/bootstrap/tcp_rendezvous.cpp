@@ -2,10 +2,7 @@
 
 #include "bootstrap/socket_io.hpp"
 
-#include <arpa/inet.h>
-#include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,7 +11,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
-#include <thread>
 
 namespace zfc {
 namespace {
@@ -43,10 +39,6 @@ Status recv_block(int fd, std::string* s, Clock::time_point deadline, const char
   return recv_all(fd, &(*s)[0], len, deadline, what);
 }
 
-void no_delay(int fd) {
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
 
 }  // namespace
 
