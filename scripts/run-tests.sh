@@ -45,8 +45,10 @@ if [ "$what" = sanitize ] || [ "$what" = all ]; then
   export LSAN_OPTIONS="suppressions=$PWD/tests/sanitize/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
   asan="strict_string_checks=1:detect_stack_use_after_return=1"
-  # Processes started without mpirun (unit tests, fuzzers, UCX ranks) are checked for leaks.
-  no_mpirun='^(unit|ucx_.*|fuzz_.*|fault_ucx_.*)$'
+  # Processes started without mpirun (unit tests, fuzzers, UCX ranks, the plugin checks) are
+  # checked for leaks.
+  plugins='plugins_(needed|query|nccl_alone|ucx_world|missing_ucx|one_missing)'
+  no_mpirun="^(unit|ucx_.*|fuzz_.*|fault_ucx_.*|$plugins)\$"
   ASAN_OPTIONS="$asan:detect_leaks=1" \
     ctest --test-dir build-sanitize --output-on-failure -j2 -R "$no_mpirun"
   # Under mpirun, Open MPI's run-time unloads its plugins before the process ends, so its

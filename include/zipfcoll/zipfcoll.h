@@ -159,6 +159,26 @@ typedef enum {
   zfcTransportUcx = 3
 } zfcTransport_t;
 
+/* The kinds of memory a communicator's buffers may be in (bit flags). */
+typedef enum {
+  zfcMemoryHost = 1,
+  zfcMemoryDevice = 2 /* CUDA device memory */
+} zfcMemoryKind_t;
+
+/*
+ * Whether this installation can run `transport` (zfcTransportMpi, zfcTransportNccl or
+ * zfcTransportUcx). The library loads each transport on first use from its plugin,
+ * libzipfcoll-mpi.so, -nccl.so or -ucx.so, found beside the library (or in the folders of
+ * ZIPFCOLL_PLUGIN_PATH, colon-separated, when that is set); the plugin needs the transport's
+ * own library (libmpi, libnccl, libucp). On success *memory_kinds gets the zfcMemoryKind_t
+ * flags of the buffers its communicators take (device buffers go through host memory where
+ * the transport does not take them). zfcUnsupported when the library was built without it or
+ * its plugin or system library does not load here; zfcGetLastError(NULL) names which.
+ * zfcTransportAuto and other values are zfcInvalidArgument. Local; this says what the
+ * installation has, not whether this machine has a device.
+ */
+ZFC_API zfcResult_t zfcQueryTransport(int transport, int* memory_kinds);
+
 /* ---- configuration ------------------------------------------------------------------- */
 
 #define ZFC_CONFIG_MAGIC 0x7a66634du /* guards against an uninitialised struct */

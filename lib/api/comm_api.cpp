@@ -25,7 +25,7 @@ Status finish_init(std::unique_ptr<zfcComm> created, const Status& local, zfcCom
   zfc::NodePlacement placement;
   ZFC_RETURN_IF_ERROR(zfc::agree_init(*created->transport, local, created->config,
                                       zfc::host_id(), &placement));
-  ZFC_RETURN_IF_ERROR(zfc::open_device_transport(created.get()));
+  ZFC_RETURN_IF_ERROR(zfc::open_transport(created.get()));
   zfc::place_comm(created.get(), placement, zfc::bind_requested());
   ZFC_RETURN_IF_ERROR(zfc::finish_comm_setup(created.get(), placement));
   ZFC_LOG(kInfo, created->rank(), "communicator '%s' of %d ranks over %s; %s",

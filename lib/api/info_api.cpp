@@ -41,6 +41,16 @@ zfcResult_t zfcGetVersion(int* version) {
   });
 }
 
+zfcResult_t zfcQueryTransport(int transport, int* memory_kinds) {
+  return zfc::guarded(nullptr, [&]() -> Status {
+    if (memory_kinds == nullptr) return zfc::null_handle("memory_kinds");
+    int kinds = 0;
+    ZFC_RETURN_IF_ERROR(zfc::query_transport(transport, &kinds));
+    *memory_kinds = kinds;
+    return Status::Ok();
+  });
+}
+
 const char* zfcGetAlgorithmName(int algorithm) {
   switch (algorithm) {
     case zfcAlgoDefault: return "default";

@@ -2,12 +2,23 @@
 
 #include <algorithm>
 
+#include "bootstrap/rendezvous_transport.hpp"
 #include "bootstrap/tcp_rendezvous.hpp"
+#include "core/memory_space.hpp"
 #include "transport/mpi/mpi_transport.hpp"
 #include "transport/nccl/nccl_transport.hpp"
 #include "transport/ucx/ucx_transport.hpp"
 
 namespace zfc {
+namespace {
+
+// A local failure with the rank that had it.
+Status ranked(const Status& s, int rank) {
+  if (s.ok()) return s;
+  return error(s.code(), "rank %d: %s", rank, s.message().c_str());
+}
+
+}  // namespace
 
 Status comm_create_mpi(const void* mpi_comm, const Config& config,
                        std::unique_ptr<zfcComm>* out) {
@@ -42,21 +53,51 @@ Status comm_create_bootstrap(const MeetingPoint& where, int rank, int size,
     ZFC_RETURN_IF_ERROR(
         Rendezvous::create(where.addr, where.port, rank, size, meeting_ms, &meeting));
   }
-  std::unique_ptr<Transport> transport;
-  ZFC_RETURN_IF_ERROR(create_ucx_transport(*meeting, config.timeout_ms, &transport));
-  *out = comm_wrap(std::move(transport), config);
+  *out = comm_wrap(make_rendezvous_transport(std::move(meeting)), config);
+  (*out)->on_bootstrap = true;
   return Status::Ok();
 }
 
-Status open_device_transport(zfcComm* comm) {
-  if (comm->config.transport != zfcTransportNccl) return Status::Ok();
-  // The transport the communicator was started on carries NCCL's unique id and the ranks'
-  // verdicts, then is let go.
-  std::unique_ptr<Transport> nccl;
-  ZFC_RETURN_IF_ERROR(create_nccl_transport(*comm->transport, comm->config.device,
-                                            comm->config.timeout_ms, &nccl));
-  comm->transport = std::move(nccl);
+Status open_transport(zfcComm* comm) {
+  const bool nccl = comm->config.transport == zfcTransportNccl;
+  if (!nccl && !comm->on_bootstrap) return Status::Ok();
+  Transport& bootstrap = *comm->transport;
+  const Status local = nccl ? nccl_transport_check() : ucx_transport_check();
+  ZFC_RETURN_IF_ERROR(agree_verdict(bootstrap, ranked(local, bootstrap.rank())));
+  std::unique_ptr<Transport> made;
+  if (nccl) {
+    ZFC_RETURN_IF_ERROR(create_nccl_transport(bootstrap, comm->config.device,
+                                              comm->config.timeout_ms, &made));
+  } else {
+    ZFC_RETURN_IF_ERROR(create_ucx_transport(bootstrap, comm->config.timeout_ms, &made));
+  }
+  // The bootstrap's sockets close here.
+  comm->transport = std::move(made);
+  comm->on_bootstrap = false;
   return Status::Ok();
+}
+
+Status query_transport(int transport, int* memory_kinds) {
+  // Device buffers reach every transport: NCCL takes them, the others through the host.
+  const int host_and_device = zfcMemoryHost | (device_support_built() ? zfcMemoryDevice : 0);
+  switch (transport) {
+    case zfcTransportMpi:
+      ZFC_RETURN_IF_ERROR(mpi_transport_check());
+      *memory_kinds = host_and_device;
+      return Status::Ok();
+    case zfcTransportUcx:
+      ZFC_RETURN_IF_ERROR(ucx_transport_check());
+      *memory_kinds = host_and_device;
+      return Status::Ok();
+    case zfcTransportNccl:
+      ZFC_RETURN_IF_ERROR(nccl_transport_check());
+      *memory_kinds = zfcMemoryHost | zfcMemoryDevice;
+      return Status::Ok();
+    default:
+      return error(zfcInvalidArgument, "transport %d is not zfcTransportMpi (%d), "
+                   "zfcTransportNccl (%d) or zfcTransportUcx (%d)", transport, zfcTransportMpi,
+                   zfcTransportNccl, zfcTransportUcx);
+  }
 }
 
 Status setup_nodes(zfcComm* comm, NodeMap nodes) {

@@ -28,6 +28,7 @@ class GroupRecord {
 struct zfcComm {
   zfc::Config config;
   std::unique_ptr<zfc::Transport> transport;
+  bool on_bootstrap = false;  // `transport` is the rendezvous's, until open_transport
   zfc::StatsBook stats;
   zfc::Workspace workspace;
   zfc::StagingBuffers staging;  // device buffers of standalone collectives, through the host
@@ -56,7 +57,7 @@ struct zfcComm {
 namespace zfc {
 
 // Creates a communicator over an MPI communicator (collective). Config already parsed. For
-// zfcTransportNccl the MPI transport is the bootstrap of open_device_transport.
+// zfcTransportNccl the MPI transport is the bootstrap of open_transport.
 Status comm_create_mpi(const void* mpi_comm, const Config& config,
                        std::unique_ptr<zfcComm>* out);
 
@@ -71,14 +72,22 @@ struct MeetingPoint {
   int listen_fd = -1;
 };
 
-// Creates a communicator over UCX for `size` processes that meet at `where` (collective;
-// every wait bounded by config.timeout_ms, or 60 s when it is 0). Config already parsed.
+// Creates a communicator for `size` processes that meet at `where` (collective; every wait
+// bounded by config.timeout_ms, or 60 s when it is 0). Config already parsed. It runs over
+// the rendezvous until open_transport starts UCX or NCCL, so the ranks agree on the config
+// before either is loaded.
 Status comm_create_bootstrap(const MeetingPoint& where, int rank, int size,
                              const Config& config, std::unique_ptr<zfcComm>* out);
 
-// Collective, after the ranks agreed on the config: for zfcTransportNccl, replaces the
-// transport the communicator was started on (MPI or UCX) by NCCL, started over it.
-Status open_device_transport(zfcComm* comm);
+// Collective, after the ranks agreed on the config: replaces the transport the communicator
+// was started on by the one it runs on, started over it: NCCL (zfcTransportNccl) over MPI or
+// the rendezvous, else UCX over the rendezvous. The ranks first agree that its plugin loads
+// everywhere, so a rank without it fails every rank alike (zfcUnsupported naming it).
+Status open_transport(zfcComm* comm);
+
+// Local (zfcQueryTransport): Ok with the zfcMemoryKind_t flags of `transport`'s buffers when
+// this installation can run it, else why not.
+Status query_transport(int transport, int* memory_kinds);
 
 // Collective. Records the node map in the communicator, marks which peers are on other
 // nodes, and, when the map is hierarchical, splits off the node and cross-node transports.

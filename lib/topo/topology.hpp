@@ -1,4 +1,4 @@
-// Where a rank runs: the machine's cores and NUMA nodes (from hwloc when built with it), this
+// Where a rank runs: the machine's cores and NUMA nodes (from hwloc where it is), this
 // rank's share of the cores given its place among the ranks on the machine, optional binding
 // to that share, and a one-line summary for logs and benchmark headers.
 #pragma once
@@ -34,7 +34,24 @@ struct Topology {
 // share. Failures are reported in the summary, not as errors: placement is advice.
 Topology discover_topology(int local_rank, int local_size, bool bind);
 
-// True when this build reads the topology with hwloc.
-bool hwloc_built();
+// The one-line summary of `t` for local rank `local_rank` of `local_size`, read by `source`.
+std::string describe_topology(const Topology& t, int local_rank, int local_size,
+                              const char* source);
+
+// "0-3,6" for a sorted list of indexes ("-" for none).
+std::string index_ranges(const std::vector<int>& v);
+
+// The topology as hwloc reads it (topology_hwloc.cpp, in the static library or the plugin
+// libzipfcoll-hwloc.so), this rank's share, and with `bind` the binding. False when this
+// library has no hwloc (built without it, or its plugin does not load here).
+bool read_hwloc_topology(int local_rank, int local_size, bool bind, Topology* out);
+
+// True when this library reads the topology with hwloc.
+bool hwloc_available();
+
+// What the plugin libzipfcoll-hwloc.so exports (hwloc_plugin.cpp).
+struct HwlocPlugin {
+  decltype(&read_hwloc_topology) discover;
+};
 
 }  // namespace zfc

@@ -28,6 +28,23 @@ if(rc EQUAL 0)
   endforeach()
 endif()
 
+# Every plugin of the build is installed beside the library, where it looks for them; the
+# consumer below asks each installed one to load (zfcQueryTransport).
+get_filename_component(libdir "${lib}" DIRECTORY)
+file(GLOB built_plugins "${BUILD_DIR}/lib/libzipfcoll-*.so")
+set(ENV{ZIPFCOLL_EXPECT_TRANSPORTS} "")
+foreach(plugin IN LISTS built_plugins)
+  get_filename_component(name "${plugin}" NAME)
+  if(NOT EXISTS "${libdir}/${name}")
+    message(FATAL_ERROR "${name} is not installed beside libzipfcoll.so in ${libdir}")
+  endif()
+  string(REGEX REPLACE "^libzipfcoll-(.*)\\.so$" "\\1" kind "${name}")
+  if(NOT kind STREQUAL "hwloc")
+    set(ENV{ZIPFCOLL_EXPECT_TRANSPORTS} "$ENV{ZIPFCOLL_EXPECT_TRANSPORTS}${kind} ")
+  endif()
+endforeach()
+message("installed transports: $ENV{ZIPFCOLL_EXPECT_TRANSPORTS}")
+
 # The installed programs start from the prefix, finding the installed library through
 # their RPATH (no LD_LIBRARY_PATH): each answers --help.
 file(GLOB programs "${prefix}/bin/*")
@@ -58,7 +75,6 @@ if(PKG_CONFIG AND CC)
     message(FATAL_ERROR "pkg-config does not know zipfcoll")
   endif()
   separate_arguments(flags UNIX_COMMAND "${flags}")
-  get_filename_component(libdir "${lib}" DIRECTORY)
   run(${CC} -std=c99 -Wall -Werror "${CONSUMER_DIR}/consumer.c" ${flags}
       "-Wl,-rpath,${libdir}" -o "${WORK_DIR}/consumer_pc")
   run("${WORK_DIR}/consumer_pc")

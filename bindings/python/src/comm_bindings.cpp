@@ -183,9 +183,22 @@ const char* kConfigDoc =
     "and local_gbs (its local memory throughput): give all three, or set\n"
     "ZIPFCOLL_MACHINE_MODEL, for run-to-run identical choices of algorithm 'auto'.";
 
+py::tuple query_transport(py::handle transport) {
+  int kinds = 0;
+  check(zfcQueryTransport(transport_of(transport), &kinds), nullptr);
+  py::list out;
+  if ((kinds & zfcMemoryHost) != 0) out.append("host");
+  if ((kinds & zfcMemoryDevice) != 0) out.append("device");
+  return py::tuple(out);
+}
+
 }  // namespace
 
 void bind_comm(py::module_& m) {
+  m.def("query_transport", &query_transport, py::arg("transport"),
+        "The memory kinds ('host', 'device') a transport ('mpi', 'nccl', 'ucx') takes in\n"
+        "this installation; UnsupportedError, naming what is missing, when it cannot run\n"
+        "here (its plugin or the library the plugin needs does not load).");
   m.def("get_unique_id", &get_unique_id,
         "Opens the rendezvous port on the process that will be rank 0 of\n"
         "Comm.from_unique_id and returns the id (bytes) to hand to the other ranks.");

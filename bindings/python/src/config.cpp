@@ -77,6 +77,10 @@ int algorithm_of(py::handle value, bool allow_default) {
                 allow_default ? ", default" : "");
 }
 
+zfcTransport_t transport_of(py::handle value) {
+  return static_cast<zfcTransport_t>(lookup(value, kTransports, "transport"));
+}
+
 zfcCompressionKind_t compression_of(py::handle value) {
   if (value.is_none()) return zfcCompressNone;
   return static_cast<zfcCompressionKind_t>(lookup(value, kCompressions, "compression"));

@@ -20,6 +20,7 @@ zfcConfig_t comm_config(const py::kwargs& kw, std::string* name);
 int algorithm_of(py::handle value, bool allow_default);
 // A compression kind by name or number ("none", "fp16", "bf16"); None is "none".
 zfcCompressionKind_t compression_of(py::handle value);
+zfcTransport_t transport_of(py::handle value);
 zfcSeedPolicy_t seed_policy_of(py::handle value);
 // A row or index type by name or NumPy dtype ("float32", numpy.float16, "bfloat16", ...).
 zfcDataType_t data_type_of(py::handle value, const char* what);

@@ -5,6 +5,7 @@
 #   python_local         pytest in one process: errors of ranks that never arrive or vanish;
 #   python_demo_np3      python -m zipfcoll.demo against zfc_demo: the same exact figures;
 #   python_example_*     the README's examples run (PyTorch's where it is installed).
+#   python_wheel         the sdist and wheel of `python -m build`, the wheel run from a venv.
 # Running them needs NumPy, pytest and mpi4py for the same Python: when it lacks them the
 # tests are left out (with ZIPFCOLL_BUILD_PYTHON=ON that is an error).
 execute_process(COMMAND ${Python3_EXECUTABLE} -c "import numpy, pytest, mpi4py"
@@ -108,4 +109,14 @@ if(ZIPFCOLL_HAVE_UCX)
             "${PROJECT_SOURCE_DIR}/../shared/data/gutenberg")
   set_tests_properties(python_example_torch_word_lm_np4 PROPERTIES TIMEOUT 300 PROCESSORS 4
     ENVIRONMENT "${py_env}" SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "parameters agree")
+endif()
+
+# The packages: python -m build makes the sdist and the wheel from this checkout, and the
+# wheel, installed into a fresh virtual environment, imports and runs two ranks over UCX.
+if(ZIPFCOLL_HAVE_UCX)
+  add_test(NAME python_wheel
+    COMMAND bash ${tests_dir}/wheel_install.sh ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}
+            ${CMAKE_CURRENT_BINARY_DIR}/wheel ${zipfcoll_VERSION})
+  set_tests_properties(python_wheel PROPERTIES TIMEOUT 900 PROCESSORS 2 SKIP_RETURN_CODE 77
+    PASS_REGULAR_EXPRESSION "the wheel installs and runs")
 endif()

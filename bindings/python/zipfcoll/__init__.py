@@ -41,6 +41,7 @@ from ._zipfcoll import (
     get_unique_id,
     header_version,
     library_version,
+    query_transport,
     sample_log_uniform,
     scatter_to_dense,
     step_seed,
@@ -52,6 +53,19 @@ __all__ = [
     "RemoteError", "Samples", "SeedGroup", "SparsePlan", "SparseResult", "SystemCallError",
     "TimeoutError", "TransportError", "UniqueMergeResult", "UnsupportedError",
     "__version__", "algorithm_name", "apply_rows", "error_class", "get_unique_id",
-    "header_version", "library_version", "sample_log_uniform", "scatter_to_dense",
-    "step_seed",
+    "header_version", "library_version", "query_transport", "sample_log_uniform",
+    "scatter_to_dense", "step_seed", "transports",
 ]
+
+
+def transports():
+    """The transports this installation can run, each with the memory kinds it takes:
+    ``{'mpi': ('host',), 'ucx': ('host',)}`` where the NCCL plugin or libnccl is missing.
+    ``query_transport(name)`` says why one is not there."""
+    found = {}
+    for name in ("mpi", "nccl", "ucx"):
+        try:
+            found[name] = query_transport(name)
+        except UnsupportedError:
+            pass
+    return found

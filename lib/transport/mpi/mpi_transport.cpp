@@ -355,7 +355,7 @@ class MpiTransport final : public Transport {
 
 }  // namespace
 
-bool mpi_transport_available() { return true; }
+Status mpi_transport_check() { return Status::Ok(); }
 
 bool mpi_is_cuda_aware() {
   // Open MPI says at compile time whether it was built with CUDA support and at run time

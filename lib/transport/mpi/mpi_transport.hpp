@@ -11,8 +11,10 @@
 
 namespace zfc {
 
-// Whether this build has the MPI transport.
-bool mpi_transport_available();
+// Ok when this library can run the MPI transport (it was built with it and its plugin loads
+// here); else zfcUnsupported saying what is missing.
+Status mpi_transport_check();
+inline bool mpi_transport_available() { return mpi_transport_check().ok(); }
 
 // Whether MPI takes device buffers directly (a CUDA-aware build with that support on).
 bool mpi_is_cuda_aware();
@@ -22,5 +24,10 @@ bool mpi_is_cuda_aware();
 // initialised, zfcUnsupported in a build without MPI.
 Status create_mpi_transport(const void* mpi_comm, int timeout_ms,
                             std::unique_ptr<Transport>* out);
+
+// What the plugin libzipfcoll-mpi.so exports (mpi_plugin.cpp).
+struct MpiPlugin {
+  decltype(&create_mpi_transport) create;
+};
 
 }  // namespace zfc

@@ -3,13 +3,15 @@
 
 namespace zfc {
 
-bool mpi_transport_available() { return false; }
+Status mpi_transport_check() {
+  return error(zfcUnsupported,
+               "this zipfcoll was built without MPI (configure with ZIPFCOLL_WITH_MPI=ON)");
+}
 
 bool mpi_is_cuda_aware() { return false; }
 
 Status create_mpi_transport(const void*, int, std::unique_ptr<Transport>*) {
-  return error(zfcUnsupported,
-               "this zipfcoll was built without MPI (configure with ZIPFCOLL_WITH_MPI=ON)");
+  return mpi_transport_check();
 }
 
 }  // namespace zfc

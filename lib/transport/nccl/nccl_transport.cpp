@@ -450,7 +450,7 @@ Status agree_verdicts(Transport& bootstrap, const Status& local, Verdict* mine,
 
 }  // namespace
 
-bool nccl_transport_available() { return true; }
+Status nccl_transport_check() { return Status::Ok(); }
 
 Status create_nccl_transport(Transport& bootstrap, int device, int timeout_ms,
                              std::unique_ptr<Transport>* out) {

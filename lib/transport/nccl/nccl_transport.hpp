@@ -11,8 +11,10 @@
 
 namespace zfc {
 
-// Whether this build has the NCCL transport (CUDA and NCCL were found).
-bool nccl_transport_available();
+// Ok when this library can run the NCCL transport (it was built with it and its plugin loads
+// here); else zfcUnsupported saying what is missing.
+Status nccl_transport_check();
+inline bool nccl_transport_available() { return nccl_transport_check().ok(); }
 
 // Collective over the ranks of `bootstrap` (MPI or the library's own bootstrap), which
 // carries NCCL's unique id and the ranks' verdicts: a rank without a usable device
@@ -20,5 +22,10 @@ bool nccl_transport_available();
 // timeout_ms bounds every wait (0: init is bounded by 60 s, operations are not).
 Status create_nccl_transport(Transport& bootstrap, int device, int timeout_ms,
                              std::unique_ptr<Transport>* out);
+
+// What the plugin libzipfcoll-nccl.so exports (nccl_plugin.cpp).
+struct NcclPlugin {
+  decltype(&create_nccl_transport) create;
+};
 
 }  // namespace zfc

@@ -3,13 +3,15 @@
 
 namespace zfc {
 
-bool nccl_transport_available() { return false; }
+Status nccl_transport_check() {
+  return error(zfcUnsupported,
+               "this zipfcoll was built without the NCCL transport (it needs CUDA and NCCL: "
+               "configure with ZIPFCOLL_WITH_CUDA=ON and NCCL installed)");
+}
 
 Status create_nccl_transport(Transport& bootstrap, int, int, std::unique_ptr<Transport>*) {
-  return error(zfcUnsupported,
-               "rank %d: this zipfcoll was built without the NCCL transport (it needs CUDA "
-               "and NCCL: configure with ZIPFCOLL_WITH_CUDA=ON and NCCL installed)",
-               bootstrap.rank());
+  const Status why = nccl_transport_check();
+  return error(why.code(), "rank %d: %s", bootstrap.rank(), why.message().c_str());
 }
 
 }  // namespace zfc

@@ -52,9 +52,9 @@ class UcxWorld {
     if (context_ != nullptr) ucp_cleanup(context_);
   }
 
-  Status init(Rendezvous& meeting, int timeout_ms) {
+  Status init(Transport& bootstrap, int timeout_ms) {
     timeout_ms_ = timeout_ms;
-    rank_ = meeting.rank();
+    rank_ = bootstrap.rank();
     ucp_config_t* config = nullptr;
     ZFC_RETURN_IF_ERROR(check(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read"));
     ucp_params_t params{};
@@ -73,16 +73,22 @@ class UcxWorld {
         check(ucp_worker_get_address(worker_, &address, &length), "ucp_worker_get_address"));
     const std::string mine(reinterpret_cast<const char*>(address), length);
     ucp_worker_release_address(worker_, address);
-    std::vector<std::string> all;
-    ZFC_RETURN_IF_ERROR(meeting.allgather(mine, &all));
-    eps_.assign(all.size(), nullptr);
-    failed_.assign(all.size(), 0);
-    for (size_t r = 0; r < all.size(); ++r) {
+    const size_t n = static_cast<size_t>(bootstrap.size());
+    std::vector<size_t> lengths(n), at(n);
+    std::vector<char> all;
+    ZFC_RETURN_IF_ERROR(bootstrap.allgather_blocks(
+        mine.data(), mine.size(), lengths.data(), at.data(), [&all](size_t total) {
+          all.resize(total);
+          return all.data();
+        }));
+    eps_.assign(n, nullptr);
+    failed_.assign(n, 0);
+    for (size_t r = 0; r < n; ++r) {
       if (static_cast<int>(r) == rank_) continue;
       ucp_ep_params_t ep{};
       ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                       UCP_EP_PARAM_FIELD_ERR_HANDLER;
-      ep.address = reinterpret_cast<const ucp_address_t*>(all[r].data());
+      ep.address = reinterpret_cast<const ucp_address_t*>(all.data() + at[r]);
       ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
       ep.err_handler.cb = &UcxWorld::on_peer_error;
       ep.err_handler.arg = this;
@@ -521,20 +527,20 @@ class UcxTransport final : public Transport {
 
 }  // namespace
 
-bool ucx_transport_available() { return true; }
+Status ucx_transport_check() { return Status::Ok(); }
 
 uint32_t ucx_comm_id(const Transport& t) {
   const auto* ucx = dynamic_cast<const UcxTransport*>(&t);
   return ucx != nullptr ? ucx->comm_id() : 0;
 }
 
-Status create_ucx_transport(Rendezvous& meeting, int timeout_ms,
+Status create_ucx_transport(Transport& bootstrap, int timeout_ms,
                             std::unique_ptr<Transport>* out) {
   auto world = std::make_shared<UcxWorld>();
-  ZFC_RETURN_IF_ERROR(world->init(meeting, timeout_ms));
+  ZFC_RETURN_IF_ERROR(world->init(bootstrap, timeout_ms));
   std::vector<int> members(static_cast<size_t>(world->size()));
   for (size_t r = 0; r < members.size(); ++r) members[r] = static_cast<int>(r);
-  out->reset(new UcxTransport(world, 1, std::move(members), meeting.rank()));
+  out->reset(new UcxTransport(world, 1, std::move(members), bootstrap.rank()));
   return Status::Ok();
 }
 

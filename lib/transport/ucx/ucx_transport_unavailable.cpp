@@ -3,13 +3,15 @@
 
 namespace zfc {
 
-bool ucx_transport_available() { return false; }
+Status ucx_transport_check() {
+  return error(zfcUnsupported, "this build has no UCX transport (install libucx-dev and "
+               "configure with ZIPFCOLL_WITH_UCX=AUTO or ON)");
+}
 
 uint32_t ucx_comm_id(const Transport&) { return 0; }
 
-Status create_ucx_transport(Rendezvous&, int, std::unique_ptr<Transport>*) {
-  return error(zfcUnsupported, "this build has no UCX transport (install libucx-dev and "
-               "configure with ZIPFCOLL_WITH_UCX=AUTO or ON)");
+Status create_ucx_transport(Transport&, int, std::unique_ptr<Transport>*) {
+  return ucx_transport_check();
 }
 
 }  // namespace zfc

@@ -1,5 +1,6 @@
 /* A program outside the project: uses the installed header and library, with no MPI. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <zipfcoll/zipfcoll.h>
@@ -19,6 +20,26 @@ int main(void) {
       dense[0] != 4.0f || dense[1] != 6.0f) {
     fprintf(stderr, "scatter-to-dense failed: %s\n", zfcGetLastError(NULL));
     return 1;
+  }
+  /* Each transport whose plugin was installed (named by the test) loads from the prefix. */
+  {
+    static const struct {
+      const char* name;
+      int value;
+    } kTransports[] = {{"mpi", zfcTransportMpi}, {"nccl", zfcTransportNccl},
+                       {"ucx", zfcTransportUcx}};
+    const char* expected = getenv("ZIPFCOLL_EXPECT_TRANSPORTS");
+    size_t i;
+    for (i = 0; expected != NULL && i < sizeof kTransports / sizeof kTransports[0]; ++i) {
+      int kinds = 0;
+      if (strstr(expected, kTransports[i].name) == NULL) continue;
+      if (zfcQueryTransport(kTransports[i].value, &kinds) != zfcSuccess ||
+          (kinds & zfcMemoryHost) == 0) {
+        fprintf(stderr, "transport %s: %s\n", kTransports[i].name, zfcGetLastError(NULL));
+        return 1;
+      }
+      printf("transport %s loads from the installed plugin\n", kTransports[i].name);
+    }
   }
   (void)config;
   (void)stats;
