@@ -79,25 +79,23 @@ Status open_transport(zfcComm* comm) {
 
 Status query_transport(int transport, int* memory_kinds) {
   // Device buffers reach every transport: NCCL takes them, the others through the host.
-  const int host_and_device = zfcMemoryHost | (device_support_built() ? zfcMemoryDevice : 0);
+  int kinds = zfcMemoryHost | (device_support_built() ? zfcMemoryDevice : 0);
+  Status usable;
   switch (transport) {
-    case zfcTransportMpi:
-      ZFC_RETURN_IF_ERROR(mpi_transport_check());
-      *memory_kinds = host_and_device;
-      return Status::Ok();
-    case zfcTransportUcx:
-      ZFC_RETURN_IF_ERROR(ucx_transport_check());
-      *memory_kinds = host_and_device;
-      return Status::Ok();
+    case zfcTransportMpi: usable = mpi_transport_check(); break;
+    case zfcTransportUcx: usable = ucx_transport_check(); break;
     case zfcTransportNccl:
-      ZFC_RETURN_IF_ERROR(nccl_transport_check());
-      *memory_kinds = zfcMemoryHost | zfcMemoryDevice;
-      return Status::Ok();
+      usable = nccl_transport_check();
+      kinds = zfcMemoryHost | zfcMemoryDevice;
+      break;
     default:
       return error(zfcInvalidArgument, "transport %d is not zfcTransportMpi (%d), "
                    "zfcTransportNccl (%d) or zfcTransportUcx (%d)", transport, zfcTransportMpi,
                    zfcTransportNccl, zfcTransportUcx);
   }
+  ZFC_RETURN_IF_ERROR(usable);
+  *memory_kinds = kinds;
+  return Status::Ok();
 }
 
 Status setup_nodes(zfcComm* comm, NodeMap nodes) {

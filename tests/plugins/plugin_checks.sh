@@ -18,11 +18,14 @@ scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 mkdir "$scratch/empty"
 
-# Runs the probe on 3 ranks; their output, sorted, in $scratch/out.
+# Runs the probe on 3 ranks; their output, sorted, in $scratch/out. The probe exits 0
+# whenever the library answered, failure or not, so a rank that exits otherwise crashed.
 three_ranks() {
-  bash "$launch" 3 "$probe" "$probe" init "$1" > "$scratch/out" 2>&1 || true
+  local launched=0
+  bash "$launch" 3 "$probe" "$probe" init "$1" > "$scratch/out" 2>&1 || launched=$?
   sort -o "$scratch/out" "$scratch/out"
   cat "$scratch/out"
+  [ "$launched" = 0 ] || fail "a rank of the probe did not finish (exit $launched)"
 }
 
 # Every rank printed the same failure, which says $1 and $2.
