@@ -130,21 +130,26 @@ def main():
         optimizer.zero_grad(set_to_none=True)
         loss = torch.nn.functional.cross_entropy(ddp(x).reshape(-1, args.vocab), y.reshape(-1))
         loss.backward()
+        loss_sum = torch.tensor([loss.item()])  # summed over the ranks for the log
         if args.sync == "zipfcoll":
             comm.reset_stats()
-            if not sparse.synchronize():
+            # The loss rides on the embedding's exchange: one agreement, no round of its own.
+            if not sparse.synchronize(values=loss_sum):
                 raise SystemExit("an overflow on the wire: lower --compression's range")
             received.append(comm.stats()["total"]["bytes_received"])
         else:
             received.append(torch_sparse_sync(model.embedding.weight))
+            dist.all_reduce(loss_sum)
         optimizer.step()
         if rank == 0 and (step + 1) % 5 == 0:
-            print(f"step {step + 1}: loss {loss.item():.4f}")
+            print(f"step {step + 1}: loss {loss_sum.item() / size:.4f} (mean of the ranks)")
     mean = sum(received) / len(received)
     busiest = torch.tensor([mean])
     dist.all_reduce(busiest, op=dist.ReduceOp.MAX)
     if rank == 0:
-        detail = f" ({', '.join(sparse.last_algorithms)})" if args.sync == "zipfcoll" else ""
+        # zipfcoll's figure also counts the loss riding on the embedding's exchange.
+        detail = (f" ({', '.join(sparse.last_algorithms)}, with the loss)"
+                  if args.sync == "zipfcoll" else "")
         print(f"embedding sync{detail}: {busiest.item() / 1e6:.4f} MB received per step by "
               f"the busiest rank")
         if args.save:

@@ -6,6 +6,7 @@
 #include "arrays.hpp"
 #include "config.hpp"
 #include "errors.hpp"
+#include "group_calls.hpp"
 #include "handles.hpp"
 
 namespace zfcpy {
@@ -93,8 +94,21 @@ py::object allreduce(const Comm& c, py::handle send, py::handle out, py::handle 
   if (o->dtype != Dtype::kFloat32) raise_invalid("out must hold float32 values");
   require_size(*o, in->size(), "the size of send");
   const zfcCompression_t how{compression_of(compression), scale};
-  int overflowed = 0;
   zfcComm_t h = c.get();  // may raise: with the GIL held
+  if (group_open(h)) {
+    // Recorded: the library reads send and writes out and the flag when the group ends.
+    auto call = std::make_shared<PendingCall>("allreduce");
+    check(zfcAllReduce(h, in->data, o->data, in->size(), zfcFloat32, &how, &call->overflowed,
+                       stream), h);
+    call->arrays.push_back(std::move(in));
+    call->arrays.push_back(std::move(o));
+    call->objects.push_back(out_obj);
+    call->make_result = [](PendingCall& p) {
+      return result_type("AllReduceResult")(p.objects[0], p.overflowed != 0);
+    };
+    return defer(h, std::move(call));
+  }
+  int overflowed = 0;
   zfcResult_t r;
   {
     py::gil_scoped_release unlocked;
@@ -178,7 +192,8 @@ void bind_collectives(py::class_<Comm>& comm, py::module_& m) {
            "send itself; a new array when None and send is host memory). compression 'fp16'\n"
            "or 'bf16' sends values times `scale` in 16 bits; sums are fp32, in rank order,\n"
            "identical on every rank. Returns AllReduceResult(out, overflowed): overflowed is\n"
-           "True on every rank when some result is not finite.");
+           "True on every rank when some result is not finite. Inside comm.group(): a\n"
+           "Pending whose wait() gives it once the group ended.");
   m.def("scatter_to_dense", &scatter_to_dense, py::arg("rows"), py::arg("positions"),
         py::arg("num_unique"), py::kw_only(), py::arg("out") = py::none(),
         py::arg("row_type") = py::none(), py::arg("stream") = py::none(),

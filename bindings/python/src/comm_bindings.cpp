@@ -5,12 +5,17 @@
 
 #include "config.hpp"
 #include "errors.hpp"
+#include "group_calls.hpp"
 #include "handles.hpp"
 
 namespace zfcpy {
 
 Comm::~Comm() {
-  if (handle_ != nullptr && owned()) zfcCommAbort(handle_);
+  if (handle_ != nullptr && owned()) {
+    // Aborted first: the library then lets a plan recorded in the group be freed.
+    zfcCommAbort(handle_);
+    forget_group(handle_, "the communicator was collected before its group ended");
+  }
 }
 
 zfcComm_t Comm::get() const {
@@ -49,6 +54,7 @@ void Comm::abort() {
     raise_error(zfcInvalidUsage, "this communicator belongs to its SeedGroup; destroy the group");
   }
   zfcCommAbort(handle_);
+  forget_group(handle_, "the communicator was aborted before its group ended");
   handle_ = nullptr;
 }
 
@@ -256,6 +262,7 @@ void bind_comm(py::module_& m) {
         else c.abort();
       });
   bind_collectives(comm, m);
+  bind_groups(comm, m);
 }
 
 }  // namespace zfcpy

@@ -62,19 +62,21 @@ class SeedGroup {
   SeedGroup(py::object comm, zfcSeedGroup_t handle) : comm_(std::move(comm)), handle_(handle) {}
   SeedGroup(const SeedGroup&) = delete;
   SeedGroup& operator=(const SeedGroup&) = delete;
-  ~SeedGroup() { zfcSeedGroupDestroy(handle_); }
+  ~SeedGroup();
 
   zfcSeedGroup_t get() const;
   bool alive() const { return handle_ != nullptr; }
   void destroy();
 
  private:
+  void forget_comm_group();  // the group's communicator goes with it
   py::object comm_;
   zfcSeedGroup_t handle_;
 };
 
 void bind_comm(py::module_& m);
 void bind_collectives(py::class_<Comm>& comm, py::module_& m);
+void bind_groups(py::class_<Comm>& comm, py::module_& m);
 void bind_plan(py::module_& m);
 void bind_seed_groups(py::module_& m);
 void bind_workload(py::module_& m);

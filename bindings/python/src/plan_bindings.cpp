@@ -3,6 +3,7 @@
 #include "arrays.hpp"
 #include "config.hpp"
 #include "errors.hpp"
+#include "group_calls.hpp"
 #include "handles.hpp"
 
 namespace zfcpy {
@@ -63,6 +64,23 @@ std::unique_ptr<SparsePlan> make_plan(py::object comm, size_t dim, int64_t vocab
   return std::make_unique<SparsePlan>(std::move(comm), cfg);
 }
 
+// The SparseResult of `out`: views of the plan's buffers, kept alive by `owner`.
+py::object sparse_result(const zfcSparseResult_t& out, zfcDataType_t index_type, bool device,
+                         int device_id, py::handle owner) {
+  const auto ug = static_cast<int64_t>(out.num_unique);
+  const auto dim = static_cast<int64_t>(out.dim);
+  py::object idx, values;
+  if (device) {
+    idx = device_view(out.indices, index_type, {ug}, device_id, owner);
+    values = device_view(out.rows, zfcFloat32, {ug, dim}, device_id, owner);
+  } else {
+    idx = host_view(out.indices, index_type, {ug}, owner);
+    values = host_view(out.rows, zfcFloat32, {ug, dim}, owner);
+  }
+  return result_type("SparseResult")(idx, values, out.num_unique, out.overflowed != 0,
+                                     zfcGetAlgorithmName(out.algorithm));
+}
+
 py::object reduce(py::object self, py::handle indices, py::handle rows, py::handle stream_obj) {
   SparsePlan& plan = self.cast<SparsePlan&>();
   zfcSparsePlan_t h = plan.get();
@@ -77,6 +95,22 @@ py::object reduce(py::object self, py::handle indices, py::handle rows, py::hand
   }
   row_type_of(*r, cfg.row_type);
   require_size(*r, i->size() * cfg.dim, "count x dim (one row per index)");
+  const bool device = i->device || r->device;
+  const int device_id = i->device_id;
+  const zfcDataType_t index_type = cfg.index_type;
+  if (group_open(c)) {
+    // Recorded: the library reads the arrays and writes the result when the group ends. The
+    // view owner, taken now, also keeps the plan from being freed before then.
+    auto call = std::make_shared<PendingCall>("reduce");
+    check(zfcSparseReduce(h, i->data, i->size(), r->data, &call->sparse, stream), c);
+    call->arrays.push_back(std::move(i));
+    call->arrays.push_back(std::move(r));
+    call->objects.push_back(SparsePlan::view_owner(self));
+    call->make_result = [=](PendingCall& p) {
+      return sparse_result(p.sparse, index_type, device, device_id, p.objects[0]);
+    };
+    return defer(c, std::move(call));
+  }
   zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
   zfcResult_t res;
   {
@@ -84,19 +118,7 @@ py::object reduce(py::object self, py::handle indices, py::handle rows, py::hand
     res = zfcSparseReduce(h, i->data, i->size(), r->data, &out, stream);
   }
   check(res, c);
-  const auto ug = static_cast<int64_t>(out.num_unique);
-  const auto dim = static_cast<int64_t>(out.dim);
-  py::object idx, values;
-  py::capsule owner = SparsePlan::view_owner(self);
-  if (i->device || r->device) {
-    idx = device_view(out.indices, cfg.index_type, {ug}, i->device_id, owner);
-    values = device_view(out.rows, zfcFloat32, {ug, dim}, i->device_id, owner);
-  } else {
-    idx = host_view(out.indices, cfg.index_type, {ug}, owner);
-    values = host_view(out.rows, zfcFloat32, {ug, dim}, owner);
-  }
-  return result_type("SparseResult")(idx, values, out.num_unique, out.overflowed != 0,
-                                     zfcGetAlgorithmName(out.algorithm));
+  return sparse_result(out, index_type, device, device_id, SparsePlan::view_owner(self));
 }
 
 }  // namespace
@@ -120,7 +142,9 @@ void bind_plan(py::module_& m) {
            "Returns SparseResult(indices, rows, num_unique, overflowed, algorithm): the\n"
            "sorted distinct indices of all ranks and their summed fp32 rows, identical on\n"
            "every rank. Both are read-only views of the plan's buffers (DeviceArray for\n"
-           "device inputs), valid until the plan's next reduce: copy what must outlive it.")
+           "device inputs), valid until the plan's next reduce: copy what must outlive it.\n"
+           "Inside comm.group(): a Pending whose wait() gives it once the group ended (a\n"
+           "plan runs at most once per group).")
       .def("destroy", &SparsePlan::destroy,
            "Local. Frees the plan (also done when it is collected); while views of its\n"
            "results are alive, their memory stays until the last of them is gone (until\n"

@@ -4,6 +4,7 @@
 #include "arrays.hpp"
 #include "config.hpp"
 #include "errors.hpp"
+#include "group_calls.hpp"
 #include "handles.hpp"
 
 namespace zfcpy {
@@ -13,7 +14,21 @@ zfcSeedGroup_t SeedGroup::get() const {
   return handle_;
 }
 
+SeedGroup::~SeedGroup() {
+  forget_comm_group();
+  zfcSeedGroupDestroy(handle_);
+}
+
+void SeedGroup::forget_comm_group() {
+  zfcComm_t c = nullptr;
+  if (handle_ != nullptr && zfcSeedGroupInfo(handle_, nullptr, nullptr, &c) == zfcSuccess) {
+    forget_group(c, "the seed group that owned the communicator was destroyed before the "
+                 "communicator's group ended");
+  }
+}
+
 void SeedGroup::destroy() {
+  forget_comm_group();
   check(zfcSeedGroupDestroy(handle_), nullptr);
   handle_ = nullptr;
 }

@@ -11,6 +11,11 @@ reduces only U_g rows. Arrays pass without copies: anything with the buffer prot
     plan = zipfcoll.SparsePlan(comm, dim=512, vocab_size=100_000)
     res = plan.reduce(token_ids, grad_rows)  # res.indices, res.rows: the summed rows
 
+    with comm.group():                       # a step's calls under one agreement
+        rows = plan.reduce(token_ids, grad_rows)
+        loss = comm.allreduce(loss_and_tokens)   # rides on the group's first exchange
+    rows.wait().rows, loss.wait().out        # written when the block ends
+
 Every failure raises a subclass of :class:`zipfcoll.Error` carrying the library's message.
 """
 
@@ -33,6 +38,8 @@ from ._results import AllReduceResult, Samples, SparseResult, UniqueMergeResult
 from ._zipfcoll import (
     Comm,
     DeviceArray,
+    Group,
+    Pending,
     SeedGroup,
     SparsePlan,
     __version__,
@@ -48,9 +55,9 @@ from ._zipfcoll import (
 )
 
 __all__ = [
-    "AllReduceResult", "Comm", "DeviceArray", "Error", "InProgressError", "InternalError",
-    "InvalidArgumentError", "InvalidUsageError", "MismatchError", "OutOfMemoryError",
-    "RemoteError", "Samples", "SeedGroup", "SparsePlan", "SparseResult", "SystemCallError",
+    "AllReduceResult", "Comm", "DeviceArray", "Error", "Group", "InProgressError",
+    "InternalError", "InvalidArgumentError", "InvalidUsageError", "MismatchError",
+    "OutOfMemoryError", "Pending", "RemoteError", "Samples", "SeedGroup", "SparsePlan", "SparseResult", "SystemCallError",
     "TimeoutError", "TransportError", "UniqueMergeResult", "UnsupportedError",
     "__version__", "algorithm_name", "apply_rows", "error_class", "get_unique_id",
     "header_version", "library_version", "query_transport", "sample_log_uniform",

@@ -11,8 +11,8 @@ buckets. Importable only where torch is.
     model.register_comm_hook(zt.AllReduceHookState(comm), zt.allreduce_hook)
     ...
     loss.backward()
-    sync.synchronize()                            # the embedding's gradient: the ranks' mean
-    optimizer.step()
+    sync.synchronize(values=loss_sum)             # the embedding's gradient: the ranks' mean;
+    optimizer.step()                              # loss_sum summed over ranks in one group
 
 Leave the sparse embeddings out of DDP (``DistributedDataParallel.
 _set_params_and_buffers_to_ignore_for_model(model, ["embedding.weight"])`` before wrapping,
@@ -111,39 +111,51 @@ class SparseEmbeddingSync:
                                          compression=compression, scale=scale))
         self.last_algorithms = []
 
-    def synchronize(self):
+    def synchronize(self, values=None):
         """Collective: call on every rank after ``backward()``, before the optimizer's step.
-        A module without a gradient on this rank (no tokens) still takes part, with no rows.
-        Returns False (on every rank alike) when a compressed sum overflowed; the gradients
-        are then not finite and the step should be skipped."""
-        finite = True
+        All modules' gradients are reduced in one group (one agreement for the step). A
+        module without a gradient on this rank (no tokens) still takes part, with no rows.
+        `values`, a float32 tensor (a step's loss and token counts), is summed over the
+        ranks in place in the same group: on CPU and of at most 64 values it rides on the
+        group's first exchange and costs no round of its own. Returns False (on every rank
+        alike) when a sum overflowed; the gradients are then not finite and the step should
+        be skipped."""
         self.last_algorithms = []
-        for m, plan in zip(self.modules, self.plans):
+        inputs = [self._local_gradient(m) for m in self.modules]
+        with self.comm.group():
+            pending = [plan.reduce(idx, rows) for plan, (idx, rows) in zip(self.plans, inputs)]
+            summed = None if values is None else self.comm.allreduce(values, values)
+        finite = summed is None or not summed.wait().overflowed
+        for m, call in zip(self.modules, pending):
             weight = m.weight
-            grad = weight.grad
-            if grad is None:
-                idx = torch.empty(0, dtype=torch.int64, device=weight.device)
-                rows = torch.empty((0, weight.shape[1]), dtype=weight.dtype, device=weight.device)
-            elif grad.layout != torch.sparse_coo:
-                raise ValueError(f"{type(m).__name__}'s gradient is {grad.layout}, not sparse: "
-                                 "make the module with sparse=True")
-            else:
-                grad = grad.coalesce()
-                idx = grad.indices()[0].contiguous()
-                rows = grad.values().contiguous()
-            res = plan.reduce(idx, rows)
+            res = call.wait()
             finite = finite and not res.overflowed
             self.last_algorithms.append(res.algorithm)
             indices = _as_tensor(res.indices, weight.device)
-            values = _as_tensor(res.rows, weight.device)
+            rows = _as_tensor(res.rows, weight.device)
             del res  # the plan's views
             if self.average:
-                values.div_(self.comm.size)
+                rows.div_(self.comm.size)
             # The indices are sorted and distinct by construction: no check is needed.
-            weight.grad = torch.sparse_coo_tensor(indices.unsqueeze(0), values.to(weight.dtype),
+            weight.grad = torch.sparse_coo_tensor(indices.unsqueeze(0), rows.to(weight.dtype),
                                                   weight.shape, is_coalesced=True,
                                                   check_invariants=False)
         return finite
+
+    @staticmethod
+    def _local_gradient(m):
+        """This rank's (indices, rows) of module m's sparse gradient: none without one."""
+        weight = m.weight
+        grad = weight.grad
+        if grad is None:
+            idx = torch.empty(0, dtype=torch.int64, device=weight.device)
+            rows = torch.empty((0, weight.shape[1]), dtype=weight.dtype, device=weight.device)
+            return idx, rows
+        if grad.layout != torch.sparse_coo:
+            raise ValueError(f"{type(m).__name__}'s gradient is {grad.layout}, not sparse: "
+                             "make the module with sparse=True")
+        grad = grad.coalesce()
+        return grad.indices()[0].contiguous(), grad.values().contiguous()
 
     def destroy(self):
         for plan in self.plans:

@@ -1,6 +1,6 @@
 """zipfcoll.torch against torch's own collectives on the same gradients: the communicator
 from a process group, the sparse embedding synchroniser (fp32, fp16 and bf16 weights, a rank
-without tokens, fp16 on the wire), and the DDP hook (fp32 and fp16 on the wire, an agreed
+without tokens, fp16 on the wire, two tables and the loss in one group), and the DDP hook (fp32 and fp16 on the wire, an agreed
 overflow)."""
 
 import pytest
@@ -93,6 +93,30 @@ def test_sparse_sync_with_fp16_on_the_wire(comm):
     assert sync.synchronize()
     assert sync.last_algorithms == ["owner_partitioned"]
     torch.testing.assert_close(emb.weight.grad.to_dense(), want, rtol=2e-3, atol=0)
+    sync.destroy()
+
+
+def test_two_tables_and_the_loss_in_one_synchronize(comm):
+    torch.manual_seed(0)
+    inp = torch.nn.Embedding(V, D, sparse=True)
+    out = torch.nn.Embedding(V // 2, 2 * D, sparse=True)
+    ids = tokens_of(comm.rank)
+    (inp(ids).sum() + out(ids % (V // 2)).pow(2).sum()).backward()
+    want = [torch_sparse_mean(m.weight.grad) for m in (inp, out)]
+    loss = torch.tensor([1.5 * (comm.rank + 1), 64.0])
+    sync = zt.SparseEmbeddingSync(comm, [inp, out], algorithm="owner_partitioned")
+    comm.reset_stats()
+    assert sync.synchronize(values=loss)
+    last = comm.stats()["last"]
+    assert last["calls"] == 3
+    if comm.size > 1:
+        # One agreement carries the loss and both tables' keys; each table then makes its
+        # two exchanges.
+        assert last["rounds"] == 5
+    assert torch.equal(loss, torch.tensor([1.5 * comm.size * (comm.size + 1) / 2,
+                                           64.0 * comm.size]))
+    for m, w in zip((inp, out), want):
+        torch.testing.assert_close(m.weight.grad.to_dense(), w, rtol=1e-6, atol=0)
     sync.destroy()
 
 
