@@ -19,9 +19,11 @@ struct OpenGroup {
   std::vector<std::shared_ptr<PendingCall>> calls;
 };
 
+// Never destroyed: at exit, static destructors run after the interpreter is gone, and the
+// Pendings of a group left open hold Python objects.
 std::unordered_map<zfcComm_t, OpenGroup>& open_groups() {
-  static auto* groups = new std::unordered_map<zfcComm_t, OpenGroup>();  // never destroyed:
-  return *groups;  // Pendings may outlive the interpreter's teardown of static objects
+  static auto* groups = new std::unordered_map<zfcComm_t, OpenGroup>();
+  return *groups;
 }
 
 void group_start(const Comm& c) {
