@@ -19,13 +19,18 @@ Status parse_init_config(const zfcConfig_t* config, zfc::Config* parsed) {
   return zfc::apply_model_env(&parsed->model);
 }
 
-// Runs a bootstrap-started communicator through the same agreement and placement as one
-// made from MPI.
-Status finish_init(std::unique_ptr<zfcComm> created, const Status& local, zfcComm_t* comm) {
+// Runs a communicator, made from MPI or started on the rendezvous (`on_bootstrap`), through
+// the agreement and placement. This rank's verdict is its config's, then whether the plugin
+// of the transport it will run on loads here: one agreement for both.
+Status finish_init(std::unique_ptr<zfcComm> created, const Status& config_verdict,
+                   bool on_bootstrap, zfcComm_t* comm) {
+  const Status local = config_verdict.ok()
+                           ? zfc::check_transport_plugin(created->config, on_bootstrap)
+                           : config_verdict;
   zfc::NodePlacement placement;
   ZFC_RETURN_IF_ERROR(zfc::agree_init(*created->transport, local, created->config,
                                       zfc::host_id(), &placement));
-  ZFC_RETURN_IF_ERROR(zfc::open_transport(created.get()));
+  ZFC_RETURN_IF_ERROR(zfc::open_transport(created.get(), on_bootstrap));
   zfc::place_comm(created.get(), placement, zfc::bind_requested());
   ZFC_RETURN_IF_ERROR(zfc::finish_comm_setup(created.get(), placement));
   ZFC_LOG(kInfo, created->rank(), "communicator '%s' of %d ranks over %s; %s",
@@ -41,7 +46,7 @@ Status init_bootstrap(zfcComm_t* comm, const zfc::MeetingPoint& where, int rank,
                       const zfc::Config& parsed, const Status& local) {
   std::unique_ptr<zfcComm> created;
   ZFC_RETURN_IF_ERROR(zfc::comm_create_bootstrap(where, rank, size, parsed, &created));
-  return finish_init(std::move(created), local, comm);
+  return finish_init(std::move(created), local, true, comm);
 }
 
 }  // namespace
@@ -58,7 +63,7 @@ zfcResult_t zfcCommInitMpi(zfcComm_t* comm, const void* mpi_comm, const zfcConfi
     ZFC_RETURN_IF_ERROR(zfc::comm_create_mpi(mpi_comm, parsed, &created));
     // The duplicate exists on every rank now; agree before handing it out, so a config
     // refused on one rank fails every rank (each then frees its duplicate collectively).
-    return finish_init(std::move(created), local, comm);
+    return finish_init(std::move(created), local, false, comm);
   });
 }
 
@@ -97,9 +102,9 @@ zfcResult_t zfcCommInitFromEnv(zfcComm_t* comm, const zfcConfig_t* config) {
     where.port = launch.master_port;
     if (launch.agent_store && launch.size > 1) {
       // torchrun's agent holds MASTER_PORT with its own store: meet through that store.
-      ZFC_RETURN_IF_ERROR(zfc::meet_through_torch_store(
-          launch, parsed.timeout_ms > 0 ? parsed.timeout_ms : zfc::kDefaultMeetingMs,
-          &where.addr, &where.port, &where.listen_fd));
+      ZFC_RETURN_IF_ERROR(zfc::meet_through_torch_store(launch, zfc::meeting_ms(parsed),
+                                                        &where.addr, &where.port,
+                                                        &where.listen_fd));
     }
     return init_bootstrap(comm, where, launch.rank, launch.size, parsed, local);
   });

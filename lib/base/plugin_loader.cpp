@@ -83,8 +83,6 @@ Status open_plugin(const std::string& path, const char* kind, const char* what,
 
 }  // namespace
 
-std::string plugin_folders() { return joined(folders()); }
-
 Status load_plugin(const char* kind, const char* what, const void** entries) {
   static std::mutex lock;
   static std::map<std::string, const void*> loaded;

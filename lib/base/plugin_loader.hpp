@@ -1,10 +1,10 @@
 // Finds and loads libzipfcoll-<kind>.so: in the folders of ZIPFCOLL_PLUGIN_PATH (a
-// colon-separated list) when it is set, else in the folder of the libzipfcoll that runs. A
-// plugin that loads is kept for the life of the process (MPI, UCX and NCCL cannot be unloaded
+// colon-separated list) when it is set, else in the folder of the libzipfcoll that runs; the
+// first folder holding the file decides (a file there that does not load is the error, not
+// a reason to look further, so that the plugin used is always the one named). A plugin that
+// loads is kept for the life of the process (MPI, UCX and NCCL cannot be unloaded
 // safely); one that does not is tried again on the next call. Safe from several threads.
 #pragma once
-
-#include <string>
 
 #include "base/status.hpp"
 
@@ -23,8 +23,5 @@ Status load_plugin(const char* kind, const char* what, const Entries** out) {
   *out = static_cast<const Entries*>(entries);
   return Status::Ok();
 }
-
-// The folders searched, colon-separated, for messages and zfc_demo's header.
-std::string plugin_folders();
 
 }  // namespace zfc

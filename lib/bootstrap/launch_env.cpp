@@ -68,9 +68,13 @@ Status read_launch_env(EnvLookup get, void* context, LaunchInfo* out) {
                  "meet (with MASTER_PORT)");
   }
   info.master_addr = addr;
-  // torchrun writes str(True); any other value is a launcher that serves no store.
+  const bool own_address = used != "MASTER_ADDR";
+  env.find("MASTER_PORT", nullptr, &used);
+  // torchrun writes str(True); any other value is a launcher that serves no store. A meeting
+  // point of the caller's own (ZIPFCOLL_MASTER_ADDR or _PORT) is not the agent's store.
   const char* agent = get("TORCHELASTIC_USE_AGENT_STORE", context);
-  info.agent_store = agent != nullptr && std::string(agent) == "True";
+  info.agent_store = agent != nullptr && std::string(agent) == "True" && !own_address &&
+                     used == "MASTER_PORT";
   if (info.agent_store) {
     const char* run = get("TORCHELASTIC_RUN_ID", context);
     info.run_id = run != nullptr && *run != '\0' ? run : "none";

@@ -18,7 +18,8 @@ struct LaunchInfo {
   std::string master_addr;
   int master_port = 0;
   // torchrun's agent serves its store at master_addr:master_port: the ranks meet through it
-  // (bootstrap/torch_store.hpp) instead of rank 0 listening there.
+  // (bootstrap/torch_store.hpp) instead of rank 0 listening there. False when either was
+  // given as ZIPFCOLL_MASTER_ADDR or ZIPFCOLL_MASTER_PORT: the caller's own meeting point.
   bool agent_store = false;
   std::string run_id;     // TORCHELASTIC_RUN_ID ("none" when unset)
   int restart_count = 0;  // TORCHELASTIC_RESTART_COUNT: a restarted run uses fresh keys

@@ -4,12 +4,10 @@
 
 #include <atomic>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <thread>
 
 #include "bootstrap/socket_io.hpp"
-#include "bootstrap/tcp_rendezvous.hpp"
+#include "bootstrap/unique_id.hpp"
 
 namespace zfc {
 namespace {
@@ -151,37 +149,28 @@ Status meet_through_torch_store(const LaunchInfo& launch, int timeout_ms, std::s
       TorchStore::connect(launch.master_addr, launch.master_port, timeout_ms, &store);
   if (!c.ok()) return error(c.code(), "rank %d: %s", launch.rank, c.message().c_str());
   if (launch.rank != 0) {
-    std::string value;
-    const Status g = store->get(key, &value);
-    if (!g.ok()) return error(g.code(), "rank %d: %s", launch.rank, g.message().c_str());
-    const size_t colon = value.rfind(':');
-    char* end = nullptr;
-    const long p = colon == std::string::npos ? 0 : std::strtol(value.c_str() + colon + 1, &end, 10);
-    if (colon == std::string::npos || colon == 0 || end == nullptr || *end != '\0' || p < 1 ||
-        p > 65535) {
-      return error(zfcRemoteError, "rank %d: key '%s' of torchrun's store holds '%s', not rank "
-                   "0's address:port", launch.rank, key.c_str(), value.c_str());
+    std::string id;
+    Status g = store->get(key, &id);
+    if (g.ok() && id.size() != kUniqueIdBytes) {
+      g = error(zfcRemoteError, "key '%s' of torchrun's store holds %zu bytes, not rank 0's "
+                "%zu-byte unique id", key.c_str(), id.size(), kUniqueIdBytes);
     }
-    *addr = value.substr(0, colon);
-    *port = static_cast<int>(p);
+    if (g.ok()) g = parse_unique_id(id.data(), addr, port);
+    if (!g.ok()) return error(g.code(), "rank %d: %s", launch.rank, g.message().c_str());
     *listen_fd = -1;
     return Status::Ok();
   }
-  int fd = -1, bound = 0;
-  ZFC_RETURN_IF_ERROR(listen_on(0, &fd, &bound));
-  const char* chosen = std::getenv("ZIPFCOLL_SOCKET_ADDR");
-  const std::string mine =
-      chosen != nullptr && *chosen != '\0' ? std::string(chosen) : store->local_address();
-  Status s = mine.empty() ? error(zfcSystemError, "rank 0: no IPv4 address on the route to "
-                                  "torchrun's store at %s:%d (set ZIPFCOLL_SOCKET_ADDR)",
-                                  launch.master_addr.c_str(), launch.master_port)
-                          : store->set(key, mine + ":" + std::to_string(bound));
+  // Rank 0 makes a unique id, as zfcGetUniqueId does, with its address on the route to the
+  // store (what the other ranks can reach) unless ZIPFCOLL_SOCKET_ADDR names one.
+  char id[kUniqueIdBytes];
+  ZFC_RETURN_IF_ERROR(make_unique_id(id, store->local_address()));
+  ZFC_RETURN_IF_ERROR(parse_unique_id(id, addr, port));
+  const int fd = take_listener(*port);
+  const Status s = store->set(key, std::string(id, kUniqueIdBytes));
   if (!s.ok()) {
     close(fd);
     return s;
   }
-  *addr = mine;
-  *port = bound;
   *listen_fd = fd;
   return Status::Ok();
 }

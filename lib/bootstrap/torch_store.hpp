@@ -49,9 +49,10 @@ class TorchStore {
 };
 
 // Where the ranks of a torchrun launch meet (collective over the launch's ranks). Rank 0
-// listens on a free port and sets "address:port" under a key of this launch; the others read
-// it from the store. The address is ZIPFCOLL_SOCKET_ADDR when set, else rank 0's address on
-// its route to the store. The key names the run, its restart, and how many communicators this
+// makes a unique id (bootstrap/unique_id.hpp: a listening socket on a free port) and sets it
+// under a key of this launch; the others read it from the store, as torch passes NCCL's id.
+// The id's address is ZIPFCOLL_SOCKET_ADDR when set, else rank 0's address on its route to
+// the store. The key names the run, its restart, and how many communicators this
 // process has made from the environment before, so that each one meets at its own key. Rank 0
 // gets its listening socket in *listen_fd (the others -1).
 Status meet_through_torch_store(const LaunchInfo& launch, int timeout_ms, std::string* addr,

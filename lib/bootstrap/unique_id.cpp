@@ -34,13 +34,16 @@ std::map<int, int>& listeners() {
 
 }  // namespace
 
-Status make_unique_id(char id[kUniqueIdBytes]) {
+Status make_unique_id(char id[kUniqueIdBytes], const std::string& address) {
   IdLayout layout{};
   layout.magic = kIdMagic;
-  const char* addr = std::getenv("ZIPFCOLL_SOCKET_ADDR");
-  if (addr != nullptr && *addr != '\0') {
+  const char* chosen = std::getenv("ZIPFCOLL_SOCKET_ADDR");
+  const bool named = chosen != nullptr && *chosen != '\0';
+  const char* addr = named ? chosen : address.c_str();
+  if (*addr != '\0') {
     if (std::strlen(addr) >= sizeof layout.addr) {
-      return error(zfcInvalidUsage, "ZIPFCOLL_SOCKET_ADDR '%s' is longer than %zu bytes", addr,
+      return error(zfcInvalidUsage, "%s '%s' is longer than %zu bytes",
+                   named ? "ZIPFCOLL_SOCKET_ADDR" : "the address", addr,
                    sizeof layout.addr - 1);
     }
     std::strcpy(layout.addr, addr);

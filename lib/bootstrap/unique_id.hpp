@@ -11,9 +11,10 @@ namespace zfc {
 
 constexpr size_t kUniqueIdBytes = 128;
 
-// Opens a listening port (any free one), keeps it for take_listener, and writes the id:
-// this host's name, or ZIPFCOLL_SOCKET_ADDR when set, and the port.
-Status make_unique_id(char id[kUniqueIdBytes]);
+// Opens a listening port (any free one), keeps it for take_listener, and writes the id: the
+// port, and ZIPFCOLL_SOCKET_ADDR when set, else `address` when given (one the other ranks
+// can reach), else this host's name.
+Status make_unique_id(char id[kUniqueIdBytes], const std::string& address = std::string());
 
 // Reads an id back; a malformed one is zfcInvalidArgument.
 Status parse_unique_id(const char id[kUniqueIdBytes], std::string* addr, int* port);

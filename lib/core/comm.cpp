@@ -9,16 +9,9 @@
 #include "transport/nccl/nccl_transport.hpp"
 #include "transport/ucx/ucx_transport.hpp"
 
+#include <unistd.h>
+
 namespace zfc {
-namespace {
-
-// A local failure with the rank that had it.
-Status ranked(const Status& s, int rank) {
-  if (s.ok()) return s;
-  return error(s.code(), "rank %d: %s", rank, s.message().c_str());
-}
-
-}  // namespace
 
 Status comm_create_mpi(const void* mpi_comm, const Config& config,
                        std::unique_ptr<zfcComm>* out) {
@@ -35,35 +28,40 @@ Status comm_create_mpi(const void* mpi_comm, const Config& config,
 
 Status comm_create_bootstrap(const MeetingPoint& where, int rank, int size,
                              const Config& config, std::unique_ptr<zfcComm>* out) {
+  Status refused = Status::Ok();
   if (config.transport == zfcTransportMpi) {
-    return error(zfcUnsupported, "config transport zfcTransportMpi cannot start without MPI "
-                 "(use zfcCommInitMpi, or zfcTransportUcx, zfcTransportNccl or "
-                 "zfcTransportAuto here)");
+    refused = error(zfcUnsupported, "config transport zfcTransportMpi cannot start without "
+                    "MPI (use zfcCommInitMpi, or zfcTransportUcx, zfcTransportNccl or "
+                    "zfcTransportAuto here)");
+  } else if (size < 1 || rank < 0 || rank >= size) {
+    refused = error(zfcInvalidArgument, "rank %d is not in [0, %d)", rank, size);
   }
-  if (size < 1 || rank < 0 || rank >= size) {
-    return error(zfcInvalidArgument, "rank %d is not in [0, %d)", rank, size);
+  if (!refused.ok()) {
+    if (where.listen_fd >= 0) close(where.listen_fd);
+    return refused;
   }
-  const int meeting_ms = config.timeout_ms > 0 ? config.timeout_ms : kDefaultMeetingMs;
   std::unique_ptr<Rendezvous> meeting;
   if (where.listen_fd >= 0) {
     ZFC_RETURN_IF_ERROR(Rendezvous::create_with_listener(where.listen_fd, where.addr,
-                                                         where.port, rank, size, meeting_ms,
-                                                         &meeting));
+                                                         where.port, rank, size,
+                                                         meeting_ms(config), &meeting));
   } else {
-    ZFC_RETURN_IF_ERROR(
-        Rendezvous::create(where.addr, where.port, rank, size, meeting_ms, &meeting));
+    ZFC_RETURN_IF_ERROR(Rendezvous::create(where.addr, where.port, rank, size,
+                                           meeting_ms(config), &meeting));
   }
   *out = comm_wrap(make_rendezvous_transport(std::move(meeting)), config);
-  (*out)->on_bootstrap = true;
   return Status::Ok();
 }
 
-Status open_transport(zfcComm* comm) {
+Status check_transport_plugin(const Config& config, bool on_bootstrap) {
+  if (config.transport == zfcTransportNccl) return nccl_transport_check();
+  return on_bootstrap ? ucx_transport_check() : Status::Ok();
+}
+
+Status open_transport(zfcComm* comm, bool on_bootstrap) {
   const bool nccl = comm->config.transport == zfcTransportNccl;
-  if (!nccl && !comm->on_bootstrap) return Status::Ok();
+  if (!nccl && !on_bootstrap) return Status::Ok();
   Transport& bootstrap = *comm->transport;
-  const Status local = nccl ? nccl_transport_check() : ucx_transport_check();
-  ZFC_RETURN_IF_ERROR(agree_verdict(bootstrap, ranked(local, bootstrap.rank())));
   std::unique_ptr<Transport> made;
   if (nccl) {
     ZFC_RETURN_IF_ERROR(create_nccl_transport(bootstrap, comm->config.device,
@@ -73,7 +71,6 @@ Status open_transport(zfcComm* comm) {
   }
   // The bootstrap's sockets close here.
   comm->transport = std::move(made);
-  comm->on_bootstrap = false;
   return Status::Ok();
 }
 

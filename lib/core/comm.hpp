@@ -28,7 +28,6 @@ class GroupRecord {
 struct zfcComm {
   zfc::Config config;
   std::unique_ptr<zfc::Transport> transport;
-  bool on_bootstrap = false;  // `transport` is the rendezvous's, until open_transport
   zfc::StatsBook stats;
   zfc::Workspace workspace;
   zfc::StagingBuffers staging;  // device buffers of standalone collectives, through the host
@@ -61,11 +60,15 @@ namespace zfc {
 Status comm_create_mpi(const void* mpi_comm, const Config& config,
                        std::unique_ptr<zfcComm>* out);
 
-// Where ranks launched without MPI meet: rank 0's address and port, and (on rank 0, when
-// zfcGetUniqueId opened it) the socket already listening there, else -1.
-// How long ranks started without MPI wait for each other when the config sets no timeout.
-constexpr int kDefaultMeetingMs = 60000;
+// How long ranks started without MPI wait for each other: the config's timeout, or 60 s when
+// it sets none.
+inline int meeting_ms(const Config& config) {
+  return config.timeout_ms > 0 ? config.timeout_ms : 60000;
+}
 
+// Where ranks launched without MPI meet: rank 0's address and port, and (on rank 0, when
+// zfcGetUniqueId or the torchrun store meeting opened it) the socket already listening there,
+// else -1. comm_create_bootstrap takes that socket over, and closes it on any failure.
 struct MeetingPoint {
   std::string addr;
   int port = 0;
@@ -79,11 +82,16 @@ struct MeetingPoint {
 Status comm_create_bootstrap(const MeetingPoint& where, int rank, int size,
                              const Config& config, std::unique_ptr<zfcComm>* out);
 
-// Collective, after the ranks agreed on the config: replaces the transport the communicator
-// was started on by the one it runs on, started over it: NCCL (zfcTransportNccl) over MPI or
-// the rendezvous, else UCX over the rendezvous. The ranks first agree that its plugin loads
-// everywhere, so a rank without it fails every rank alike (zfcUnsupported naming it).
-Status open_transport(zfcComm* comm);
+// Local: Ok when the plugin of the transport open_transport will start loads here (NCCL for
+// zfcTransportNccl; UCX for a communicator started on the rendezvous; nothing else), else
+// zfcUnsupported naming what is missing. It is part of this rank's verdict at agree_init, so
+// a rank without the plugin fails every rank alike, before any of them loads it.
+Status check_transport_plugin(const Config& config, bool on_bootstrap);
+
+// Collective, after the ranks agreed on the config and on check_transport_plugin: replaces
+// the transport the communicator was started on by the one it runs on, started over it: NCCL
+// (zfcTransportNccl) over MPI or the rendezvous, else UCX over the rendezvous.
+Status open_transport(zfcComm* comm, bool on_bootstrap);
 
 // Local (zfcQueryTransport): Ok with the zfcMemoryKind_t flags of `transport`'s buffers when
 // this installation can run it, else why not.

@@ -1,6 +1,5 @@
 #include "transport/transport.hpp"
 
-#include <cstdio>
 #include <vector>
 
 namespace zfc {
@@ -167,24 +166,6 @@ Status Transport::barrier() {
   ZFC_RETURN_IF_ERROR(check_usable());
   ++ledger_->rounds;
   return note(do_barrier());
-}
-
-Status agree_verdict(Transport& t, const Status& local) {
-  struct Verdict {
-    int32_t code;
-    char message[500];
-  };
-  Verdict mine{};
-  mine.code = static_cast<int32_t>(local.code());
-  std::snprintf(mine.message, sizeof mine.message, "%s", local.message().c_str());
-  std::vector<Verdict> all(static_cast<size_t>(t.size()));
-  ZFC_RETURN_IF_ERROR(t.allgather(&mine, sizeof mine, all.data()));
-  for (const Verdict& v : all) {
-    if (v.code != zfcSuccess) {
-      return Status(static_cast<zfcResult_t>(v.code), std::string(v.message));
-    }
-  }
-  return Status::Ok();
 }
 
 }  // namespace zfc

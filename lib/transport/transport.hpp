@@ -202,9 +202,4 @@ class Transport {
   std::vector<int> peer_node_;
 };
 
-// Every rank's verdict on something it did alone (loading a plugin, choosing a device), shared
-// so that all fail alike: the lowest failed rank's status becomes every rank's, and Ok when
-// none failed. One allgather of a fixed-size record (a message is cut at 500 bytes).
-Status agree_verdict(Transport& t, const Status& local);
-
 }  // namespace zfc

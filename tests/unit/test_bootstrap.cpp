@@ -16,6 +16,9 @@
 #include "transport/ucx/ucx_transport.hpp"
 #include "zipfcoll/zipfcoll.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace zfc {
@@ -72,6 +75,16 @@ TEST(LaunchEnv, TorchrunsAgentStoreIsRead) {
   env["TORCHELASTIC_USE_AGENT_STORE"] = "False";
   ASSERT_TRUE(read(env, &info).ok());
   EXPECT_FALSE(info.agent_store);
+  // A meeting point of the caller's own, inside a torchrun launch: rank 0 listens there.
+  const Env own_points[] = {{{"ZIPFCOLL_MASTER_PORT", "6000"}},
+                            {{"ZIPFCOLL_MASTER_ADDR", "10.0.0.1"}}};
+  for (const Env& own : own_points) {
+    Env mine = env;
+    mine["TORCHELASTIC_USE_AGENT_STORE"] = "True";
+    mine.insert(own.begin(), own.end());
+    ASSERT_TRUE(read(mine, &info).ok());
+    EXPECT_FALSE(info.agent_store) << own.begin()->first;
+  }
   env["TORCHELASTIC_USE_AGENT_STORE"] = "True";
   env["TORCHELASTIC_RESTART_COUNT"] = "-1";
   const Status s = read(env, &info);
@@ -103,6 +116,23 @@ int free_port() {
   return port;
 }
 
+// A loopback port that refuses connections for as long as `held` lives: bound, so no other
+// program can listen there, and not listening.
+struct RefusingPort {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int port = 0;
+  RefusingPort() {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t n = sizeof a;
+    EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n), 0);
+    port = ntohs(a.sin_port);
+  }
+  ~RefusingPort() { close(fd); }
+};
+
 TEST(Rendezvous, RanksMeetAndExchangeBlocks) {
   const int size = 3, port = free_port();
   std::vector<std::vector<std::string>> got(size);
@@ -130,7 +160,8 @@ TEST(Rendezvous, AbsentRanksAndClosedPortsTimeOut) {
   EXPECT_NE(s.message().find("1 of 3 ranks arrived within 300 ms (missing: 1, 2)"),
             std::string::npos)
       << s.message();
-  s = Rendezvous::create("127.0.0.1", free_port(), 2, 3, 300, &m);
+  const RefusingPort refusing;
+  s = Rendezvous::create("127.0.0.1", refusing.port, 2, 3, 300, &m);
   EXPECT_EQ(s.code(), zfcTimeout);
   EXPECT_NE(s.message().find("rank 2: could not reach rank 0"), std::string::npos)
       << s.message();
@@ -148,7 +179,8 @@ TEST(Rendezvous, APortInUseIsNamed) {
 
 TEST(TorchStore, NoStoreAndAnotherServerAreNamed) {
   std::unique_ptr<TorchStore> store;
-  Status s = TorchStore::connect("127.0.0.1", free_port(), 300, &store);
+  const RefusingPort refusing;
+  Status s = TorchStore::connect("127.0.0.1", refusing.port, 300, &store);
   EXPECT_EQ(s.code(), zfcTimeout);
   EXPECT_NE(s.message().find("torchrun's store (MASTER_ADDR)"), std::string::npos)
       << s.message();
