@@ -98,15 +98,20 @@ py::object allreduce(const Comm& c, py::handle send, py::handle out, py::handle 
   if (group_open(h)) {
     // Recorded: the library reads send and writes out and the flag when the group ends.
     auto call = std::make_shared<PendingCall>("allreduce");
-    check(zfcAllReduce(h, in->data, o->data, in->size(), zfcFloat32, &how, &call->overflowed,
-                       stream), h);
-    call->arrays.push_back(std::move(in));
-    call->arrays.push_back(std::move(o));
     call->objects.push_back(out_obj);
     call->make_result = [](PendingCall& p) {
       return result_type("AllReduceResult")(p.objects[0], p.overflowed != 0);
     };
-    return defer(h, std::move(call));
+    const void* send_data = in->data;
+    void* out_data = o->data;
+    const size_t count = in->size();
+    int* overflowed = &call->overflowed;
+    std::vector<std::unique_ptr<Array>> borrowed;
+    borrowed.push_back(std::move(in));
+    borrowed.push_back(std::move(o));
+    return record_in_group(h, std::move(call), std::move(borrowed), [&] {
+      return zfcAllReduce(h, send_data, out_data, count, zfcFloat32, &how, overflowed, stream);
+    });
   }
   int overflowed = 0;
   zfcResult_t r;

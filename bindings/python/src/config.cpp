@@ -108,7 +108,7 @@ zfcConfig_t comm_config(const py::kwargs& kw, std::string* name) {
   for (auto item : kw) {
     const std::string key = py::str(item.first);
     py::handle v = item.second;
-    if (key == "transport") c.transport = lookup(v, kTransports, "transport");
+    if (key == "transport") c.transport = transport_of(v);
     else if (key == "device") c.device = v.cast<int>();
     else if (key == "timeout_ms") c.timeout_ms = v.cast<int>();
     else if (key == "algorithm") c.algorithm = algorithm_of(v, false);

@@ -25,12 +25,13 @@ void raise_invalid(const char* format, ...) {
   raise_error(zfcInvalidArgument, text);
 }
 
-void check(zfcResult_t r, zfcComm_t comm) {
-  if (r == zfcSuccess) return;
-  // Copied at once: the string is only valid until the next call on comm.
+std::string error_message(zfcResult_t r, zfcComm_t comm) {
   std::string detail = zfcGetLastError(comm);
-  if (detail.empty()) detail = zfcGetErrorString(r);
-  raise_error(r, detail);
+  return detail.empty() ? std::string(zfcGetErrorString(r)) : detail;
+}
+
+void check(zfcResult_t r, zfcComm_t comm) {
+  if (r != zfcSuccess) raise_error(r, error_message(r, comm));
 }
 
 }  // namespace zfcpy

@@ -15,8 +15,12 @@ namespace zfcpy {
 [[noreturn]] void raise_invalid(const char* format, ...)
     __attribute__((format(printf, 1, 2)));
 
-// Nothing when r is zfcSuccess; else raises with zfcGetLastError(comm) (comm NULL: the
-// detail of this thread's last failed call).
+// The library's message for the failed call r on comm: zfcGetLastError(comm) (comm NULL: this
+// thread's last failed call), or the code's fixed text when it has none. Copied at once: the
+// string is only valid until the next call on comm.
+std::string error_message(zfcResult_t r, zfcComm_t comm);
+
+// Nothing when r is zfcSuccess; else raises with error_message(r, comm).
 void check(zfcResult_t r, zfcComm_t comm);
 
 }  // namespace zfcpy

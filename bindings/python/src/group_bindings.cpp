@@ -51,12 +51,22 @@ void group_end(const Comm& c) {
     r = zfcGroupEnd(h);
   }
   if (r != zfcSuccess) {
-    std::string message = zfcGetLastError(h);
-    if (message.empty()) message = zfcGetErrorString(r);
+    const std::string message = error_message(r, h);
     for (auto& call : calls) call->fail(r, message);
     raise_error(r, message);
   }
-  for (auto& call : calls) call->complete();
+  // The library wrote every output: each call gets its result, or, if making it fails here
+  // (memory), that failure, and the first such failure is raised after all are done.
+  std::string unmade;
+  for (auto& call : calls) {
+    try {
+      call->complete();
+    } catch (const std::exception& e) {
+      call->fail(zfcInternalError, e.what());
+      if (unmade.empty()) unmade = e.what();
+    }
+  }
+  if (!unmade.empty()) raise_error(zfcInternalError, unmade);
 }
 
 // The `with comm.group():` block: a group from entry to exit. Leaving on an exception still
@@ -70,15 +80,15 @@ class GroupScope {
     return self;
   }
   bool exit(py::handle type) {
-    if (type.is_none()) {
-      group_end(comm_.cast<const Comm&>());
-      return false;
-    }
     try {
       group_end(comm_.cast<const Comm&>());
     } catch (py::error_already_set& e) {
-      // The calls' Pendings carry this error; the body's exception is the one to see.
-      if (!e.matches(py::module_::import("zipfcoll._errors").attr("Error"))) throw;
+      // After the body raised, the calls' Pendings carry the group's error; the body's
+      // exception is the one to see.
+      const bool body_raised = !type.is_none();
+      if (!body_raised || !e.matches(py::module_::import("zipfcoll._errors").attr("Error"))) {
+        throw;
+      }
     }
     return false;
   }
@@ -117,9 +127,17 @@ py::object PendingCall::wait() const {
 
 bool group_open(zfcComm_t comm) { return open_groups().count(comm) != 0; }
 
-py::object defer(zfcComm_t comm, std::shared_ptr<PendingCall> call) {
-  open_groups().at(comm).calls.push_back(call);
-  return py::cast(std::move(call));
+py::object record_in_group(zfcComm_t comm, std::shared_ptr<PendingCall> call,
+                           std::vector<std::unique_ptr<Array>> borrowed,
+                           const std::function<zfcResult_t()>& record) {
+  std::vector<std::shared_ptr<PendingCall>>& calls = open_groups().at(comm).calls;
+  calls.reserve(calls.size() + 1);
+  py::object pending = py::cast(call);
+  check(record(), comm);  // nothing is recorded when it fails
+  // From here nothing can fail: a move, and a push_back into reserved room.
+  call->arrays = std::move(borrowed);
+  calls.push_back(std::move(call));
+  return pending;
 }
 
 void forget_group(zfcComm_t comm, const char* why) {

@@ -102,14 +102,20 @@ py::object reduce(py::object self, py::handle indices, py::handle rows, py::hand
     // Recorded: the library reads the arrays and writes the result when the group ends. The
     // view owner, taken now, also keeps the plan from being freed before then.
     auto call = std::make_shared<PendingCall>("reduce");
-    check(zfcSparseReduce(h, i->data, i->size(), r->data, &call->sparse, stream), c);
-    call->arrays.push_back(std::move(i));
-    call->arrays.push_back(std::move(r));
     call->objects.push_back(SparsePlan::view_owner(self));
     call->make_result = [=](PendingCall& p) {
       return sparse_result(p.sparse, index_type, device, device_id, p.objects[0]);
     };
-    return defer(c, std::move(call));
+    const void* indices_data = i->data;
+    const void* rows_data = r->data;
+    const size_t count = i->size();
+    zfcSparseResult_t* out = &call->sparse;
+    std::vector<std::unique_ptr<Array>> borrowed;
+    borrowed.push_back(std::move(i));
+    borrowed.push_back(std::move(r));
+    return record_in_group(c, std::move(call), std::move(borrowed), [&] {
+      return zfcSparseReduce(h, indices_data, count, rows_data, out, stream);
+    });
   }
   zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
   zfcResult_t res;

@@ -19,6 +19,9 @@ SeedGroup::~SeedGroup() {
   zfcSeedGroupDestroy(handle_);
 }
 
+// Before zfcSeedGroupDestroy, not after (as Comm::abort does): failing the Pendings may
+// free a plan recorded in the group, which must happen while its communicator still exists
+// (the library then refuses to free it, and it leaks, instead of touching freed memory).
 void SeedGroup::forget_comm_group() {
   zfcComm_t c = nullptr;
   if (handle_ != nullptr && zfcSeedGroupInfo(handle_, nullptr, nullptr, &c) == zfcSuccess) {

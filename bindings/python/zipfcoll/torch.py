@@ -73,9 +73,7 @@ _ROW_TYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16
 
 def _as_tensor(view, device):
     """A tensor of its own holding a plan's result view (copied: the view is rewritten by the
-    plan's next reduce)."""
-    if isinstance(view, torch.Tensor):
-        return view.clone()
+    plan's next reduce). The view is a zipfcoll.DeviceArray or a NumPy array."""
     if hasattr(view, "__dlpack_device__") and view.__dlpack_device__()[0] != 1:
         return torch.from_dlpack(view).clone()
     return torch.tensor(view, device=device)  # a read-only NumPy view: copied
@@ -133,7 +131,6 @@ class SparseEmbeddingSync:
             self.last_algorithms.append(res.algorithm)
             indices = _as_tensor(res.indices, weight.device)
             rows = _as_tensor(res.rows, weight.device)
-            del res  # the plan's views
             if self.average:
                 rows.div_(self.comm.size)
             # The indices are sorted and distinct by construction: no check is needed.
@@ -144,7 +141,9 @@ class SparseEmbeddingSync:
 
     @staticmethod
     def _local_gradient(m):
-        """This rank's (indices, rows) of module m's sparse gradient: none without one."""
+        """This rank's (indices, rows) of module m's sparse gradient, one row per token as
+        backward() leaves them (the plan merges repeated indices itself, in fp32): none
+        without a gradient."""
         weight = m.weight
         grad = weight.grad
         if grad is None:
@@ -154,8 +153,7 @@ class SparseEmbeddingSync:
         if grad.layout != torch.sparse_coo:
             raise ValueError(f"{type(m).__name__}'s gradient is {grad.layout}, not sparse: "
                              "make the module with sparse=True")
-        grad = grad.coalesce()
-        return grad.indices()[0].contiguous(), grad.values().contiguous()
+        return grad._indices()[0].contiguous(), grad._values().contiguous()
 
     def destroy(self):
         for plan in self.plans:

@@ -23,9 +23,9 @@ def tokens_of(rank, step=0):
 def torch_sparse_mean(grad):
     """The reference: every rank's sparse gradient all-gathered (torch's own sync of sparse
     embeddings), summed and divided by the number of ranks, dense."""
-    grad = grad.coalesce()
+    grad = grad.float().coalesce()  # a rank's repeated rows summed in fp32, as zipfcoll does
     parts = [None] * dist.get_world_size()
-    dist.all_gather_object(parts, (grad.indices(), grad.values().float()))
+    dist.all_gather_object(parts, (grad.indices(), grad.values()))
     dense = torch.zeros(grad.shape, dtype=torch.float32)
     for idx, val in parts:
         dense.index_add_(0, idx[0], val)
