@@ -28,13 +28,13 @@ if(rc EQUAL 0)
   endforeach()
 endif()
 
-# Every plugin of the build is installed beside the library, where it looks for them; the
-# consumer below asks each installed one to load (zfcQueryTransport).
+# Every plugin of the build (PLUGINS, comma-separated file names) is installed beside the
+# library, where it looks for them; the consumer below asks each installed one to load
+# (zfcQueryTransport).
 get_filename_component(libdir "${lib}" DIRECTORY)
-file(GLOB built_plugins "${BUILD_DIR}/lib/libzipfcoll-*.so")
+string(REPLACE "," ";" built_plugins "${PLUGINS}")
 set(ENV{ZIPFCOLL_EXPECT_TRANSPORTS} "")
-foreach(plugin IN LISTS built_plugins)
-  get_filename_component(name "${plugin}" NAME)
+foreach(name IN LISTS built_plugins)
   if(NOT EXISTS "${libdir}/${name}")
     message(FATAL_ERROR "${name} is not installed beside libzipfcoll.so in ${libdir}")
   endif()

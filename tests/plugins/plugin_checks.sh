@@ -28,10 +28,12 @@ three_ranks() {
   [ "$launched" = 0 ] || fail "a rank of the probe did not finish (exit $launched)"
 }
 
-# Every rank printed the same failure, which says $1 and $2.
+# Every rank printed the same failure, of result $3 (default unsupported), which says $1
+# and $2 (each after the probe's own "rank R: " prefix).
 all_fail_alike() {
-  [ "$(grep -c '^rank [0-2]: unsupported: ' "$scratch/out")" = 3 ] ||
-    fail "expected zfcUnsupported on all 3 ranks"
+  local code="${3:-unsupported}"
+  [ "$(grep -c "^rank [0-2]: $code: " "$scratch/out")" = 3 ] ||
+    fail "expected '$code' on all 3 ranks"
   [ "$(sed 's/^rank [0-2]: //' "$scratch/out" | sort -u | wc -l)" = 1 ] ||
     fail "the ranks' messages differ"
   grep -q -- "$1" "$scratch/out" || fail "the message does not say '$1'"
@@ -46,9 +48,11 @@ case "$mode" in
       fail "libzipfcoll.so needs a transport's library"
     fi
     for kind in mpi:$have_mpi ucx:$have_ucx nccl:$have_nccl; do
-      [ "${kind#*:}" = ON ] || continue
-      plugin="$lib/libzipfcoll-${kind%%:*}.so"
-      [ -f "$plugin" ] || fail "$plugin is missing"
+      [ "${kind#*:}" != ON ] || [ -f "$lib/libzipfcoll-${kind%%:*}.so" ] ||
+        fail "libzipfcoll-${kind%%:*}.so is missing"
+    done
+    for plugin in "$lib"/libzipfcoll-*.so; do  # the transports' and hwloc's
+      [ -f "$plugin" ] || continue
       exported="$(nm -D --defined-only "$plugin" | awk '{print $3}' | sort -u | tr '\n' ' ')"
       [ "$exported" = "zipfcoll_plugin_v1 " ] || fail "$plugin exports $exported"
     done
@@ -97,7 +101,8 @@ case "$mode" in
     ;;
   one_missing)
     PROBE_NO_PLUGINS_RANK=2 three_ranks ucx
-    all_fail_alike "rank 2: " "libzipfcoll-ucx.so is not in /nonexistent/zipfcoll-plugins"
+    all_fail_alike "unsupported: rank 2: " \
+      "libzipfcoll-ucx.so is not in /nonexistent/zipfcoll-plugins"
     ;;
   nccl_alone)
     if [ "$have_nccl" = ON ]; then
@@ -105,14 +110,19 @@ case "$mode" in
     fi
     ZIPFCOLL_PLUGIN_PATH="$scratch/empty" three_ranks nccl
     grep -qi "ucx" "$scratch/out" && fail "starting NCCL asked for UCX"
-    if grep -q "^rank [0-2]: no error" "$scratch/out"; then
-      # A machine with a device for each rank: NCCL ran.
+    # Rank R asks for device R: what happens depends on the machine's devices, but every
+    # rank sees the same.
+    if [ "$have_nccl" != ON ]; then
+      all_fail_alike "unsupported: rank 0: " "built without the NCCL transport"
+    elif grep -q "^rank [0-2]: no error" "$scratch/out"; then
+      # A device for each rank: NCCL ran.
       [ "$(grep -c 'allreduce no error, sum 6$' "$scratch/out")" = 3 ] ||
         fail "NCCL started but its allreduce is wrong"
-    elif [ "$have_nccl" = ON ]; then
-      all_fail_alike "has no device for the NCCL transport" "rank 0: "
+    elif grep -q "but there are [12] devices" "$scratch/out"; then
+      all_fail_alike "invalid argument: rank [12]: config device [12], " "but there are" \
+        "invalid argument"
     else
-      all_fail_alike "built without the NCCL transport" "rank 0: "
+      all_fail_alike "unsupported: rank 0 has no device" "for the NCCL transport"
     fi
     ;;
   missing_mpi)

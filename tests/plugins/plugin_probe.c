@@ -5,7 +5,8 @@
  *   plugin_probe query                one line per transport: its memory kinds, or why not
  *   plugin_probe init ucx|nccl        one rank of a zfcCommInitFromEnv launch; prints
  *                                     "rank R: <result> <last error>" and, on success, the sum
- *                                     of an allreduce of rank + 1. With PROBE_NO_PLUGINS_RANK
+ *                                     of an allreduce of rank + 1 (over NCCL, rank R on
+ *                                     device R). With PROBE_NO_PLUGINS_RANK
  *                                     = R, rank R alone looks for its plugins in an empty
  *                                     place.
  * Exits 0 whenever the library answered; the calling script judges the answers.
@@ -69,7 +70,12 @@ static int init(const char* transport) {
   if (lone != NULL && strcmp(lone, rank) == 0) {
     setenv("ZIPFCOLL_PLUGIN_PATH", "/nonexistent/zipfcoll-plugins", 1);
   }
-  config.transport = strcmp(transport, "nccl") == 0 ? zfcTransportNccl : zfcTransportUcx;
+  if (strcmp(transport, "nccl") == 0) {
+    config.transport = zfcTransportNccl;
+    config.device = atoi(rank); /* a device of its own for each rank */
+  } else {
+    config.transport = zfcTransportUcx;
+  }
   config.timeout_ms = 30000;
   r = zfcCommInitFromEnv(&comm, &config);
   printf("rank %s: %s: %s\n", rank, zfcGetErrorString(r), r == zfcSuccess ? "" :

@@ -9,7 +9,7 @@
 #   PROGRAM runs to the end (exit 0) and prints its world once: "N ranks".
 # usage: torchrun_launch.sh PYTHON refuses N PROGRAM [ARGS...]
 #   every rank of PROGRAM exits with status 2 and says it was started by a launcher other
-#   than mpirun.
+#   than mpirun (each rank's status is read on its own).
 set -u
 python="$1" mode="$2" n="$3" prog="$4"
 shift 4
@@ -60,12 +60,17 @@ case "$mode" in
     echo "torchrun_launch.sh: joined as one $n-rank world"
     ;;
   refuses)
-    torchrun "$prog" "$@" > "$out" 2>&1
+    # Each rank runs under a shell that reports its exit status and exits 0: torchrun stops
+    # the other workers as soon as one fails, which would cut short a rank still starting.
+    torchrun sh -c '"$0" "$@"; echo "torchrun_launch: rank $RANK exit $?"' "$prog" "$@" \
+      > "$out" 2>&1
     rc=$?
     cat "$out"
     said="$(grep -c "by a launcher other than mpirun" "$out")"
-    if [ "$rc" = 0 ] || [ "$said" != "$n" ]; then
-      echo "torchrun_launch.sh: exit $rc and $said of $n ranks refused (want every rank)"
+    refused="$(grep -c '^torchrun_launch: rank [0-9]* exit 2$' "$out")"
+    if [ "$rc" != 0 ] || [ "$said" != "$n" ] || [ "$refused" != "$n" ]; then
+      echo "torchrun_launch.sh: torchrun exit $rc; $said of $n ranks said why and $refused" \
+        "exited with status 2 (want every rank)"
       exit 1
     fi
     echo "torchrun_launch.sh: every rank refused the launch"
