@@ -486,8 +486,9 @@ ZFC_API zfcResult_t zfcSparsePlanDestroy(zfcSparsePlan_t plan);
 
 /* Local. Opens a group on `comm`: until the matching zfcGroupEnd, zfcAllReduce on comm and
  * zfcSparseReduce on plans of comm are recorded, return zfcSuccess at once, and run at
- * zfcGroupEnd. Their buffers must stay valid and unchanged until then; their outputs (recv,
- * *overflowed, *out) are written by zfcGroupEnd, only when it succeeds. Groups nest (only
+ * zfcGroupEnd; so are zfcShardedGather and zfcShardedReduceApply. Their buffers must stay
+ * valid and unchanged until then; their outputs (recv, *overflowed, *out, positions, the
+ * shard) are written by zfcGroupEnd, only when it succeeds. Groups nest (only
  * the outermost zfcGroupEnd runs them). A plan may run once per group. zfcUniqueMerge,
  * zfcCommSplit and zfcSeedGroupCreate are refused inside a group with zfcInvalidUsage, and
  * so is then the group. */
@@ -504,6 +505,86 @@ ZFC_API zfcResult_t zfcGroupStart(zfcComm_t comm);
  * rank; no output is written then, except, if the transport itself fails part-way, the recv
  * buffers of allreduces already run. An empty group does nothing and sends nothing. */
 ZFC_API zfcResult_t zfcGroupEnd(zfcComm_t comm);
+
+/* ---- sharded embedding tables --------------------------------------------------------- */
+
+/* A table too large to hold on every rank (with its optimizer state) is split by rows: each
+ * rank stores only the rows it owns, and two collectives serve a step. zfcShardedGather
+ * fetches the current rows of the rank's distinct ids (the forward lookup);
+ * zfcShardedReduceApply sends the summed gradient of each distinct id to its owner, which
+ * sums them over ranks and updates its rows. Each moves O(U_i * dim) bytes per rank each way,
+ * independent of the rank count: nothing of order U_g or V travels or is held. */
+
+/* How a row w is updated with its reduced gradient g (zfcApplyUpdate and
+ * zfcShardedReduceApply), element by element. */
+typedef enum {
+  zfcUpdateAdd = 0,    /* w += alpha * g */
+  zfcUpdateSgd = 1,    /* w -= alpha * g (alpha: the learning rate) */
+  zfcUpdateAdagrad = 2 /* s += g * g; w -= alpha * (g / (sqrt(s) + epsilon)), s being the
+                          row of the accumulator the caller keeps beside the table */
+} zfcUpdateKind_t;
+
+typedef struct {
+  size_t size;   /* sizeof(zfcRowUpdate_t) */
+  int kind;      /* zfcUpdateKind_t */
+  float alpha;   /* finite */
+  float epsilon; /* Adagrad only: finite and >= 0 */
+} zfcRowUpdate_t;
+
+#define ZFC_ROW_UPDATE_INITIALIZER {sizeof(zfcRowUpdate_t), zfcUpdateAdd, 1.0f, 1e-10f}
+
+/* Local. For p in [0, num_rows) in order, updates row indices[p] of the fp32 table
+ * (vocab_size x dim, row-major) with rows[p] as `update` says; `state` (the same shape)
+ * holds Adagrad's accumulators and is not read otherwise (it may then be NULL). Indices are
+ * checked before anything is written. Applied to a zfcSparseReduce result, it is the
+ * replicated twin of zfcShardedReduceApply: the same rows and update give the same bits.
+ * Host buffers only in this version (device buffers are zfcUnsupported). */
+ZFC_API zfcResult_t zfcApplyUpdate(float* table, float* state, int64_t vocab_size, size_t dim,
+                                   const void* indices, zfcDataType_t index_type,
+                                   const float* rows, size_t num_rows,
+                                   const zfcRowUpdate_t* update, void* stream);
+
+/* Local. The layout of a vocab_size-row table sharded over `ranks` ranks (G): id v lives on
+ * rank owner(v) = (v mod G + mix(floor(v / G)) mod G) mod G, at row floor(v / G) of its
+ * shard, mix being the SplitMix64 finalizer (docs/sharded_tables.md). Each block of G
+ * consecutive ids puts one row on every rank, so ids ranked by frequency spread their load
+ * evenly and every rank holds floor(V / G) or ceil(V / G) rows. zfcShardRows gives the
+ * number of rows of `rank`'s shard; zfcShardLocate where id `index` lives (either output may
+ * be NULL). */
+ZFC_API zfcResult_t zfcShardRows(int64_t vocab_size, int ranks, int rank, size_t* shard_rows);
+ZFC_API zfcResult_t zfcShardLocate(int64_t vocab_size, int ranks, int64_t index, int* owner,
+                                   size_t* row);
+
+/* Collective over the plan's communicator: the forward lookup of a sharded table. `shard` is
+ * this rank's shard, shard_rows x dim fp32 (shard_rows as zfcShardRows gives it for this
+ * rank and the communicator's size; the plan gives dim and vocab_size). From this rank's
+ * `count` ids, *out gets its U_i distinct ids, sorted, in the plan's index type
+ * (out->indices, out->num_unique), and their current rows (out->rows, U_i x dim fp32), each
+ * fetched once from its owner; positions[i] (int32, may be NULL) gets the place of
+ * indices[i] among them. Rows travel in the plan's compression type, unscaled (with fp16 or
+ * bf16 they arrive rounded to it); out->overflowed is 0 and out->algorithm
+ * zfcAlgoKeyRouted. A bad id, or a shard_rows that is not this rank's, fails every rank
+ * alike. Outputs are owned by the plan, as for zfcSparseReduce. Host buffers only in this
+ * version. May be recorded in a group. */
+ZFC_API zfcResult_t zfcShardedGather(zfcSparsePlan_t plan, const float* shard,
+                                     size_t shard_rows, const void* indices, size_t count,
+                                     zfcSparseResult_t* out, int32_t* positions, void* stream);
+
+/* Collective: the update of a sharded table. Each rank sums the rows of its distinct ids in
+ * token order (fp32) and sends each sum to the id's owner (in the plan's compression, with
+ * its scale); each owner sums what it receives over ranks in the order zfcSparseReduce uses
+ * and applies `update` (equal on every rank) to its rows of `shard` and, for Adagrad,
+ * `state` (shard_rows x dim each). In fp32 the shards then hold, bit for bit, the rows of a
+ * replicated table updated with zfcSparseReduce and zfcApplyUpdate. When any summed value
+ * is not finite, on any owner, no shard is changed and *overflowed (may be NULL) is 1 on
+ * every rank, else 0: the step a loss scaler skips. Errors are agreed as for the gather.
+ * Host buffers only in this version. May be recorded in a group; the shard is then written
+ * at zfcGroupEnd, once every call of the group has succeeded. */
+ZFC_API zfcResult_t zfcShardedReduceApply(zfcSparsePlan_t plan, const void* indices,
+                                          size_t count, const void* rows,
+                                          const zfcRowUpdate_t* update, float* shard,
+                                          float* state, size_t shard_rows, int* overflowed,
+                                          void* stream);
 
 /* ---- the cost model ------------------------------------------------------------------ */
 

@@ -1,6 +1,7 @@
 #include "algo/agreement.hpp"
 
 #include <climits>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -20,6 +21,8 @@ const char* op_name(uint32_t op) {
     case OpKind::kSparseReduce: return "zfcSparseReduce";
     case OpKind::kSeedGroup: return "zfcSeedGroupCreate";
     case OpKind::kGroup: return "zfcGroupEnd";
+    case OpKind::kShardedGather: return "zfcShardedGather";
+    case OpKind::kShardedApply: return "zfcShardedReduceApply";
   }
   return "an unknown operation";
 }
@@ -40,6 +43,20 @@ std::string figures_given(int32_t key) {
     s += names[b];
   }
   return s.empty() ? "none" : s;
+}
+
+// The update a sharded apply's header carries (color: kind; node: alpha and epsilon bits).
+std::string update_text(const OpHeader& h) {
+  const char* const kinds[3] = {"add", "sgd", "adagrad"};
+  const uint32_t a = static_cast<uint32_t>(h.node), e = static_cast<uint32_t>(h.node >> 32);
+  float alpha, epsilon;
+  std::memcpy(&alpha, &a, sizeof alpha);
+  std::memcpy(&epsilon, &e, sizeof epsilon);
+  char text[96];
+  std::snprintf(text, sizeof text, "%s alpha %g epsilon %g",
+                h.color >= 0 && h.color < 3 ? kinds[h.color] : "?",
+                static_cast<double>(alpha), static_cast<double>(epsilon));
+  return text;
 }
 
 }  // namespace
@@ -158,6 +175,7 @@ Status agree(const OpHeader* all, int size, const std::vector<std::string>& mess
   const bool counts_match = h0.op == static_cast<uint32_t>(OpKind::kAllReduce);
   const bool init = h0.op == static_cast<uint32_t>(OpKind::kInit);
   const bool group = h0.op == static_cast<uint32_t>(OpKind::kGroup);
+  const bool sharded_apply = h0.op == static_cast<uint32_t>(OpKind::kShardedApply);
   for (int r = 1; r < size; ++r) {
     const OpHeader& h = all[r];
     if (group && h.count != h0.count) {
@@ -174,6 +192,10 @@ Status agree(const OpHeader* all, int size, const std::vector<std::string>& mess
                    "rank 0 gives %s, rank %d gives %s (give the same figures on every rank, "
                    "in the config or ZIPFCOLL_MACHINE_MODEL)",
                    figures_given(h0.key).c_str(), r, figures_given(h.key).c_str());
+    }
+    if (sharded_apply && (h.color != h0.color || h.node != h0.node)) {
+      return error(zfcMismatch, "the update differs across ranks: rank 0 has %s, rank %d has "
+                   "%s", update_text(h0).c_str(), r, update_text(h).c_str());
     }
     if (counts_match && h.count != h0.count) return differs("count", h0.count, r, h.count);
     if (h.dim != h0.dim) return differs("dim", h0.dim, r, h.dim);

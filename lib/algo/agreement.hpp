@@ -27,6 +27,8 @@ enum class OpKind : uint32_t {
   kSparseReduce = 5,
   kSeedGroup = 6,
   kGroup = 7,  // the calls between zfcGroupStart and zfcGroupEnd (algo/call_group.hpp)
+  kShardedGather = 8,
+  kShardedApply = 9,
 };
 
 struct OpHeader {
@@ -38,14 +40,17 @@ struct OpHeader {
   int64_t local_unique;  // U_i
   int64_t dim;
   int64_t vocab;
-  int64_t capacity;      // caller's room for the result (unique merge), else -1
+  int64_t capacity;      // caller's room for the result (unique merge); the distinct ids a
+                         // rank owns itself (sharded gather); else -1
   int32_t row_type;
   int32_t index_type;
   int32_t compression;
   float scale;
   int32_t color;         // split
   int32_t key;           // split
-  uint64_t node;         // init: an id of the rank's host (same id: same machine)
+  uint64_t node;         // init: an id of the rank's host (same id: same machine);
+                         // sharded apply: the update's alpha and epsilon, as fp32 bits
+                         // (color: its kind)
   uint64_t sequence;     // the transport's count of agreed operations, this one included
 };
 // The size is part of the documented traffic (docs/algorithms.md, zfcCommGetStats).

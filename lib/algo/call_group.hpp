@@ -64,4 +64,23 @@ CallGroup& open_group(zfcComm& comm);
 // open on comm: refuses it, and records the refusal so that zfcGroupEnd fails on every rank.
 Status refuse_in_group(zfcComm& comm, const char* call);
 
+// A call on a plan: run alone, or recorded in the group open on the plan's communicator
+// (a plan may run once per group). `make()` gives the call.
+template <class Make>
+Status run_or_record(zfcComm& comm, const void* plan, Make make) {
+  if (comm.group_depth == 0) {
+    auto call = make();
+    return run_alone(comm, *call);
+  }
+  CallGroup& group = open_group(comm);
+  if (group.holds(plan)) {
+    group.fail(error(zfcInvalidUsage, "plan %p runs twice in one group: its results live in "
+                     "the plan until its next call, so give each table its own plan",
+                     plan));
+    return Status::Ok();
+  }
+  group.record(make, plan);
+  return Status::Ok();
+}
+
 }  // namespace zfc

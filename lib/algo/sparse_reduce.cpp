@@ -281,23 +281,10 @@ Status sparse_reduce(zfcSparsePlan& plan, const void* indices, size_t count, con
                      const Status& caller_check, zfcSparseResult_t* out, const void* stream) {
   return with_key_type(plan.spec.vocab, [&](auto tag) -> Status {
     using K = typename decltype(tag)::type;
-    zfcComm& comm = *plan.comm;
-    if (comm.group_depth == 0) {
-      SparseReduceCall<K> call(plan, indices, count, rows, caller_check, out, stream);
-      return run_alone(comm, call);
-    }
-    CallGroup& group = open_group(comm);
-    if (group.holds(&plan)) {
-      group.fail(error(zfcInvalidUsage, "plan %p runs twice in one group: its results live in "
-                       "the plan until its next call, so give each table its own plan",
-                       static_cast<const void*>(&plan)));
-      return Status::Ok();
-    }
-    group.record([&] {
+    return run_or_record(*plan.comm, &plan, [&] {
       return std::make_unique<SparseReduceCall<K>>(plan, indices, count, rows, caller_check,
                                                    out, stream);
-    }, &plan);
-    return Status::Ok();
+    });
   });
 }
 

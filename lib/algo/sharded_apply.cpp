@@ -1,0 +1,156 @@
+// The update of a sharded table, in two rounds after the header:
+//   1. the (id, row) pairs of each rank's distinct ids go to their owners, rows summed in
+//      token order and encoded for the wire: the first round of the key-routed exchange
+//      (algo/routed_pairs.hpp);
+//   2. each owner sums what it received in the order of sums, and every rank learns every
+//      owner's report in one allgather of 16 bytes each: whether its sums are finite, how
+//      many ids it could not place, and what it received (for the ledger).
+// Owners write their shards only at publish, once every report is in and every call of a
+// group has run: a non-finite sum on any owner leaves every shard as it was.
+#include <cmath>
+#include <cstring>
+#include <memory>
+
+#include "algo/routed_pairs.hpp"
+#include "algo/sharded_call.hpp"
+
+namespace zfc {
+namespace {
+
+struct ApplyReport {
+  uint64_t received_bytes;  // what the owner received from its peers in round 1
+  uint32_t non_finite;      // 1 when some sum is not finite
+  uint32_t refused;         // ids it was sent that are not its own (malformed input)
+};
+static_assert(sizeof(ApplyReport) == 16, "the owner's report is 16 bytes on the wire");
+
+uint64_t update_bits(const kernels::RowUpdate& u) {
+  uint32_t a, e;
+  std::memcpy(&a, &u.alpha, sizeof a);
+  std::memcpy(&e, &u.epsilon, sizeof e);
+  return uint64_t{a} | uint64_t{e} << 32;
+}
+
+template <class K>
+class ShardedApplyCall final : public ShardedCall<K> {
+  using Base = ShardedCall<K>;
+
+ public:
+  ShardedApplyCall(zfcSparsePlan& plan, const void* indices, size_t count, const void* rows,
+                   const kernels::RowUpdate& update, const ShardBuffers& shard,
+                   const Status& caller_check, int* overflowed, const void* stream)
+      : Base(plan, OpKind::kShardedApply, shard, indices, count, rows, caller_check, stream),
+        update_(update), overflowed_(overflowed) {
+    this->mine_.color = static_cast<int32_t>(update.kind);
+    this->mine_.node = update_bits(update);
+  }
+
+  void prepare(zfcOpStats_t* op) override {
+    this->load(op, true, kernels::update_has_state(update_));
+  }
+  Status run(const Agreed& agreed, zfcOpStats_t* op) override;
+  void publish() override;
+
+ private:
+  ApplyReport sum_at_owner(SparseCall<K>& call, const RoutedPairs& routed);
+
+  kernels::RowUpdate update_;
+  int* overflowed_;
+  const K* owned_ = nullptr;  // the ids this rank owns that some rank sent, sorted
+  const float* sums_ = nullptr;  // their summed rows
+  size_t owned_count_ = 0;
+  bool overflow_ = false;
+};
+
+// Round 2's local part: the sums of this owner's ids, unscaled, and its report.
+template <class K>
+ApplyReport ShardedApplyCall<K>::sum_at_owner(SparseCall<K>& call, const RoutedPairs& routed) {
+  const Wire wire = wire_of(call.spec);
+  const int size = call.transport.size(), me = call.transport.rank();
+  K* ids = nullptr;
+  float* acc = nullptr;
+  const size_t u = sum_routed(call, routed, wire, &ids, &acc);
+  ApplyReport report{0, 0, 0};
+  for (int r = 0; r < size; ++r) {
+    if (r != me) report.received_bytes += routed.sizes.recv_bytes[r];
+  }
+  for (size_t p = 0; p < u; ++p) {
+    report.refused += key_owner(ids[p], size) != me ||
+                      shard_local_row(ids[p], size) >= this->shard_.rows;
+  }
+  PhaseTimer timer(call.op, zfcPhaseScatter);
+  const size_t n = u * call.spec.dim;
+  bool finite = true;
+  // The sums of scaled wire rows, scaled back as a decode would.
+  if (wire.type != zfcFloat32) {
+    for (size_t i = 0; i < n; ++i) acc[i] /= wire.scale;
+  }
+  for (size_t i = 0; i < n && finite; ++i) finite = std::isfinite(acc[i]);
+  report.non_finite = finite ? 0 : 1;
+  owned_ = ids;
+  sums_ = acc;
+  owned_count_ = u;
+  return report;
+}
+
+template <class K>
+Status ShardedApplyCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
+  Transport& t = this->transport();
+  const int size = t.size(), me = t.rank();
+  SparseCall<K> call = this->sparse_call(agreed, op);
+  RoutedPairs routed;
+  ZFC_RETURN_IF_ERROR(route_pairs(call, wire_of(call.spec), &routed));
+  const ApplyReport mine = sum_at_owner(call, routed);
+  ApplyReport* reports =
+      this->plan_.ws.template get<ApplyReport>(Slot::kOwnerReports, static_cast<size_t>(size));
+  {
+    PhaseTimer timer(op, zfcPhaseRowExchange);
+    ZFC_RETURN_IF_ERROR(t.allgather(&mine, sizeof mine, reports));
+  }
+  bool overflow = false;
+  for (int j = 0; j < size; ++j) {
+    if (reports[j].refused != 0) {
+      return error(zfcInvalidArgument, "rank %d was sent %u rows it does not hold: some "
+                   "rank's ids are outside [0, %lld) (bounds_check is off)", j,
+                   reports[j].refused, static_cast<long long>(call.spec.vocab));
+    }
+    overflow |= reports[j].non_finite != 0;
+    if (j != me) t.note_received(j, reports[j].received_bytes);
+  }
+  overflow_ = overflow;
+  op->local_unique += this->set_.local_unique_count();
+  op->algorithm = zfcAlgoKeyRouted;
+  op->overflows += overflow ? 1 : 0;
+  return Status::Ok();
+}
+
+template <class K>
+void ShardedApplyCall<K>::publish() {
+  if (overflowed_ != nullptr) *overflowed_ = overflow_ ? 1 : 0;
+  if (overflow_) return;
+  const size_t dim = this->plan_.spec.dim;
+  const int size = this->transport().size();
+  const bool with_state = kernels::update_has_state(update_);
+  for (size_t p = 0; p < owned_count_; ++p) {
+    const size_t at = shard_local_row(owned_[p], size) * dim;
+    kernels::update_row(this->shard_.table + at, with_state ? this->shard_.state + at : nullptr,
+                        sums_ + p * dim, dim, update_);
+  }
+}
+
+}  // namespace
+
+Status sharded_reduce_apply(zfcSparsePlan& plan, const void* indices, size_t count,
+                            const void* rows, const kernels::RowUpdate& update,
+                            const ShardBuffers& shard, const Status& caller_check,
+                            int* overflowed, const void* stream) {
+  return with_key_type(plan.spec.vocab, [&](auto tag) -> Status {
+    using K = typename decltype(tag)::type;
+    return run_or_record(*plan.comm, &plan, [&] {
+      return std::make_unique<ShardedApplyCall<K>>(plan, indices, count, rows, update, shard,
+                                                   caller_check, overflowed, stream);
+    });
+  });
+}
+
+}  // namespace zfc

@@ -1,0 +1,104 @@
+// What the two collectives of a sharded table share: the local checks of a call (buffers,
+// ids, the shard's shape) and the index set of this rank's distinct ids.
+#pragma once
+
+#include <climits>
+
+#include "algo/call_group.hpp"
+#include "algo/shard_layout.hpp"
+#include "algo/sharded_table.hpp"
+#include "core/memory_space.hpp"
+
+namespace zfc {
+
+template <class K>
+class ShardedCall : public CollectiveCall {
+ public:
+  LocalHeader& header() override { return mine_; }
+  Workspace& workspace() override { return plan_.ws; }
+
+ protected:
+  ShardedCall(zfcSparsePlan& plan, OpKind op, const ShardBuffers& shard, const void* indices,
+              size_t count, const void* rows, const Status& caller_check, const void* stream)
+      : plan_(plan), shard_(shard), indices_(indices), count_(count), rows_(rows),
+        caller_check_(caller_check), stream_(stream), mine_(make_header(op)),
+        set_(plan.ws, plan.spec.vocab) {
+    const PlanSpec& spec = plan.spec;
+    mine_.count = static_cast<int64_t>(count);
+    mine_.dim = static_cast<int64_t>(spec.dim);
+    mine_.vocab = spec.vocab;
+    mine_.row_type = spec.row_type;
+    mine_.index_type = spec.index_type;
+    mine_.compression = spec.compression.kind;
+    mine_.scale = spec.compression.scale;
+  }
+
+  // This rank's checks and its distinct ids; a failure goes into the header.
+  void load(zfcOpStats_t* op, bool with_rows, bool with_state) {
+    op->tokens += count_;
+    PhaseTimer timer(op, zfcPhaseLocal);
+    header_fail(&mine_, check_and_load(with_rows, with_state));
+    mine_.local_unique = static_cast<int64_t>(set_.local_unique_count());
+  }
+
+  // The view of the call the routed exchanges take (algo/routed_pairs.hpp).
+  SparseCall<K> sparse_call(const Agreed& agreed, zfcOpStats_t* op) {
+    zfcComm& comm = *plan_.comm;
+    return SparseCall<K>{*comm.transport, comm.nodes, plan_.ws, plan_.spec, op, set_, agreed,
+                         rows_, {}};
+  }
+
+  Transport& transport() { return *plan_.comm->transport; }
+
+  zfcSparsePlan& plan_;
+  ShardBuffers shard_;
+  const void* indices_;
+  size_t count_;
+  const void* rows_;
+  Status caller_check_;
+  const void* stream_;
+  LocalHeader mine_;
+  IndexSet<K> set_;
+
+ private:
+  Status check_and_load(bool with_rows, bool with_state) {
+    MemorySpace space = MemorySpace::kHost;
+    ZFC_RETURN_IF_ERROR(resolve_memory_space({{"indices", indices_},
+                                              {"rows", with_rows ? rows_ : nullptr},
+                                              {"shard", shard_.table},
+                                              {"state", with_state ? shard_.state : nullptr}},
+                                             stream_, &space));
+    if (space == MemorySpace::kDevice) {
+      return error(zfcUnsupported, "sharded tables take host buffers in this version");
+    }
+    ZFC_RETURN_IF_ERROR(caller_check_);
+    if (count_ > 0 && indices_ == nullptr) {
+      return error(zfcInvalidArgument, "indices is NULL with count %zu", count_);
+    }
+    if (with_rows && count_ > 0 && rows_ == nullptr) {
+      return error(zfcInvalidArgument, "rows is NULL with count %zu", count_);
+    }
+    if (count_ > static_cast<size_t>(INT32_MAX)) {
+      return error(zfcInvalidArgument, "count %zu exceeds %d", count_, INT32_MAX);
+    }
+    const Transport& t = *plan_.comm->transport;
+    const PlanSpec& spec = plan_.spec;
+    const uint64_t rows = shard_row_count(spec.vocab, t.size(), t.rank());
+    if (shard_.rows != rows) {
+      return error(zfcInvalidArgument, "shard_rows is %zu, but this rank's shard of a "
+                   "%lld-row table over %d ranks has %llu rows (see zfcShardRows)", shard_.rows,
+                   static_cast<long long>(spec.vocab), t.size(),
+                   static_cast<unsigned long long>(rows));
+    }
+    if (rows > 0 && shard_.table == nullptr) {
+      return error(zfcInvalidArgument, "shard is NULL with shard_rows %zu", shard_.rows);
+    }
+    if (with_state && rows > 0 && shard_.state == nullptr) {
+      return error(zfcInvalidArgument, "state is NULL, but an Adagrad update needs the "
+                   "accumulator rows of the shard");
+    }
+    return set_.load(indices_, spec.index_type, count_, plan_.comm->config.bounds_check, true);
+  }
+};
+
+}  // namespace zfc

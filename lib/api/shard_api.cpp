@@ -1,0 +1,129 @@
+// Sharded embedding tables: the layout, the two collectives, and the replicated twin of
+// their update.
+#include "algo/collectives.hpp"
+#include "algo/shard_layout.hpp"
+#include "algo/sharded_table.hpp"
+#include "api/api_guard.hpp"
+#include "core/memory_space.hpp"
+#include "kernels/index_keys.hpp"
+
+using zfc::error;
+using zfc::Status;
+
+namespace {
+
+Status check_layout(int64_t vocab_size, int ranks) {
+  if (vocab_size <= 0) {
+    return error(zfcInvalidArgument, "vocab_size %lld must be > 0",
+                 static_cast<long long>(vocab_size));
+  }
+  if (ranks <= 0) return error(zfcInvalidArgument, "ranks %d must be > 0", ranks);
+  return Status::Ok();
+}
+
+// A bad zfcSparseResult_t is this rank's argument error, agreed with the others.
+Status check_out(const zfcSparseResult_t* out) {
+  if (out == nullptr) return error(zfcInvalidArgument, "out is NULL");
+  if (out->size != sizeof(zfcSparseResult_t)) {
+    return error(zfcInvalidUsage, "out has size %zu, expected %zu: initialise it with "
+                 "ZFC_SPARSE_RESULT_INITIALIZER", out->size, sizeof(zfcSparseResult_t));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+extern "C" {
+
+zfcResult_t zfcShardRows(int64_t vocab_size, int ranks, int rank, size_t* shard_rows) {
+  return zfc::guarded(nullptr, [&]() -> Status {
+    ZFC_RETURN_IF_ERROR(check_layout(vocab_size, ranks));
+    if (rank < 0 || rank >= ranks) {
+      return error(zfcInvalidArgument, "rank %d is outside [0, %d)", rank, ranks);
+    }
+    if (shard_rows == nullptr) return zfc::null_handle("shard_rows");
+    *shard_rows = static_cast<size_t>(zfc::shard_row_count(vocab_size, ranks, rank));
+    return Status::Ok();
+  });
+}
+
+zfcResult_t zfcShardLocate(int64_t vocab_size, int ranks, int64_t index, int* owner,
+                           size_t* row) {
+  return zfc::guarded(nullptr, [&]() -> Status {
+    ZFC_RETURN_IF_ERROR(check_layout(vocab_size, ranks));
+    if (index < 0 || index >= vocab_size) {
+      return error(zfcInvalidArgument, "index %lld is outside [0, %lld)",
+                   static_cast<long long>(index), static_cast<long long>(vocab_size));
+    }
+    const uint64_t key = static_cast<uint64_t>(index);
+    if (owner != nullptr) *owner = zfc::key_owner(key, ranks);
+    if (row != nullptr) *row = static_cast<size_t>(zfc::shard_local_row(key, ranks));
+    return Status::Ok();
+  });
+}
+
+zfcResult_t zfcApplyUpdate(float* table, float* state, int64_t vocab_size, size_t dim,
+                           const void* indices, zfcDataType_t index_type, const float* rows,
+                           size_t num_rows, const zfcRowUpdate_t* update, void* stream) {
+  return zfc::guarded(nullptr, [&]() -> Status {
+    zfc::kernels::RowUpdate u;
+    ZFC_RETURN_IF_ERROR(zfc::kernels::parse_row_update(update, &u));
+    const bool with_state = zfc::kernels::update_has_state(u);
+    zfc::MemorySpace space = zfc::MemorySpace::kHost;
+    ZFC_RETURN_IF_ERROR(zfc::resolve_memory_space(
+        {{"table", table}, {"state", with_state ? state : nullptr}, {"indices", indices},
+         {"rows", rows}}, stream, &space));
+    if (space == zfc::MemorySpace::kDevice) {
+      return error(zfcUnsupported, "zfcApplyUpdate takes host buffers in this version");
+    }
+    ZFC_RETURN_IF_ERROR(zfc::check_index_space(index_type, vocab_size));
+    if (num_rows == 0) return Status::Ok();
+    if (indices == nullptr) return zfc::null_handle("indices");
+    if (dim > 0 && table == nullptr) return zfc::null_handle("table");
+    if (dim > 0 && rows == nullptr) return zfc::null_handle("rows");
+    if (dim > 0 && with_state && state == nullptr) {
+      return error(zfcInvalidArgument, "state is NULL, but an Adagrad update needs the "
+                   "accumulator rows");
+    }
+    const zfc::kernels::BadIndex bad =
+        zfc::kernels::find_bad_index(indices, index_type, num_rows, vocab_size);
+    if (bad.found) {
+      return error(zfcInvalidArgument, "indices[%zu] = %lld is outside [0, %lld)",
+                   bad.position, static_cast<long long>(bad.value),
+                   static_cast<long long>(vocab_size));
+    }
+    if (dim > 0) {
+      zfc::kernels::update_rows(table, state, dim, indices, index_type, rows, num_rows, u);
+    }
+    return Status::Ok();
+  });
+}
+
+zfcResult_t zfcShardedGather(zfcSparsePlan_t plan, const float* shard, size_t shard_rows,
+                             const void* indices, size_t count, zfcSparseResult_t* out,
+                             int32_t* positions, void* stream) {
+  zfcComm* comm = plan != nullptr ? plan->comm : nullptr;
+  return zfc::guarded(comm, [&]() -> Status {
+    if (plan == nullptr) return zfc::null_handle("plan");
+    const Status check = check_out(out);
+    const zfc::ShardBuffers buffers{const_cast<float*>(shard), nullptr, shard_rows};
+    return zfc::sharded_gather(*plan, buffers, indices, count, check, out, positions, stream);
+  });
+}
+
+zfcResult_t zfcShardedReduceApply(zfcSparsePlan_t plan, const void* indices, size_t count,
+                                  const void* rows, const zfcRowUpdate_t* update, float* shard,
+                                  float* state, size_t shard_rows, int* overflowed,
+                                  void* stream) {
+  zfcComm* comm = plan != nullptr ? plan->comm : nullptr;
+  return zfc::guarded(comm, [&]() -> Status {
+    if (plan == nullptr) return zfc::null_handle("plan");
+    zfc::kernels::RowUpdate u;
+    const Status check = zfc::kernels::parse_row_update(update, &u);
+    const zfc::ShardBuffers buffers{shard, state, shard_rows};
+    return zfc::sharded_reduce_apply(*plan, indices, count, rows, u, buffers, check,
+                                     overflowed, stream);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,71 @@
+#include "kernels/row_update.hpp"
+
+#include <cmath>
+
+namespace zfc {
+namespace kernels {
+
+Status parse_row_update(const zfcRowUpdate_t* user, RowUpdate* out) {
+  if (user == nullptr) return error(zfcInvalidArgument, "update is NULL");
+  if (user->size != sizeof(zfcRowUpdate_t)) {
+    return error(zfcInvalidUsage, "update has size %zu, expected %zu: initialise it with "
+                 "ZFC_ROW_UPDATE_INITIALIZER", user->size, sizeof(zfcRowUpdate_t));
+  }
+  if (user->kind < zfcUpdateAdd || user->kind > zfcUpdateAdagrad) {
+    return error(zfcInvalidArgument, "update kind %d is not a zfcUpdateKind_t", user->kind);
+  }
+  if (!std::isfinite(user->alpha)) {
+    return error(zfcInvalidArgument, "update alpha %g is not finite",
+                 static_cast<double>(user->alpha));
+  }
+  if (user->kind == zfcUpdateAdagrad && !(std::isfinite(user->epsilon) && user->epsilon >= 0)) {
+    return error(zfcInvalidArgument, "Adagrad epsilon %g must be finite and >= 0",
+                 static_cast<double>(user->epsilon));
+  }
+  out->kind = static_cast<zfcUpdateKind_t>(user->kind);
+  out->alpha = user->alpha;
+  out->epsilon = user->kind == zfcUpdateAdagrad ? user->epsilon : 0.0f;
+  return Status::Ok();
+}
+
+void update_row(float* w, float* s, const float* g, size_t dim, const RowUpdate& u) {
+  const float a = u.alpha;
+  switch (u.kind) {
+    case zfcUpdateAdd:
+      for (size_t k = 0; k < dim; ++k) w[k] += a * g[k];
+      return;
+    case zfcUpdateSgd:
+      for (size_t k = 0; k < dim; ++k) w[k] -= a * g[k];
+      return;
+    case zfcUpdateAdagrad:
+      for (size_t k = 0; k < dim; ++k) {
+        s[k] += g[k] * g[k];
+        w[k] -= a * (g[k] / (std::sqrt(s[k]) + u.epsilon));
+      }
+      return;
+  }
+}
+
+namespace {
+template <class I>
+void update_typed(float* table, float* state, size_t dim, const I* idx, const float* rows,
+                  size_t n, const RowUpdate& u) {
+  const bool with_state = update_has_state(u);
+  for (size_t p = 0; p < n; ++p) {
+    const size_t at = static_cast<size_t>(idx[p]) * dim;
+    update_row(table + at, with_state ? state + at : nullptr, rows + p * dim, dim, u);
+  }
+}
+}  // namespace
+
+void update_rows(float* table, float* state, size_t dim, const void* idx,
+                 zfcDataType_t index_type, const float* rows, size_t n, const RowUpdate& u) {
+  if (index_type == zfcInt32) {
+    update_typed(table, state, dim, static_cast<const int32_t*>(idx), rows, n, u);
+  } else {
+    update_typed(table, state, dim, static_cast<const int64_t*>(idx), rows, n, u);
+  }
+}
+
+}  // namespace kernels
+}  // namespace zfc
