@@ -12,6 +12,7 @@
 #   - bench/run_scale.sh: G = 2..8, nodes (hierarchical), a character vocabulary
 #     (dense_vocab), the cost model against measurement, zfc_model to 4096 ranks
 #                                                                  -> scale_model.md
+#   - bench/run_sharded.sh: replicated against sharded tables, G = 2..8 -> sharded.md
 #   - bench/trainer/run_trainer.sh: the example trainer's throughput and equal-step
 #     validation runs                                             -> trainer/report.md
 # Every raw output is stamped with the version, the commit and this command
@@ -193,6 +194,9 @@ if [ "$quick" = 0 ] && [ -d "$data/gutenberg" ]; then
   log "scale (bench/run_scale.sh)"
   bash bench/run_scale.sh --build "$build" --out "$out" --data "$data" > "$raw/run_scale.log"
   stamped+=("$out"/raw_scale/* "$out/scale.csv" "$out/scale_report.txt")
+  log "sharded tables (bench/run_sharded.sh)"
+  bash bench/run_sharded.sh --build "$build" --out "$out" --data "$data" > "$raw/run_sharded.log"
+  stamped+=("$out"/raw_sharded/*)
   if [ "$trainer" = 1 ] && [ -x "$build/examples/lstm_lm/lstm_lm" ]; then
     log "trainer (bench/trainer/run_trainer.sh, $trainer_steps steps per validation run)"
     rm -rf "$out/trainer"

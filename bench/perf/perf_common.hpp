@@ -58,3 +58,4 @@ ModelRun predicted_seconds(const PerfContext& ctx, zfcComm_t comm, const std::ve
 
 int run_allreduce(PerfContext& ctx);
 int run_sparse(PerfContext& ctx);
+int run_sharded(PerfContext& ctx);

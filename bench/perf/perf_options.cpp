@@ -15,6 +15,10 @@ void usage() {
       "modes:\n"
       "  allreduce   zfcAllReduce over a size sweep, per compression, against MPI_Allreduce\n"
       "  sparse      the embedding-gradient exchange (zfcSparseReduce) per algorithm\n"
+      "  sharded     a step of an SGD-trained table: replicated (allgather baseline and\n"
+      "              owner_partitioned, each zfcSparseReduce + zfcApplyUpdate) against\n"
+      "              sharded (zfcShardedGather + zfcShardedReduceApply); the sparse\n"
+      "              workload options apply (--algo and --candidates do not)\n"
       "common:\n"
       "  -n ITERS          timed iterations (20)\n"
       "  -w ITERS          warm-up iterations (5)\n"
@@ -171,7 +175,8 @@ bool validate(PerfOptions* o) {
     return o->min_bytes >= 4 && o->max_bytes >= o->min_bytes &&
            (o->step_bytes > 0 || o->factor > 1.0) && o->iters > 0;
   }
-  return o->mode == "sparse" && o->tokens > 0 && o->dim > 0 && o->vocab >= 2 &&
+  const bool sharded_ok = o->mode != "sharded" || o->candidates == 0;
+  return (o->mode == "sparse" || o->mode == "sharded") && sharded_ok && o->tokens > 0 && o->dim > 0 && o->vocab >= 2 &&
          o->seed_groups >= 1 && o->ranks_per_node >= 0 && o->candidates <= static_cast<size_t>(o->vocab) &&
          o->vocab <= INT32_MAX && o->window_len > 0 && o->iters > 0 && o->scale > 0 &&
          (o->corpus.empty() || o->tokens % o->window_len == 0);

@@ -9,7 +9,7 @@
 
 struct PerfOptions {
   bool help = false;             // --help was asked for (exit 0), not a bad option (exit 2)
-  std::string mode;              // "allreduce" or "sparse"
+  std::string mode;              // "allreduce", "sparse" or "sharded"
   // Sweep (allreduce): bytes of fp32 data per rank.
   size_t min_bytes = 1024;       // -b
   size_t max_bytes = 64u << 20;  // -e

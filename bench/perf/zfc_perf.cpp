@@ -2,6 +2,7 @@
 //
 //   mpirun -np 8 zfc_perf allreduce -b 1K -e 64M -f 2
 //   mpirun -np 8 zfc_perf sparse --corpus DIR -K 640 -D 512 --algo all --json out.json
+//   mpirun -np 8 zfc_perf sharded --corpus DIR -K 640 -D 512 --json out.json
 //
 // Times are the slowest rank's, as the median over iterations; #wrong counts elements that
 // differ from a reference every rank computes on its own.
@@ -26,7 +27,7 @@ std::vector<std::string> run_metadata(const PerfContext& ctx) {
                      ", \"warmup\": " + std::to_string(o.warmup) +
                      ", \"check\": " + std::to_string(o.check) +
                      ", \"scale\": " + std::to_string(o.scale);
-  if (o.mode == "sparse") {
+  if (o.mode == "sparse" || o.mode == "sharded") {
     opts += ", \"tokens_per_rank\": " + std::to_string(o.tokens) +
             ", \"dim\": " + std::to_string(o.dim) + ", \"vocab\": " + std::to_string(o.vocab) +
             ", \"workload\": " + json_string(o.corpus.empty() ? "zipf" : "corpus") +
@@ -110,7 +111,9 @@ int main(int argc, char** argv) {
   }
   Report report;
   PerfContext ctx{o, comm, comms, rank, ranks, report};
-  int status = o.mode == "allreduce" ? run_allreduce(ctx) : run_sparse(ctx);
+  int status = o.mode == "allreduce" ? run_allreduce(ctx)
+               : o.mode == "sharded"  ? run_sharded(ctx)
+                                      : run_sparse(ctx);
   if (rank == 0 && !o.json.empty()) {
     if (!report.write_json(o.json, run_metadata(ctx))) {
       std::fprintf(stderr, "zfc_perf: cannot write %s\n", o.json.c_str());

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The measurements behind docs/benchmarks/sharded.md (about 3 minutes on 2 cores): zfc_perf
+# sharded on real text (K = 640, D = 512, V = 10^5), G = 2, 3, 4 and 8, fp32 and fp16: a
+# table trained with SGD, replicated (allgather baseline, owner_partitioned) against sharded
+# by rows. Then bench/sharded_report.py writes the page, checking the targets of bytes per
+# rank and table memory per rank against the raw outputs.
+#
+# usage: bench/run_sharded.sh [--build DIR] [--out DIR] [--data DIR]
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+build="build"; out="docs/benchmarks"; data="../shared/data"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --data) data="$2"; shift 2 ;;
+    *) echo "run_sharded.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+if [ ! -d "$data/gutenberg" ]; then echo "run_sharded.sh: no $data/gutenberg" >&2; exit 77; fi
+mpirun=(mpirun --oversubscribe)
+if [ "$(id -u)" = 0 ]; then mpirun+=(--allow-run-as-root); fi
+raw="$out/raw_sharded"
+rm -rf "$raw"; mkdir -p "$raw"
+for g in 2 3 4 8; do
+  name="gutenberg_G${g}_K640"
+  echo "[$name]"
+  "${mpirun[@]}" -np "$g" "$build/bench/zfc_perf" sharded -n 10 -w 2 --compression none,fp16 \
+    --corpus "$data/gutenberg" --vocab 100000 -K 640 -D 512 --json "$raw/$name.json" \
+    > "$raw/$name.txt"
+done
+# Stamped here (with bench/run_all.sh's stamp when it runs this), before the report quotes it.
+stamp="${ZIPFCOLL_BENCH_STAMP:-}"
+if [ -z "$stamp" ]; then
+  version="zipfcoll $(sed -n '/^project(zipfcoll/,/)/s/^ *VERSION \([0-9.]*\).*/\1/p' \
+    CMakeLists.txt | head -1)"
+  commit="$(git rev-parse --short=12 HEAD 2> /dev/null || echo unknown)"
+  if [ -n "$(git status --porcelain -- . ':!docs/benchmarks' 2> /dev/null)" ]; then
+    commit="$commit+dirty"
+  fi
+  stamp="$version, commit $commit, by bench/run_sharded.sh"
+fi
+python3 bench/stamp_outputs.py "$stamp" "$raw"/*
+python3 bench/sharded_report.py --raw "$raw" --out "$out/sharded.md"
