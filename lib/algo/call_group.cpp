@@ -113,8 +113,8 @@ CallGroup& open_group(zfcComm& comm) {
 
 Status refuse_in_group(zfcComm& comm, const char* call) {
   const Status s = error(zfcInvalidUsage, "%s was called between zfcGroupStart and "
-                         "zfcGroupEnd: a group holds zfcAllReduce and zfcSparseReduce calls "
-                         "only", call);
+                         "zfcGroupEnd: a group holds zfcAllReduce, zfcSparseReduce, "
+                         "zfcShardedGather and zfcShardedReduceApply calls only", call);
   open_group(comm).fail(s);
   return s;
 }
