@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 
 void perf_fail(const char* what, zfcResult_t r, zfcComm_t comm) {
   std::fprintf(stderr, "zfc_perf: %s: %s: %s\n", what, zfcGetErrorString(r),
@@ -37,4 +38,21 @@ zfcCompressionKind_t compression_kind(const std::string& name) {
   if (name == "fp16") return zfcCompressFp16;
   if (name == "bf16") return zfcCompressBf16;
   return zfcCompressNone;
+}
+
+std::unique_ptr<zfc::workload::StepSource> make_step_source(const PerfOptions& o) {
+  zfc::workload::StepSpec spec;
+  spec.corpus = o.corpus;
+  spec.vocab = o.vocab;
+  spec.zipf_s = o.zipf_s;
+  spec.tokens = o.tokens;
+  spec.window_len = o.window_len;
+  spec.seed = o.seed;
+  try {
+    return std::make_unique<zfc::workload::StepSource>(spec);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "zfc_perf: %s\n", e.what());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  return nullptr;
 }

@@ -3,11 +3,13 @@
 
 #include <mpi.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "perf_options.hpp"
 #include "perf_report.hpp"
+#include "workload/step_source.hpp"
 #include "zipfcoll/zipfcoll.h"
 
 struct NamedComm {
@@ -55,6 +57,10 @@ struct ModelRun {
 ModelRun predicted_seconds(const PerfContext& ctx, zfcComm_t comm, const std::vector<int>& ran,
                            const std::vector<double>& ui, const std::vector<double>& ug,
                            size_t tokens, zfcCompressionKind_t wire);
+
+// The workload of the sparse and sharded modes, from the options; a bad one (a missing
+// corpus) aborts every rank.
+std::unique_ptr<zfc::workload::StepSource> make_step_source(const PerfOptions& o);
 
 int run_allreduce(PerfContext& ctx);
 int run_sparse(PerfContext& ctx);

@@ -285,20 +285,7 @@ Row result_row(const PerfContext& ctx, Variant& v, double wrong, bool baseline,
 
 int run_sparse(PerfContext& ctx) {
   const PerfOptions& o = ctx.options;
-  zfc::workload::StepSpec spec;
-  spec.corpus = o.corpus;
-  spec.vocab = o.vocab;
-  spec.zipf_s = o.zipf_s;
-  spec.tokens = o.tokens;
-  spec.window_len = o.window_len;
-  spec.seed = o.seed;
-  std::unique_ptr<zfc::workload::StepSource> source;
-  try {
-    source = std::make_unique<zfc::workload::StepSource>(spec);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "zfc_perf: %s\n", e.what());
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
+  const std::unique_ptr<zfc::workload::StepSource> source = make_step_source(o);
   if (ctx.rank == 0) print_preamble(ctx, *source);
   if (o.candidates > 0) check_seed_group(ctx);
   std::vector<Variant> vs = make_variants(ctx);

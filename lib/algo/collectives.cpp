@@ -28,6 +28,14 @@ Status check_index_space(zfcDataType_t index_type, int64_t vocab) {
   return Status::Ok();
 }
 
+Status check_index_values(const void* indices, zfcDataType_t index_type, size_t n,
+                          int64_t vocab) {
+  const kernels::BadIndex bad = kernels::find_bad_index(indices, index_type, n, vocab);
+  if (!bad.found) return Status::Ok();
+  return error(zfcInvalidArgument, "indices[%zu] = %lld is outside [0, %lld)", bad.position,
+               static_cast<long long>(bad.value), static_cast<long long>(vocab));
+}
+
 Status agree_init(Transport& t, const Status& local, const Config& config, uint64_t node,
                   NodePlacement* placement) {
   Workspace ws;

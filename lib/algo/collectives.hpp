@@ -14,6 +14,11 @@ namespace zfc {
 // An index type of zfcInt32 or zfcInt64 and a vocabulary 0 < V that the type can address.
 Status check_index_space(zfcDataType_t index_type, int64_t vocab);
 
+// Every one of the n indices (of index_type) in [0, vocab); else zfcInvalidArgument naming
+// the first bad one's position and value.
+Status check_index_values(const void* indices, zfcDataType_t index_type, size_t n,
+                          int64_t vocab);
+
 // Where a rank sits among the ranks of its machine.
 struct NodePlacement {
   int local_rank = 0;  // among the ranks on this machine, in rank order

@@ -4,7 +4,6 @@
 #include "algo/collectives.hpp"
 #include "api/api_guard.hpp"
 #include "core/memory_space.hpp"
-#include "kernels/index_keys.hpp"
 #include "kernels/rows.hpp"
 #if ZIPFCOLL_HAVE_CUDA
 #include "algo/device_local_ops.hpp"
@@ -96,13 +95,7 @@ zfcResult_t zfcApplyRows(float* table, int64_t vocab_size, size_t dim, const voi
                                        num_rows, alpha, stream);
     }
 #endif
-    const zfc::kernels::BadIndex bad =
-        zfc::kernels::find_bad_index(indices, index_type, num_rows, vocab_size);
-    if (bad.found) {
-      return error(zfcInvalidArgument, "indices[%zu] = %lld is outside [0, %lld)",
-                   bad.position, static_cast<long long>(bad.value),
-                   static_cast<long long>(vocab_size));
-    }
+    ZFC_RETURN_IF_ERROR(zfc::check_index_values(indices, index_type, num_rows, vocab_size));
     if (dim > 0) zfc::kernels::apply_rows(table, dim, indices, index_type, rows, num_rows, alpha);
     return Status::Ok();
   });

@@ -5,7 +5,7 @@
 #include "algo/sharded_table.hpp"
 #include "api/api_guard.hpp"
 #include "core/memory_space.hpp"
-#include "kernels/index_keys.hpp"
+#include "kernels/row_update.hpp"
 
 using zfc::error;
 using zfc::Status;
@@ -85,13 +85,7 @@ zfcResult_t zfcApplyUpdate(float* table, float* state, int64_t vocab_size, size_
       return error(zfcInvalidArgument, "state is NULL, but an Adagrad update needs the "
                    "accumulator rows");
     }
-    const zfc::kernels::BadIndex bad =
-        zfc::kernels::find_bad_index(indices, index_type, num_rows, vocab_size);
-    if (bad.found) {
-      return error(zfcInvalidArgument, "indices[%zu] = %lld is outside [0, %lld)",
-                   bad.position, static_cast<long long>(bad.value),
-                   static_cast<long long>(vocab_size));
-    }
+    ZFC_RETURN_IF_ERROR(zfc::check_index_values(indices, index_type, num_rows, vocab_size));
     if (dim > 0) {
       zfc::kernels::update_rows(table, state, dim, indices, index_type, rows, num_rows, u);
     }
