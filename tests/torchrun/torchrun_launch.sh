@@ -66,7 +66,8 @@ case "$mode" in
       > "$out" 2>&1
     rc=$?
     cat "$out"
-    said="$(grep -c "by a launcher other than mpirun" "$out")"
+    # Occurrences, not lines: lines of ranks sharing one stream may still run together.
+    said="$(grep -o "by a launcher other than mpirun" "$out" | wc -l)"
     refused="$(grep -c '^torchrun_launch: rank [0-9]* exit 2$' "$out")"
     if [ "$rc" != 0 ] || [ "$said" != "$n" ] || [ "$refused" != "$n" ]; then
       echo "torchrun_launch.sh: torchrun exit $rc; $said of $n ranks said why and $refused" \

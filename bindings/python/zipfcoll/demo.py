@@ -132,10 +132,14 @@ def main(argv=None):
     if ranks == 1 and announced > 1:
         # Started by torchrun or the like: alone in MPI's world, this process would run a
         # one-rank job of its own. The demo runs over MPI, so it refuses instead.
-        print(f"zipfcoll.demo: started as one of {announced} ranks (WORLD_SIZE={announced}, "
-              f"RANK={os.environ.get('RANK', 'unset')}) by a launcher other than mpirun, but "
-              f"MPI sees this process alone: the demo runs over MPI; start it with "
-              f"mpirun -np {announced} python3 -m zipfcoll.demo", file=sys.stderr)
+        # One write, newline included: the ranks share the launcher's stream, and print()'s
+        # separate write of the newline lets another rank's line land in between.
+        sys.stderr.write(f"zipfcoll.demo: started as one of {announced} ranks "
+                         f"(WORLD_SIZE={announced}, RANK={os.environ.get('RANK', 'unset')}) by "
+                         f"a launcher other than mpirun, but MPI sees this process alone: the "
+                         f"demo runs over MPI; start it with mpirun -np {announced} python3 -m "
+                         f"zipfcoll.demo\n")
+        sys.stderr.flush()
         return 2
     try:
         source = _StepSource(o.corpus, o.vocab, o.zipf, o.windows * o.window_len,
