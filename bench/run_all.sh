@@ -71,15 +71,9 @@ fi
 mpirun=(mpirun --oversubscribe)
 if [ "$(id -u)" = 0 ]; then mpirun+=(--allow-run-as-root); fi
 
-# What made these outputs: the version the build reports, the commit, "+dirty" when the
-# sources (outside the results) differ from it, and the command.
-version="zipfcoll $(sed -n '/^project(zipfcoll/,/)/s/^ *VERSION \([0-9.]*\).*/\1/p' \
-  CMakeLists.txt | head -1)"
-commit="$(git rev-parse --short=12 HEAD 2> /dev/null || echo unknown)"
-if [ -n "$(git status --porcelain -- . ':!docs/benchmarks' 2> /dev/null)" ]; then
-  commit="$commit+dirty"
-fi
-stamp="$version, commit $commit, by $invocation"
+# What made these outputs (bench/stamp.sh).
+source bench/stamp.sh
+stamp="$(bench_stamp "$invocation")"
 export ZIPFCOLL_BENCH_STAMP="$stamp"  # for the reports that run_scale.sh and run_trainer.sh make
 
 raw="$out/raw"
@@ -195,8 +189,8 @@ if [ "$quick" = 0 ] && [ -d "$data/gutenberg" ]; then
   bash bench/run_scale.sh --build "$build" --out "$out" --data "$data" > "$raw/run_scale.log"
   stamped+=("$out"/raw_scale/* "$out/scale.csv" "$out/scale_report.txt")
   log "sharded tables (bench/run_sharded.sh)"
+  # It stamps its raw outputs itself (with this run's stamp), before its page quotes them.
   bash bench/run_sharded.sh --build "$build" --out "$out" --data "$data" > "$raw/run_sharded.log"
-  stamped+=("$out"/raw_sharded/*)
   if [ "$trainer" = 1 ] && [ -x "$build/examples/lstm_lm/lstm_lm" ]; then
     log "trainer (bench/trainer/run_trainer.sh, $trainer_steps steps per validation run)"
     rm -rf "$out/trainer"

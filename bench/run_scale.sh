@@ -68,12 +68,7 @@ done
 "$python" bench/scale_report.py --raw "$raw" --out "$out"
 # Run alone (not from bench/run_all.sh, which stamps what it ran), stamp the outputs here.
 if [ -z "${ZIPFCOLL_BENCH_STAMP:-}" ]; then
-  version="zipfcoll $(sed -n '/^project(zipfcoll/,/)/s/^ *VERSION \([0-9.]*\).*/\1/p' \
-    CMakeLists.txt | head -1)"
-  commit="$(git rev-parse --short=12 HEAD 2> /dev/null || echo unknown)"
-  if [ -n "$(git status --porcelain -- . ':!docs/benchmarks' 2> /dev/null)" ]; then
-    commit="$commit+dirty"
-  fi
-  "$python" bench/stamp_outputs.py "$version, commit $commit, by bench/run_scale.sh --model $model" \
+  source bench/stamp.sh
+  "$python" bench/stamp_outputs.py "$(bench_stamp bench/run_scale.sh --model "$model")" \
     "$raw"/* "$out/scale.csv" "$out/scale_report.txt"
 fi

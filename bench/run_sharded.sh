@@ -30,15 +30,7 @@ for g in 2 3 4 8; do
     > "$raw/$name.txt"
 done
 # Stamped here (with bench/run_all.sh's stamp when it runs this), before the report quotes it.
-stamp="${ZIPFCOLL_BENCH_STAMP:-}"
-if [ -z "$stamp" ]; then
-  version="zipfcoll $(sed -n '/^project(zipfcoll/,/)/s/^ *VERSION \([0-9.]*\).*/\1/p' \
-    CMakeLists.txt | head -1)"
-  commit="$(git rev-parse --short=12 HEAD 2> /dev/null || echo unknown)"
-  if [ -n "$(git status --porcelain -- . ':!docs/benchmarks' 2> /dev/null)" ]; then
-    commit="$commit+dirty"
-  fi
-  stamp="$version, commit $commit, by bench/run_sharded.sh"
-fi
+source bench/stamp.sh
+stamp="${ZIPFCOLL_BENCH_STAMP:-$(bench_stamp bench/run_sharded.sh)}"
 python3 bench/stamp_outputs.py "$stamp" "$raw"/*
 python3 bench/sharded_report.py --raw "$raw" --out "$out/sharded.md"

@@ -55,14 +55,9 @@ if [ "$what" = group ]; then
     done
   done
   # Stamped as bench/run_all.sh stamps its outputs (this mode is not part of it).
-  version="zipfcoll $(sed -n '/^project(zipfcoll/,/)/s/^ *VERSION \([0-9.]*\).*/\1/p' \
-    CMakeLists.txt | head -1)"
-  commit="$(git rev-parse --short=12 HEAD 2> /dev/null || echo unknown)"
-  if [ -n "$(git status --porcelain -- . ':!docs/benchmarks' 2> /dev/null)" ]; then
-    commit="$commit+dirty"
-  fi
+  source bench/stamp.sh
   python3 bench/stamp_outputs.py \
-    "$version, commit $commit, by bench/trainer/run_trainer.sh BUILD_DIR CORPUS_DIR group" \
+    "$(bench_stamp bench/trainer/run_trainer.sh BUILD_DIR CORPUS_DIR group)" \
     "$out"/group_np*_o*.txt "$out"/group_np*_o*.json
   exit 0
 fi
