@@ -36,12 +36,14 @@ def main():
     runs = load(a.raw)
     if not runs:
         raise SystemExit("sharded_report.py: no raw outputs in " + a.raw)
-    made_by = next(iter(runs.values())).get("made_by", "(not stamped)")
+    first = next(iter(runs.values()))
+    made_by = first.get("made_by", "(not stamped)")
+    vocab, dim, tokens = (first["options"][k] for k in ("vocab", "dim", "tokens_per_rank"))
     lines = [
         "# Sharded tables against replicated ones",
         "",
-        "A table of V = 100000 rows of D = 512 fp32 values trained with SGD on real text",
-        "(gutenberg, K = 640 tokens per rank and step), kept replicated on every rank",
+        f"A table of V = {vocab} rows of D = {dim} fp32 values trained with SGD on real text",
+        f"(gutenberg, K = {tokens} tokens per rank and step), kept replicated on every rank",
         "(`zfcSparseReduce` then `zfcApplyUpdate` on the whole table) or sharded by rows",
         "(`zfcShardedGather` for the forward lookup, then `zfcShardedReduceApply`). Made by",
         "`bench/run_sharded.sh` (raw outputs in `raw_sharded/`: " + made_by + ").",
@@ -50,7 +52,7 @@ def main():
         "shard), apart from the library's workspace (peak_ws_MB). A sharded step is the",
         "gather and the update together; a replicated one the reduce and the update.",
         "`wrong` compares each table after the last step with the baseline's: bit for bit in",
-        "fp32, within the wire's rounding in fp16.",
+        "fp32, within a bound on the wire's rounding in fp16 (`bench/perf/perf_sharded.cpp`).",
         "",
         "| G | variant | MB | recv_max_MB | peak_ws_MB | table_MB | rounds | wrong |",
         "|---|---------|----|-------------|------------|----------|--------|-------|",
@@ -84,8 +86,8 @@ def main():
     worst = 0.0
     for g, run in runs.items():
         r = row(run, "sharded", "fp16")
-        even = 100000 * 512 * 4 / g / 1e6
-        worst = max(worst, abs(r["table_MB"] - even) / (512 * 4 / 1e6))
+        row_mb = dim * 4 / 1e6
+        worst = max(worst, abs(r["table_MB"] - vocab * row_mb / g) / row_mb)
     verdict = "met" if worst <= 1.0 else "not met"
     lines.append(f"- Table memory per rank against V*D*4/G: the largest shard is within "
                  f"{worst:.2f} rows of it at every G (target: one row: {verdict}).")

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/stats.hpp"
+#include "kernels/row_update.hpp"
 
 namespace zfc {
 namespace {
@@ -45,17 +46,12 @@ std::string figures_given(int32_t key) {
   return s.empty() ? "none" : s;
 }
 
-// The update a sharded apply's header carries (color: kind; node: alpha and epsilon bits).
+// The update a sharded apply's header carries (color: kind; node: alpha and epsilon).
 std::string update_text(const OpHeader& h) {
-  const char* const kinds[3] = {"add", "sgd", "adagrad"};
-  const uint32_t a = static_cast<uint32_t>(h.node), e = static_cast<uint32_t>(h.node >> 32);
-  float alpha, epsilon;
-  std::memcpy(&alpha, &a, sizeof alpha);
-  std::memcpy(&epsilon, &e, sizeof epsilon);
+  const kernels::RowUpdate u = kernels::unpack_update(h.color, h.node);
   char text[96];
-  std::snprintf(text, sizeof text, "%s alpha %g epsilon %g",
-                h.color >= 0 && h.color < 3 ? kinds[h.color] : "?",
-                static_cast<double>(alpha), static_cast<double>(epsilon));
+  std::snprintf(text, sizeof text, "%s alpha %g epsilon %g", kernels::update_kind_name(h.color),
+                static_cast<double>(u.alpha), static_cast<double>(u.epsilon));
   return text;
 }
 

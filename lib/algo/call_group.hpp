@@ -8,6 +8,7 @@
 #include <exception>
 #include <memory>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "algo/collective_call.hpp"
@@ -64,13 +65,13 @@ CallGroup& open_group(zfcComm& comm);
 // open on comm: refuses it, and records the refusal so that zfcGroupEnd fails on every rank.
 Status refuse_in_group(zfcComm& comm, const char* call);
 
-// A call on a plan: run alone, or recorded in the group open on the plan's communicator
-// (a plan may run once per group). `make()` gives the call.
-template <class Make>
-Status run_or_record(zfcComm& comm, const void* plan, Make make) {
+// A call of type Call on a plan, made from `args`: run alone (on the stack), or recorded
+// in the group open on the plan's communicator (a plan may run once per group).
+template <class Call, class... Args>
+Status run_or_record(zfcComm& comm, const void* plan, Args&&... args) {
   if (comm.group_depth == 0) {
-    auto call = make();
-    return run_alone(comm, *call);
+    Call call(std::forward<Args>(args)...);
+    return run_alone(comm, call);
   }
   CallGroup& group = open_group(comm);
   if (group.holds(plan)) {
@@ -79,7 +80,7 @@ Status run_or_record(zfcComm& comm, const void* plan, Make make) {
                      plan));
     return Status::Ok();
   }
-  group.record(make, plan);
+  group.record([&] { return std::make_unique<Call>(std::forward<Args>(args)...); }, plan);
   return Status::Ok();
 }
 

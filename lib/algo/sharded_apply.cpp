@@ -3,33 +3,24 @@
 //      token order and encoded for the wire: the first round of the key-routed exchange
 //      (algo/routed_pairs.hpp);
 //   2. each owner sums what it received in the order of sums, and every rank learns every
-//      owner's report in one allgather of 16 bytes each: whether its sums are finite, how
-//      many ids it could not place, and what it received (for the ledger).
+//      owner's report in one allgather of 16 bytes each: whether its sums are finite, and
+//      what it received (for the ledger).
 // Owners write their shards only at publish, once every report is in and every call of a
 // group has run: a non-finite sum on any owner leaves every shard as it was.
-#include <cmath>
-#include <cstring>
 #include <memory>
 
 #include "algo/routed_pairs.hpp"
 #include "algo/sharded_call.hpp"
+#include "kernels/cast.hpp"
 
 namespace zfc {
 namespace {
 
 struct ApplyReport {
   uint64_t received_bytes;  // what the owner received from its peers in round 1
-  uint32_t non_finite;      // 1 when some sum is not finite
-  uint32_t refused;         // ids it was sent that are not its own (malformed input)
+  uint64_t non_finite;      // 1 when some sum is not finite
 };
 static_assert(sizeof(ApplyReport) == 16, "the owner's report is 16 bytes on the wire");
-
-uint64_t update_bits(const kernels::RowUpdate& u) {
-  uint32_t a, e;
-  std::memcpy(&a, &u.alpha, sizeof a);
-  std::memcpy(&e, &u.epsilon, sizeof e);
-  return uint64_t{a} | uint64_t{e} << 32;
-}
 
 template <class K>
 class ShardedApplyCall final : public ShardedCall<K> {
@@ -42,7 +33,7 @@ class ShardedApplyCall final : public ShardedCall<K> {
       : Base(plan, OpKind::kShardedApply, shard, indices, count, rows, caller_check, stream),
         update_(update), overflowed_(overflowed) {
     this->mine_.color = static_cast<int32_t>(update.kind);
-    this->mine_.node = update_bits(update);
+    this->mine_.node = kernels::pack_update_values(update);
   }
 
   void prepare(zfcOpStats_t* op) override {
@@ -70,23 +61,15 @@ ApplyReport ShardedApplyCall<K>::sum_at_owner(SparseCall<K>& call, const RoutedP
   K* ids = nullptr;
   float* acc = nullptr;
   const size_t u = sum_routed(call, routed, wire, &ids, &acc);
-  ApplyReport report{0, 0, 0};
+  ApplyReport report{0, 0};
   for (int r = 0; r < size; ++r) {
     if (r != me) report.received_bytes += routed.sizes.recv_bytes[r];
   }
-  for (size_t p = 0; p < u; ++p) {
-    report.refused += key_owner(ids[p], size) != me ||
-                      shard_local_row(ids[p], size) >= this->shard_.rows;
-  }
   PhaseTimer timer(call.op, zfcPhaseScatter);
   const size_t n = u * call.spec.dim;
-  bool finite = true;
   // The sums of scaled wire rows, scaled back as a decode would.
-  if (wire.type != zfcFloat32) {
-    for (size_t i = 0; i < n; ++i) acc[i] /= wire.scale;
-  }
-  for (size_t i = 0; i < n && finite; ++i) finite = std::isfinite(acc[i]);
-  report.non_finite = finite ? 0 : 1;
+  if (wire.type != zfcFloat32) kernels::divide(acc, n, wire.scale);
+  report.non_finite = kernels::all_finite(acc, n) ? 0 : 1;
   owned_ = ids;
   sums_ = acc;
   owned_count_ = u;
@@ -109,11 +92,6 @@ Status ShardedApplyCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   }
   bool overflow = false;
   for (int j = 0; j < size; ++j) {
-    if (reports[j].refused != 0) {
-      return error(zfcInvalidArgument, "rank %d was sent %u rows it does not hold: some "
-                   "rank's ids are outside [0, %lld) (bounds_check is off)", j,
-                   reports[j].refused, static_cast<long long>(call.spec.vocab));
-    }
     overflow |= reports[j].non_finite != 0;
     if (j != me) t.note_received(j, reports[j].received_bytes);
   }
@@ -146,10 +124,8 @@ Status sharded_reduce_apply(zfcSparsePlan& plan, const void* indices, size_t cou
                             int* overflowed, const void* stream) {
   return with_key_type(plan.spec.vocab, [&](auto tag) -> Status {
     using K = typename decltype(tag)::type;
-    return run_or_record(*plan.comm, &plan, [&] {
-      return std::make_unique<ShardedApplyCall<K>>(plan, indices, count, rows, update, shard,
-                                                   caller_check, overflowed, stream);
-    });
+    return run_or_record<ShardedApplyCall<K>>(*plan.comm, &plan, plan, indices, count, rows,
+                                              update, shard, caller_check, overflowed, stream);
   });
 }
 

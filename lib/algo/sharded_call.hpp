@@ -2,8 +2,6 @@
 // ids, the shard's shape) and the index set of this rank's distinct ids.
 #pragma once
 
-#include <climits>
-
 #include "algo/call_group.hpp"
 #include "algo/shard_layout.hpp"
 #include "algo/sharded_table.hpp"
@@ -21,17 +19,8 @@ class ShardedCall : public CollectiveCall {
   ShardedCall(zfcSparsePlan& plan, OpKind op, const ShardBuffers& shard, const void* indices,
               size_t count, const void* rows, const Status& caller_check, const void* stream)
       : plan_(plan), shard_(shard), indices_(indices), count_(count), rows_(rows),
-        caller_check_(caller_check), stream_(stream), mine_(make_header(op)),
-        set_(plan.ws, plan.spec.vocab) {
-    const PlanSpec& spec = plan.spec;
-    mine_.count = static_cast<int64_t>(count);
-    mine_.dim = static_cast<int64_t>(spec.dim);
-    mine_.vocab = spec.vocab;
-    mine_.row_type = spec.row_type;
-    mine_.index_type = spec.index_type;
-    mine_.compression = spec.compression.kind;
-    mine_.scale = spec.compression.scale;
-  }
+        caller_check_(caller_check), stream_(stream),
+        mine_(plan_header(op, plan.spec, count)), set_(plan.ws, plan.spec.vocab) {}
 
   // This rank's checks and its distinct ids; a failure goes into the header.
   void load(zfcOpStats_t* op, bool with_rows, bool with_state) {
@@ -72,15 +61,7 @@ class ShardedCall : public CollectiveCall {
       return error(zfcUnsupported, "sharded tables take host buffers in this version");
     }
     ZFC_RETURN_IF_ERROR(caller_check_);
-    if (count_ > 0 && indices_ == nullptr) {
-      return error(zfcInvalidArgument, "indices is NULL with count %zu", count_);
-    }
-    if (with_rows && count_ > 0 && rows_ == nullptr) {
-      return error(zfcInvalidArgument, "rows is NULL with count %zu", count_);
-    }
-    if (count_ > static_cast<size_t>(INT32_MAX)) {
-      return error(zfcInvalidArgument, "count %zu exceeds %d", count_, INT32_MAX);
-    }
+    ZFC_RETURN_IF_ERROR(check_plan_call(indices_, count_, rows_, with_rows));
     const Transport& t = *plan_.comm->transport;
     const PlanSpec& spec = plan_.spec;
     const uint64_t rows = shard_row_count(spec.vocab, t.size(), t.rank());
@@ -97,7 +78,17 @@ class ShardedCall : public CollectiveCall {
       return error(zfcInvalidArgument, "state is NULL, but an Adagrad update needs the "
                    "accumulator rows of the shard");
     }
-    return set_.load(indices_, spec.index_type, count_, plan_.comm->config.bounds_check, true);
+    ZFC_RETURN_IF_ERROR(
+        set_.load(indices_, spec.index_type, count_, plan_.comm->config.bounds_check, true));
+    // Unchecked ids (bounds_check 0) may still not name a row: a shard has none beyond V, and
+    // the largest distinct id, last in sorted order, is the one to look at.
+    const size_t ui = set_.local_unique_count();
+    if (ui > 0 && static_cast<uint64_t>(set_.local_unique()[ui - 1]) >=
+                      static_cast<uint64_t>(spec.vocab)) {
+      return error(zfcInvalidArgument, "an index is outside [0, %lld): a sharded table has no "
+                   "row for it", static_cast<long long>(spec.vocab));
+    }
+    return Status::Ok();
   }
 };
 

@@ -2,9 +2,8 @@
 //   1. each rank sends its distinct ids to their owners (an alltoallv whose sizes only the
 //      senders know: Transport::alltoallv_blocks);
 //   2. each owner answers every rank with the rows asked for, in the order asked, encoded in
-//      the plan's wire type, led by a reply head (what the owner received in round 1, for the
-//      ledger, and how many ids it could not serve). Every size of this round is known to
-//      both ends, so it is a plain alltoallv.
+//      the plan's wire type, led by what the owner received in round 1 (8 bytes, for the
+//      ledger). Every size of this round is known to both ends: a plain alltoallv.
 // A rank sends and receives O(U_i) ids and O(U_i * dim) row values; nothing grows with G.
 #include <algorithm>
 #include <cstring>
@@ -17,10 +16,17 @@
 namespace zfc {
 namespace {
 
-// What leads an owner's reply to each rank.
-struct ReplyHead {
-  uint64_t received_bytes;  // what the owner received from its peers in round 1
-  uint64_t refused;         // ids it was asked for that are not its own (malformed input)
+// What leads an owner's reply to each rank: what it received from its peers in round 1.
+using ReplyHead = uint64_t;
+
+// Per-rank byte sizes and displacements of one round, both ways (4 x G values).
+struct RoundSizes {
+  size_t* v;
+  size_t G;
+  size_t* send_bytes() const { return v; }
+  size_t* send_displs() const { return v + G; }
+  size_t* recv_bytes() const { return v + 2 * G; }
+  size_t* recv_displs() const { return v + 3 * G; }
 };
 
 template <class K>
@@ -35,18 +41,7 @@ class ShardedGatherCall final : public ShardedCall<K> {
              stream),
         out_(out), positions_(positions) {}
 
-  void prepare(zfcOpStats_t* op) override {
-    this->load(op, false, false);
-    // The ids this rank owns itself travel nowhere: the others need their count to know what
-    // this rank receives in round 2.
-    const int size = this->transport().size(), me = this->transport().rank();
-    const K* keys = this->set_.local_unique();
-    int64_t own = 0;
-    for (size_t i = 0; i < this->set_.local_unique_count(); ++i) {
-      own += key_owner(keys[i], size) == me ? 1 : 0;
-    }
-    this->mine_.capacity = own;
-  }
+  void prepare(zfcOpStats_t* op) override;
   Status run(const Agreed& agreed, zfcOpStats_t* op) override;
   void publish() override {
     out_->indices = indices_out_;
@@ -62,14 +57,36 @@ class ShardedGatherCall final : public ShardedCall<K> {
 
  private:
   Status ask_owners(zfcOpStats_t* op, int32_t** order, char** asked);
-  Status answer(const Agreed& agreed, zfcOpStats_t* op, const char* asked,
-                const char** replies);
+  Status answer(const Agreed& agreed, zfcOpStats_t* op, const char* asked, char** replies);
 
   zfcSparseResult_t* out_;
   int32_t* positions_;
+  int32_t* owner_of_ = nullptr;  // the owner of each of this rank's distinct ids
+  size_t* owned_by_ = nullptr;   // how many of them each rank owns (G)
+  RoundSizes ids_{};             // round 1
+  RoundSizes replies_{};         // round 2
   const void* indices_out_ = nullptr;
   const float* rows_out_ = nullptr;
 };
+
+template <class K>
+void ShardedGatherCall<K>::prepare(zfcOpStats_t* op) {
+  this->load(op, false, false);
+  Workspace& ws = this->plan_.ws;
+  const int size = this->transport().size(), me = this->transport().rank();
+  const size_t ui = this->set_.local_unique_count();
+  const K* keys = this->set_.local_unique();
+  owner_of_ = ws.get<int32_t>(Slot::kLocate, ui);
+  owned_by_ = ws.get<size_t>(Slot::kPeerReceived, static_cast<size_t>(size));
+  std::fill(owned_by_, owned_by_ + size, 0);
+  for (size_t i = 0; i < ui; ++i) {
+    owner_of_[i] = key_owner(keys[i], size);
+    ++owned_by_[owner_of_[i]];
+  }
+  // The ids this rank owns itself travel nowhere: the others need their count to know what
+  // this rank receives in round 2.
+  this->mine_.capacity = static_cast<int64_t>(owned_by_[me]);
+}
 
 // Round 1. *order lists this rank's distinct ids (by their place among them) in the order
 // sent, owner by owner; *asked is what arrived.
@@ -80,38 +97,33 @@ Status ShardedGatherCall<K>::ask_owners(zfcOpStats_t* op, int32_t** order, char*
   const int size = t.size();
   const size_t G = static_cast<size_t>(size), ui = this->set_.local_unique_count();
   const K* keys = this->set_.local_unique();
-  size_t* s = ws.get<size_t>(Slot::kExchangeSizes, 4 * G);
-  size_t* counts = ws.get<size_t>(Slot::kPeerReceived, G);
-  int32_t* owner_of = ws.get<int32_t>(Slot::kLocate, ui);
+  ids_ = RoundSizes{ws.get<size_t>(Slot::kExchangeSizes, 4 * G), G};
   *order = ws.get<int32_t>(Slot::kRankPositions, ui);
   K* send = ws.get<K>(Slot::kGatheredKeys, ui);
   {
     PhaseTimer timer(op, zfcPhaseLocal);
-    std::fill(counts, counts + G, 0);
+    for (int j = 0; j < size; ++j) ids_.send_bytes()[j] = owned_by_[j] * sizeof(K);
+    pack_displacements(ids_.send_bytes(), ids_.send_displs(), size);
+    size_t* cursor = owned_by_;  // counted; from here on the next place of each owner's ids
+    for (int j = 0; j < size; ++j) cursor[j] = ids_.send_displs()[j] / sizeof(K);
     for (size_t i = 0; i < ui; ++i) {
-      owner_of[i] = key_owner(keys[i], size);
-      ++counts[owner_of[i]];
-    }
-    for (int j = 0; j < size; ++j) s[j] = counts[j] * sizeof(K);
-    pack_displacements(s, s + G, size);
-    for (int j = 0; j < size; ++j) counts[j] = s[G + j] / sizeof(K);  // now cursors
-    for (size_t i = 0; i < ui; ++i) {
-      const size_t at = counts[owner_of[i]]++;
+      const size_t at = cursor[owner_of_[i]]++;
       send[at] = keys[i];
       (*order)[at] = static_cast<int32_t>(i);
     }
   }
   PhaseTimer timer(op, zfcPhaseIndexExchange);
-  return t.alltoallv_blocks(send, s, s + G, s + 2 * G, s + 3 * G, [&](size_t total) {
-    *asked = ws.get<char>(Slot::kRoutedPairs, total);
-    return *asked;
-  });
+  return t.alltoallv_blocks(send, ids_.send_bytes(), ids_.send_displs(), ids_.recv_bytes(),
+                            ids_.recv_displs(), [&](size_t total) {
+                              *asked = ws.get<char>(Slot::kRoutedPairs, total);
+                              return *asked;
+                            });
 }
 
 // Round 2: every rank's ids answered with their rows; *replies is what this rank got back.
 template <class K>
 Status ShardedGatherCall<K>::answer(const Agreed& agreed, zfcOpStats_t* op, const char* asked,
-                                    const char** replies) {
+                                    char** replies) {
   Transport& t = this->transport();
   Workspace& ws = this->plan_.ws;
   const PlanSpec& spec = this->plan_.spec;
@@ -119,59 +131,46 @@ Status ShardedGatherCall<K>::answer(const Agreed& agreed, zfcOpStats_t* op, cons
   const size_t G = static_cast<size_t>(size), dim = spec.dim;
   const Wire wire = wire_of(spec);
   const size_t row_bytes = dim * wire.bytes;
-  const size_t* s = ws.get<size_t>(Slot::kExchangeSizes, 4 * G);
-  const size_t *asked_bytes = s + 2 * G, *asked_displs = s + 3 * G;
-  // Sizes of the replies: 8 x G values, sent then received, bytes then displacements.
-  size_t* r = ws.get<size_t>(Slot::kReduceSizes, 4 * G);
+  replies_ = RoundSizes{ws.get<size_t>(Slot::kReduceSizes, 4 * G), G};
   uint64_t* received = ws.get<uint64_t>(Slot::kCounts, G);
-  ReplyHead head{0, 0};
+  ReplyHead head = 0;
   for (int j = 0; j < size; ++j) {
-    if (asked_bytes[j] % sizeof(K) != 0) {
+    const size_t asked_bytes = ids_.recv_bytes()[j];
+    if (asked_bytes % sizeof(K) != 0) {
       return error(zfcTransportError, "rank %d: the ids from rank %d (%zu bytes) are not "
-                   "whole ids", me, j, asked_bytes[j]);
+                   "whole ids", me, j, asked_bytes);
     }
-    if (j != me) head.received_bytes += asked_bytes[j];
-    r[j] = sizeof(ReplyHead) + asked_bytes[j] / sizeof(K) * row_bytes;
-    r[2 * G + j] = sizeof(ReplyHead) + (s[j] / sizeof(K)) * row_bytes;
+    if (j != me) head += asked_bytes;
+    replies_.send_bytes()[j] = sizeof head + asked_bytes / sizeof(K) * row_bytes;
+    replies_.recv_bytes()[j] = sizeof head + ids_.send_bytes()[j] / sizeof(K) * row_bytes;
     // Rank j receives from each peer a head and the rows of its ids that peer owns.
     const OpHeader& h = agreed.headers[j];
-    received[j] = (G - 1) * sizeof(ReplyHead) +
+    received[j] = (G - 1) * sizeof head +
                   static_cast<uint64_t>(h.local_unique - h.capacity) * row_bytes;
   }
-  pack_displacements(r, r + G, size);
-  pack_displacements(r + 2 * G, r + 3 * G, size);
-  char* send = ws.get<char>(Slot::kWireSend, r[G + size - 1] + r[size - 1]);
+  pack_displacements(replies_.send_bytes(), replies_.send_displs(), size);
+  pack_displacements(replies_.recv_bytes(), replies_.recv_displs(), size);
+  char* send = ws.get<char>(Slot::kWireSend,
+                            replies_.send_displs()[size - 1] + replies_.send_bytes()[size - 1]);
   {
     PhaseTimer timer(op, zfcPhaseLocal);
-    const uint64_t rows = this->shard_.rows;
     for (int j = 0; j < size; ++j) {
-      const K* ids = reinterpret_cast<const K*>(asked + asked_displs[j]);
-      const size_t n = asked_bytes[j] / sizeof(K);
-      for (size_t c = 0; c < n; ++c) {
-        head.refused += key_owner(ids[c], size) != me || shard_local_row(ids[c], size) >= rows;
-      }
-    }
-    for (int j = 0; j < size; ++j) {
-      const K* ids = reinterpret_cast<const K*>(asked + asked_displs[j]);
-      const size_t n = asked_bytes[j] / sizeof(K);
-      char* out = send + r[G + j];
+      const K* ids = reinterpret_cast<const K*>(asked + ids_.recv_displs()[j]);
+      const size_t n = ids_.recv_bytes()[j] / sizeof(K);
+      char* out = send + replies_.send_displs()[j];
       std::memcpy(out, &head, sizeof head);
       for (size_t c = 0; c < n; ++c) {
-        char* dst = out + sizeof head + c * row_bytes;
         const uint64_t row = shard_local_row(ids[c], size);
-        if (head.refused != 0) {
-          std::memset(dst, 0, row_bytes);  // defined bytes; every rank fails on the head
-        } else {
-          kernels::encode(this->shard_.table + row * dim, dim, wire.type, 1.0f, dst);
-        }
+        kernels::encode(this->shard_.table + row * dim, dim, wire.type, 1.0f,
+                        out + sizeof head + c * row_bytes);
       }
     }
   }
-  char* in = ws.get<char>(Slot::kGatheredRows, r[3 * G + size - 1] + r[2 * G + size - 1]);
+  *replies = ws.get<char>(Slot::kGatheredRows,
+                          replies_.recv_displs()[size - 1] + replies_.recv_bytes()[size - 1]);
   PhaseTimer timer(op, zfcPhaseRowExchange);
-  ZFC_RETURN_IF_ERROR(t.alltoallv(send, r, r + G, in, r + 2 * G, r + 3 * G, received));
-  *replies = in;
-  return Status::Ok();
+  return t.alltoallv(send, replies_.send_bytes(), replies_.send_displs(), *replies,
+                     replies_.recv_bytes(), replies_.recv_displs(), received);
 }
 
 template <class K>
@@ -180,33 +179,26 @@ Status ShardedGatherCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   Workspace& ws = this->plan_.ws;
   const PlanSpec& spec = this->plan_.spec;
   const int size = t.size(), me = t.rank();
-  const size_t G = static_cast<size_t>(size), dim = spec.dim;
-  const size_t ui = this->set_.local_unique_count();
-  const Wire wire{wire_of(spec).type, 1.0f, wire_of(spec).bytes};
+  const size_t dim = spec.dim, ui = this->set_.local_unique_count();
   int32_t* order = nullptr;
   char* asked = nullptr;
   ZFC_RETURN_IF_ERROR(ask_owners(op, &order, &asked));
-  const char* replies = nullptr;
+  char* replies = nullptr;
   ZFC_RETURN_IF_ERROR(answer(agreed, op, asked, &replies));
-  const size_t* r = ws.get<size_t>(Slot::kReduceSizes, 4 * G);
-  const size_t* s = ws.get<size_t>(Slot::kExchangeSizes, 4 * G);
   for (int j = 0; j < size; ++j) {
     ReplyHead head;
-    std::memcpy(&head, replies + r[3 * G + j], sizeof head);
-    if (head.refused != 0) {
-      return error(zfcInvalidArgument, "rank %d was asked for %llu rows it does not hold: "
-                   "some rank's ids are outside [0, %lld) (bounds_check is off)", j,
-                   static_cast<unsigned long long>(head.refused),
-                   static_cast<long long>(spec.vocab));
-    }
-    if (j != me) t.note_received(j, head.received_bytes);
+    std::memcpy(&head, replies + replies_.recv_displs()[j], sizeof head);
+    if (j != me) t.note_received(j, head);
   }
   PhaseTimer timer(op, zfcPhaseScatter);
+  Wire wire = wire_of(spec);
+  wire.scale = 1.0f;  // weights travel unscaled
   float* rows = ws.get<float>(Slot::kResultRows, ui * dim);
   for (int j = 0; j < size; ++j) {
-    const size_t n = s[j] / sizeof(K), first = s[G + j] / sizeof(K);
-    decode_rows_to(replies + r[3 * G + j] + sizeof(ReplyHead), order + first, n, dim, wire,
-                   rows);
+    const size_t n = ids_.send_bytes()[j] / sizeof(K);
+    const size_t first = ids_.send_displs()[j] / sizeof(K);
+    decode_rows_to(replies + replies_.recv_displs()[j] + sizeof(ReplyHead), order + first, n,
+                   dim, wire, rows);
   }
   const size_t index_bytes = spec.index_type == zfcInt32 ? 4 : 8;
   void* ids = ws.get<char>(Slot::kResultIndices, ui * index_bytes);
@@ -225,10 +217,8 @@ Status sharded_gather(zfcSparsePlan& plan, const ShardBuffers& shard, const void
                       int32_t* positions, const void* stream) {
   return with_key_type(plan.spec.vocab, [&](auto tag) -> Status {
     using K = typename decltype(tag)::type;
-    return run_or_record(*plan.comm, &plan, [&] {
-      return std::make_unique<ShardedGatherCall<K>>(plan, shard, indices, count, caller_check,
-                                                    out, positions, stream);
-    });
+    return run_or_record<ShardedGatherCall<K>>(*plan.comm, &plan, plan, shard, indices, count,
+                                               caller_check, out, positions, stream);
   });
 }
 

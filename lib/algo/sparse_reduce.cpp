@@ -16,21 +16,6 @@ bool is_row_type(zfcDataType_t t) {
   return t == zfcFloat32 || t == zfcFloat16 || t == zfcBFloat16;
 }
 
-// This rank's own checks, before anything is exchanged (the memory space is checked by
-// the staging).
-Status check_call(const void* indices, size_t count, const void* rows) {
-  if (count > 0 && indices == nullptr) {
-    return error(zfcInvalidArgument, "indices is NULL with count %zu", count);
-  }
-  if (count > 0 && rows == nullptr) {
-    return error(zfcInvalidArgument, "rows is NULL with count %zu", count);
-  }
-  if (count > static_cast<size_t>(INT32_MAX)) {
-    return error(zfcInvalidArgument, "count %zu exceeds %d", count, INT32_MAX);
-  }
-  return Status::Ok();
-}
-
 CostInputs cost_inputs(const OpHeader* all, int size, int nodes, const PlanSpec& spec,
                        size_t key_bytes) {
   CostInputs in;
@@ -62,20 +47,6 @@ bool merges_global_set_first(zfcAlgorithm_t a) {
 bool keys_ride(const zfcSparsePlan& plan) {
   const zfcAlgorithm_t a = plan.spec.algorithm;
   return a == zfcAlgoAuto ? plan.auto_keys_ride : merges_global_set_first(a);
-}
-
-// This rank's view of everything the ranks must agree on.
-OpHeader plan_header(const PlanSpec& spec, size_t count) {
-  OpHeader h = make_header(OpKind::kSparseReduce);
-  h.count = static_cast<int64_t>(count);
-  h.dim = static_cast<int64_t>(spec.dim);
-  h.vocab = spec.vocab;
-  h.row_type = spec.row_type;
-  h.index_type = spec.index_type;
-  h.algorithm = spec.algorithm;
-  h.compression = spec.compression.kind;
-  h.scale = spec.compression.scale;
-  return h;
 }
 
 // Runs the exchange, resolving zfcAlgoAuto; returns the algorithm that ran in *ran.
@@ -121,7 +92,7 @@ Status load_local(zfcSparsePlan& plan, HostStaging& staging, const void* indices
   const PlanSpec& spec = plan.spec;
   ZFC_RETURN_IF_ERROR(staging.begin({{"indices", indices}, {"rows", rows}}, stream));
   ZFC_RETURN_IF_ERROR(caller_check);
-  ZFC_RETURN_IF_ERROR(check_call(indices, count, rows));
+  ZFC_RETURN_IF_ERROR(check_plan_call(indices, count, rows, true));
   const size_t index_bytes = spec.index_type == zfcInt32 ? 4 : 8;
   const size_t row_bytes = spec.dim * kernels::float_type_bytes(spec.row_type);
   const void* host_indices = nullptr;
@@ -158,7 +129,7 @@ class SparseReduceCall final : public CollectiveCall {
                    const Status& caller_check, zfcSparseResult_t* out, const void* stream)
       : plan_(plan), indices_(indices), count_(count), rows_(rows),
         caller_check_(caller_check), out_(out), stream_(stream),
-        mine_(plan_header(plan.spec, count)), set_(plan.ws, plan.spec.vocab),
+        mine_(plan_header(OpKind::kSparseReduce, plan.spec, count)), set_(plan.ws, plan.spec.vocab),
         staging_(plan.staging) {}
 
   void prepare(zfcOpStats_t* op) override {
@@ -235,6 +206,32 @@ Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
 
 }  // namespace
 
+OpHeader plan_header(OpKind op, const PlanSpec& spec, size_t count) {
+  OpHeader h = make_header(op);
+  h.count = static_cast<int64_t>(count);
+  h.dim = static_cast<int64_t>(spec.dim);
+  h.vocab = spec.vocab;
+  h.row_type = spec.row_type;
+  h.index_type = spec.index_type;
+  h.algorithm = spec.algorithm;
+  h.compression = spec.compression.kind;
+  h.scale = spec.compression.scale;
+  return h;
+}
+
+Status check_plan_call(const void* indices, size_t count, const void* rows, bool with_rows) {
+  if (count > 0 && indices == nullptr) {
+    return error(zfcInvalidArgument, "indices is NULL with count %zu", count);
+  }
+  if (with_rows && count > 0 && rows == nullptr) {
+    return error(zfcInvalidArgument, "rows is NULL with count %zu", count);
+  }
+  if (count > static_cast<size_t>(INT32_MAX)) {
+    return error(zfcInvalidArgument, "count %zu exceeds %d", count, INT32_MAX);
+  }
+  return Status::Ok();
+}
+
 Status parse_plan_config(const zfcSparsePlanConfig_t* user, const Config& comm_config,
                          PlanSpec* out) {
   if (user == nullptr) return error(zfcInvalidArgument, "plan config is NULL");
@@ -281,10 +278,8 @@ Status sparse_reduce(zfcSparsePlan& plan, const void* indices, size_t count, con
                      const Status& caller_check, zfcSparseResult_t* out, const void* stream) {
   return with_key_type(plan.spec.vocab, [&](auto tag) -> Status {
     using K = typename decltype(tag)::type;
-    return run_or_record(*plan.comm, &plan, [&] {
-      return std::make_unique<SparseReduceCall<K>>(plan, indices, count, rows, caller_check,
-                                                   out, stream);
-    });
+    return run_or_record<SparseReduceCall<K>>(*plan.comm, &plan, plan, indices, count, rows,
+                                              caller_check, out, stream);
   });
 }
 

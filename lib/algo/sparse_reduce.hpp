@@ -21,6 +21,15 @@ namespace zfc {
 Status parse_plan_config(const zfcSparsePlanConfig_t* user, const Config& comm_config,
                          PlanSpec* out);
 
+// This rank's view of everything the ranks must agree on, for a call of `op` on a plan of
+// `spec` with `count` indices.
+OpHeader plan_header(OpKind op, const PlanSpec& spec, size_t count);
+
+// This rank's own checks of a plan call's buffers, before anything is exchanged (the
+// memory space is checked apart): NULL indices (and, `with_rows`, rows) with count > 0, and
+// a count int32 positions cannot address.
+Status check_plan_call(const void* indices, size_t count, const void* rows, bool with_rows);
+
 struct SparseOutput {
   const void* indices = nullptr;
   const float* rows = nullptr;

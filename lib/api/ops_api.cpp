@@ -4,6 +4,7 @@
 #include "algo/collectives.hpp"
 #include "api/api_guard.hpp"
 #include "core/memory_space.hpp"
+#include "kernels/row_update.hpp"
 #include "kernels/rows.hpp"
 #if ZIPFCOLL_HAVE_CUDA
 #include "algo/device_local_ops.hpp"
@@ -11,6 +12,24 @@
 
 using zfc::error;
 using zfc::Status;
+
+namespace {
+
+// What zfcApplyRows and zfcApplyUpdate check before any row is read: the index type and
+// vocabulary, and, when there are rows, that the buffers are there. Indices are checked even
+// when dim is 0 and nothing would be written: a bad index is a bug in the caller either way.
+Status check_row_targets(const float* table, int64_t vocab_size, size_t dim,
+                         const void* indices, zfcDataType_t index_type, const float* rows,
+                         size_t num_rows) {
+  ZFC_RETURN_IF_ERROR(zfc::check_index_space(index_type, vocab_size));
+  if (num_rows == 0) return Status::Ok();
+  if (indices == nullptr) return zfc::null_handle("indices");
+  if (dim > 0 && table == nullptr) return zfc::null_handle("table");
+  if (dim > 0 && rows == nullptr) return zfc::null_handle("rows");
+  return Status::Ok();
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -82,13 +101,9 @@ zfcResult_t zfcApplyRows(float* table, int64_t vocab_size, size_t dim, const voi
     zfc::MemorySpace space = zfc::MemorySpace::kHost;
     ZFC_RETURN_IF_ERROR(zfc::resolve_memory_space(
         {{"table", table}, {"indices", indices}, {"rows", rows}}, stream, &space));
-    ZFC_RETURN_IF_ERROR(zfc::check_index_space(index_type, vocab_size));
+    ZFC_RETURN_IF_ERROR(check_row_targets(table, vocab_size, dim, indices, index_type, rows,
+                                          num_rows));
     if (num_rows == 0) return Status::Ok();
-    // Indices are checked even when dim is 0 and nothing would be written: a bad index is
-    // a bug in the caller either way.
-    if (indices == nullptr) return zfc::null_handle("indices");
-    if (dim > 0 && table == nullptr) return zfc::null_handle("table");
-    if (dim > 0 && rows == nullptr) return zfc::null_handle("rows");
 #if ZIPFCOLL_HAVE_CUDA
     if (space == zfc::MemorySpace::kDevice) {
       return zfc::apply_rows_on_device(table, vocab_size, dim, indices, index_type, rows,
@@ -97,6 +112,35 @@ zfcResult_t zfcApplyRows(float* table, int64_t vocab_size, size_t dim, const voi
 #endif
     ZFC_RETURN_IF_ERROR(zfc::check_index_values(indices, index_type, num_rows, vocab_size));
     if (dim > 0) zfc::kernels::apply_rows(table, dim, indices, index_type, rows, num_rows, alpha);
+    return Status::Ok();
+  });
+}
+
+zfcResult_t zfcApplyUpdate(float* table, float* state, int64_t vocab_size, size_t dim,
+                           const void* indices, zfcDataType_t index_type, const float* rows,
+                           size_t num_rows, const zfcRowUpdate_t* update, void* stream) {
+  return zfc::guarded(nullptr, [&]() -> Status {
+    zfc::kernels::RowUpdate u;
+    ZFC_RETURN_IF_ERROR(zfc::kernels::parse_row_update(update, &u));
+    const bool with_state = zfc::kernels::update_has_state(u);
+    zfc::MemorySpace space = zfc::MemorySpace::kHost;
+    ZFC_RETURN_IF_ERROR(zfc::resolve_memory_space(
+        {{"table", table}, {"state", with_state ? state : nullptr}, {"indices", indices},
+         {"rows", rows}}, stream, &space));
+    if (space == zfc::MemorySpace::kDevice) {
+      return error(zfcUnsupported, "zfcApplyUpdate takes host buffers in this version");
+    }
+    ZFC_RETURN_IF_ERROR(check_row_targets(table, vocab_size, dim, indices, index_type, rows,
+                                          num_rows));
+    if (num_rows == 0) return Status::Ok();
+    if (dim > 0 && with_state && state == nullptr) {
+      return error(zfcInvalidArgument, "state is NULL, but an Adagrad update needs the "
+                   "accumulator rows");
+    }
+    ZFC_RETURN_IF_ERROR(zfc::check_index_values(indices, index_type, num_rows, vocab_size));
+    if (dim > 0) {
+      zfc::kernels::update_rows(table, state, dim, indices, index_type, rows, num_rows, u);
+    }
     return Status::Ok();
   });
 }

@@ -1,10 +1,8 @@
-// Sharded embedding tables: the layout, the two collectives, and the replicated twin of
-// their update.
-#include "algo/collectives.hpp"
+// Sharded embedding tables: the layout and the two collectives (their update's replicated
+// twin, zfcApplyUpdate, is with zfcApplyRows in ops_api.cpp).
 #include "algo/shard_layout.hpp"
 #include "algo/sharded_table.hpp"
 #include "api/api_guard.hpp"
-#include "core/memory_space.hpp"
 #include "kernels/row_update.hpp"
 
 using zfc::error;
@@ -58,37 +56,6 @@ zfcResult_t zfcShardLocate(int64_t vocab_size, int ranks, int64_t index, int* ow
     const uint64_t key = static_cast<uint64_t>(index);
     if (owner != nullptr) *owner = zfc::key_owner(key, ranks);
     if (row != nullptr) *row = static_cast<size_t>(zfc::shard_local_row(key, ranks));
-    return Status::Ok();
-  });
-}
-
-zfcResult_t zfcApplyUpdate(float* table, float* state, int64_t vocab_size, size_t dim,
-                           const void* indices, zfcDataType_t index_type, const float* rows,
-                           size_t num_rows, const zfcRowUpdate_t* update, void* stream) {
-  return zfc::guarded(nullptr, [&]() -> Status {
-    zfc::kernels::RowUpdate u;
-    ZFC_RETURN_IF_ERROR(zfc::kernels::parse_row_update(update, &u));
-    const bool with_state = zfc::kernels::update_has_state(u);
-    zfc::MemorySpace space = zfc::MemorySpace::kHost;
-    ZFC_RETURN_IF_ERROR(zfc::resolve_memory_space(
-        {{"table", table}, {"state", with_state ? state : nullptr}, {"indices", indices},
-         {"rows", rows}}, stream, &space));
-    if (space == zfc::MemorySpace::kDevice) {
-      return error(zfcUnsupported, "zfcApplyUpdate takes host buffers in this version");
-    }
-    ZFC_RETURN_IF_ERROR(zfc::check_index_space(index_type, vocab_size));
-    if (num_rows == 0) return Status::Ok();
-    if (indices == nullptr) return zfc::null_handle("indices");
-    if (dim > 0 && table == nullptr) return zfc::null_handle("table");
-    if (dim > 0 && rows == nullptr) return zfc::null_handle("rows");
-    if (dim > 0 && with_state && state == nullptr) {
-      return error(zfcInvalidArgument, "state is NULL, but an Adagrad update needs the "
-                   "accumulator rows");
-    }
-    ZFC_RETURN_IF_ERROR(zfc::check_index_values(indices, index_type, num_rows, vocab_size));
-    if (dim > 0) {
-      zfc::kernels::update_rows(table, state, dim, indices, index_type, rows, num_rows, u);
-    }
     return Status::Ok();
   });
 }

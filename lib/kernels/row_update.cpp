@@ -1,9 +1,35 @@
 #include "kernels/row_update.hpp"
 
 #include <cmath>
+#include <cstring>
 
 namespace zfc {
 namespace kernels {
+
+const char* update_kind_name(int kind) {
+  switch (kind) {
+    case zfcUpdateAdd: return "add";
+    case zfcUpdateSgd: return "sgd";
+    case zfcUpdateAdagrad: return "adagrad";
+  }
+  return "unknown";
+}
+
+uint64_t pack_update_values(const RowUpdate& u) {
+  uint32_t a, e;
+  std::memcpy(&a, &u.alpha, sizeof a);
+  std::memcpy(&e, &u.epsilon, sizeof e);
+  return uint64_t{a} | uint64_t{e} << 32;
+}
+
+RowUpdate unpack_update(int kind, uint64_t values) {
+  RowUpdate u;
+  u.kind = static_cast<zfcUpdateKind_t>(kind);
+  const uint32_t a = static_cast<uint32_t>(values), e = static_cast<uint32_t>(values >> 32);
+  std::memcpy(&u.alpha, &a, sizeof a);
+  std::memcpy(&u.epsilon, &e, sizeof e);
+  return u;
+}
 
 Status parse_row_update(const zfcRowUpdate_t* user, RowUpdate* out) {
   if (user == nullptr) return error(zfcInvalidArgument, "update is NULL");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "base/status.hpp"
 #include "zipfcoll/zipfcoll.h"
@@ -16,6 +17,14 @@ struct RowUpdate {
   float alpha = 1.0f;
   float epsilon = 0.0f;
 };
+
+// "add", "sgd", "adagrad"; "unknown" for another value.
+const char* update_kind_name(int kind);
+
+// An update as the operation header carries it, to be agreed across ranks: its kind, and
+// alpha's and epsilon's fp32 bits in one word.
+uint64_t pack_update_values(const RowUpdate& u);
+RowUpdate unpack_update(int kind, uint64_t values);
 
 // Checks a caller's zfcRowUpdate_t (NULL, size, kind, finite values) into *out.
 Status parse_row_update(const zfcRowUpdate_t* user, RowUpdate* out);

@@ -94,8 +94,10 @@ struct SparseReference {
   std::vector<float> rows;  // unique.size() x dim
 };
 
-// Sum per index: per rank from +0 in token order, then over ranks from +0 in rank order.
-inline SparseReference reference_sparse(const std::vector<RankInput>& ranks, size_t dim) {
+// Sum per index: per rank from +0 in token order, then over ranks from +0 in rank order; each
+// rank's sum first rounded to `wire` when it travels compressed (unscaled).
+inline SparseReference reference_sparse(const std::vector<RankInput>& ranks, size_t dim,
+                                        zfcCompressionKind_t wire = zfcCompressNone) {
   std::map<int64_t, std::vector<float>> total;
   for (const RankInput& in : ranks) {
     std::map<int64_t, std::vector<float>> partial;
@@ -107,7 +109,7 @@ inline SparseReference reference_sparse(const std::vector<RankInput>& ranks, siz
     for (auto& [index, p] : partial) {
       std::vector<float>& acc = total[index];
       if (acc.empty()) acc.assign(dim, 0.0f);
-      for (size_t k = 0; k < dim; ++k) acc[k] += p[k];
+      for (size_t k = 0; k < dim; ++k) acc[k] += wire_round(p[k], wire);
     }
   }
   SparseReference ref;

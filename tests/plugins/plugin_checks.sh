@@ -10,7 +10,7 @@
 #   one_missing   3 ranks, rank 2 without plugins: every rank gets rank 2's zfcUnsupported
 #   nccl_alone    3 ranks with only the NCCL plugin: start-up never asks for UCX
 #   missing_mpi   zfc_demo under mpiexec without plugins names the MPI plugin
-set -u
+set -uo pipefail
 mode="$1" lib="$2" probe="$3" launch="$4" have_mpi="$5" have_ucx="$6" have_nccl="$7"
 shift 7
 fail() { echo "plugin_checks $mode: $*" >&2; exit 1; }
@@ -18,13 +18,16 @@ scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 mkdir "$scratch/empty"
 
-# Runs the probe on 3 ranks; their output, sorted, in $scratch/out. The probe exits 0
-# whenever the library answered, failure or not, so a rank that exits otherwise crashed.
+# Runs the probe on 3 ranks; the lines they print, sorted, in $scratch/out, what else they
+# and the launcher say (warnings, debug output) in $scratch/err, which is shown but not
+# judged. The probe exits 0 whenever the library answered, failure or not, so a rank that
+# exits otherwise crashed.
 three_ranks() {
   local launched=0
-  bash "$launch" 3 "$probe" "$probe" init "$1" > "$scratch/out" 2>&1 || launched=$?
-  sort -o "$scratch/out" "$scratch/out"
-  cat "$scratch/out"
+  bash "$launch" 3 "$probe" "$probe" init "$1" > "$scratch/all" 2> "$scratch/err" ||
+    launched=$?
+  grep '^rank [0-2]: ' "$scratch/all" | sort > "$scratch/out"
+  cat "$scratch/all" "$scratch/err"
   [ "$launched" = 0 ] || fail "a rank of the probe did not finish (exit $launched)"
 }
 

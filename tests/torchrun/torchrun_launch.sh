@@ -66,9 +66,13 @@ case "$mode" in
       > "$out" 2>&1
     rc=$?
     cat "$out"
-    # Occurrences, not lines: lines of ranks sharing one stream may still run together.
+    # Occurrences, not lines, and each rank's own status: lines of ranks sharing one stream
+    # may run together.
     said="$(grep -o "by a launcher other than mpirun" "$out" | wc -l)"
-    refused="$(grep -c '^torchrun_launch: rank [0-9]* exit 2$' "$out")"
+    refused=0
+    for r in $(seq 0 $((n - 1))); do
+      if grep -q "torchrun_launch: rank $r exit 2\b" "$out"; then refused=$((refused + 1)); fi
+    done
     if [ "$rc" != 0 ] || [ "$said" != "$n" ] || [ "$refused" != "$n" ]; then
       echo "torchrun_launch.sh: torchrun exit $rc; $said of $n ranks said why and $refused" \
         "exited with status 2 (want every rank)"

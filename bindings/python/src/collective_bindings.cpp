@@ -106,10 +106,9 @@ py::object allreduce(const Comm& c, py::handle send, py::handle out, py::handle 
     void* out_data = o->data;
     const size_t count = in->size();
     int* overflowed = &call->overflowed;
-    std::vector<std::unique_ptr<Array>> borrowed;
-    borrowed.push_back(std::move(in));
-    borrowed.push_back(std::move(o));
-    return record_in_group(h, std::move(call), std::move(borrowed), [&] {
+    call->arrays.push_back(std::move(in));
+    call->arrays.push_back(std::move(o));
+    return record_in_group(h, std::move(call), [&] {
       return zfcAllReduce(h, send_data, out_data, count, zfcFloat32, &how, overflowed, stream);
     });
   }

@@ -35,11 +35,8 @@ void group_start(const Comm& c) {
 void group_end(const Comm& c) {
   zfcComm_t h = c.get();
   auto it = open_groups().find(h);
-  if (it == open_groups().end()) {
-    check(zfcGroupEnd(h), h);  // the library's own message for an end without a start
-    return;
-  }
-  if (--it->second.depth > 0) {
+  // Without a start the library's own message; an inner end only counts down.
+  if (it == open_groups().end() || --it->second.depth > 0) {
     check(zfcGroupEnd(h), h);
     return;
   }
@@ -128,15 +125,15 @@ py::object PendingCall::wait() const {
 bool group_open(zfcComm_t comm) { return open_groups().count(comm) != 0; }
 
 py::object record_in_group(zfcComm_t comm, std::shared_ptr<PendingCall> call,
-                           std::vector<std::unique_ptr<Array>> borrowed,
                            const std::function<zfcResult_t()>& record) {
   std::vector<std::shared_ptr<PendingCall>>& calls = open_groups().at(comm).calls;
-  calls.reserve(calls.size() + 1);
   py::object pending = py::cast(call);
-  check(record(), comm);  // nothing is recorded when it fails
-  // From here nothing can fail: a move, and a push_back into reserved room.
-  call->arrays = std::move(borrowed);
-  calls.push_back(std::move(call));
+  calls.push_back(call);
+  const zfcResult_t r = record();
+  if (r != zfcSuccess) {
+    calls.pop_back();  // nothing was recorded
+    check(r, comm);
+  }
   return pending;
 }
 

@@ -25,7 +25,7 @@ class PendingCall {
   PendingCall& operator=(const PendingCall&) = delete;
 
   // What the call borrowed, held until the group ends: the library reads it then.
-  std::vector<std::unique_ptr<Array>> arrays;  // set by record_in_group
+  std::vector<std::unique_ptr<Array>> arrays;
   // Python objects the result is made of (an output array, the plan's view owner).
   std::vector<py::object> objects;
   // Where the library writes the call's outputs when the group ends.
@@ -55,12 +55,11 @@ class PendingCall {
 // Whether a group opened from Python is open on `comm`: calls on it are then recorded.
 bool group_open(zfcComm_t comm);
 
-// Records `call` in the group open on `comm`, holding `borrowed` until the group ends, and
-// returns the zipfcoll.Pending the caller gets. `record` makes the library call, which keeps
-// pointers into `call` and the arrays: everything that can fail (memory, Python objects) is
+// Records `call` (holding the arrays it borrowed) in the group open on `comm`, and returns
+// the zipfcoll.Pending the caller gets. `record` makes the library call, which keeps
+// pointers into `call` and its arrays: everything that can fail (memory, Python objects) is
 // done before it, so that a call the library recorded is always completed or failed.
 py::object record_in_group(zfcComm_t comm, std::shared_ptr<PendingCall> call,
-                           std::vector<std::unique_ptr<Array>> borrowed,
                            const std::function<zfcResult_t()>& record);
 
 // `comm` is being freed without communicating (aborted, or its seed group destroyed): the

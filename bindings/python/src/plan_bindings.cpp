@@ -110,10 +110,9 @@ py::object reduce(py::object self, py::handle indices, py::handle rows, py::hand
     const void* rows_data = r->data;
     const size_t count = i->size();
     zfcSparseResult_t* out = &call->sparse;
-    std::vector<std::unique_ptr<Array>> borrowed;
-    borrowed.push_back(std::move(i));
-    borrowed.push_back(std::move(r));
-    return record_in_group(c, std::move(call), std::move(borrowed), [&] {
+    call->arrays.push_back(std::move(i));
+    call->arrays.push_back(std::move(r));
+    return record_in_group(c, std::move(call), [&] {
       return zfcSparseReduce(h, indices_data, count, rows_data, out, stream);
     });
   }
