@@ -442,12 +442,16 @@ typedef struct {
   int algorithm;          /* zfcAlgorithm_t; zfcAlgoDefault: the communicator's */
   int compression;        /* zfcCompressionKind_t; -1: the communicator's */
   float compress_scale;   /* used when `compression` is set here */
+  /* ---- end of the 0.1.0 layout (the library accepts it; later fields then default) ---- */
+  size_t stream_chunk_bytes; /* zfcSparseReduceApply: the reduced rows every rank receives
+                                per round of the stream, at most (about; at least one row
+                                per rank); 0: 1 MiB. Equal on every rank */
 } zfcSparsePlanConfig_t;
 
 #define ZFC_SPARSE_PLAN_CONFIG_INITIALIZER                                          \
   {                                                                                 \
     sizeof(zfcSparsePlanConfig_t), ZFC_SPARSE_PLAN_MAGIC, ZFC_VERSION_CODE, 0, 0,  \
-        zfcFloat32, zfcInt32, zfcAlgoDefault, -1, 1.0f                              \
+        zfcFloat32, zfcInt32, zfcAlgoDefault, -1, 1.0f, 0                           \
   }
 
 /* Set `size` before the call (ZFC_SPARSE_RESULT_INITIALIZER does it); the library fills the
@@ -543,6 +547,25 @@ ZFC_API zfcResult_t zfcApplyUpdate(float* table, float* state, int64_t vocab_siz
                                    const void* indices, zfcDataType_t index_type,
                                    const float* rows, size_t num_rows,
                                    const zfcRowUpdate_t* update, void* stream);
+
+/* Collective over the plan's communicator: zfcSparseReduce fused with the update of a
+ * replicated table. `table` (and, for Adagrad, `state`, the accumulators) is this rank's fp32
+ * vocab_size x dim copy; every rank's reduced row of every index in the global set is applied
+ * to it with `update` (equal on every rank) as the rows arrive, giving the bits of
+ * zfcSparseReduce followed by zfcApplyUpdate on its result (zfcUpdateAdd: zfcApplyRows).
+ * With zfcAlgoKeyRouted, and with zfcAlgoAuto, which then takes it, the reduced rows are
+ * streamed from their owners in rounds of at most the plan's stream_chunk_bytes per rank,
+ * so the library holds O(U_i x dim) rows plus one round, never U_g x dim; another algorithm
+ * named in the plan runs whole and its result is then applied. When any reduced value is
+ * not finite the table is left as it was and *overflowed (may be NULL) is 1 on every rank,
+ * else 0. Bad arguments fail every rank alike, as for zfcSparseReduce. Indices and rows may
+ * be host or device buffers (device ones pass through the host); table and state are host
+ * buffers in this version. Refused inside a group (the table is written as rows arrive). If
+ * the transport fails part-way, rows already applied stay applied. */
+ZFC_API zfcResult_t zfcSparseReduceApply(zfcSparsePlan_t plan, const void* indices,
+                                         size_t count, const void* rows,
+                                         const zfcRowUpdate_t* update, float* table,
+                                         float* state, int* overflowed, void* stream);
 
 /* Local. The layout of a vocab_size-row table sharded over `ranks` ranks (G): id v lives on
  * rank owner(v) = (v mod G + mix(floor(v / G)) mod G) mod G, at row floor(v / G) of its

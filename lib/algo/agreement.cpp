@@ -24,6 +24,7 @@ const char* op_name(uint32_t op) {
     case OpKind::kGroup: return "zfcGroupEnd";
     case OpKind::kShardedGather: return "zfcShardedGather";
     case OpKind::kShardedApply: return "zfcShardedReduceApply";
+    case OpKind::kSparseApply: return "zfcSparseReduceApply";
   }
   return "an unknown operation";
 }
@@ -46,7 +47,7 @@ std::string figures_given(int32_t key) {
   return s.empty() ? "none" : s;
 }
 
-// The update a sharded apply's header carries (color: kind; node: alpha and epsilon).
+// The update an apply's header carries (color: kind; node: alpha and epsilon).
 std::string update_text(const OpHeader& h) {
   const kernels::RowUpdate u = kernels::unpack_update(h.color, h.node);
   char text[96];
@@ -171,7 +172,8 @@ Status agree(const OpHeader* all, int size, const std::vector<std::string>& mess
   const bool counts_match = h0.op == static_cast<uint32_t>(OpKind::kAllReduce);
   const bool init = h0.op == static_cast<uint32_t>(OpKind::kInit);
   const bool group = h0.op == static_cast<uint32_t>(OpKind::kGroup);
-  const bool sharded_apply = h0.op == static_cast<uint32_t>(OpKind::kShardedApply);
+  const bool sparse_apply = h0.op == static_cast<uint32_t>(OpKind::kSparseApply);
+  const bool updates = sparse_apply || h0.op == static_cast<uint32_t>(OpKind::kShardedApply);
   for (int r = 1; r < size; ++r) {
     const OpHeader& h = all[r];
     if (group && h.count != h0.count) {
@@ -189,9 +191,12 @@ Status agree(const OpHeader* all, int size, const std::vector<std::string>& mess
                    "in the config or ZIPFCOLL_MACHINE_MODEL)",
                    figures_given(h0.key).c_str(), r, figures_given(h.key).c_str());
     }
-    if (sharded_apply && (h.color != h0.color || h.node != h0.node)) {
+    if (updates && (h.color != h0.color || h.node != h0.node)) {
       return error(zfcMismatch, "the update differs across ranks: rank 0 has %s, rank %d has "
                    "%s", update_text(h0).c_str(), r, update_text(h).c_str());
+    }
+    if (sparse_apply && h.capacity != h0.capacity) {
+      return differs("the plan's stream_chunk_bytes", h0.capacity, r, h.capacity);
     }
     if (counts_match && h.count != h0.count) return differs("count", h0.count, r, h.count);
     if (h.dim != h0.dim) return differs("dim", h0.dim, r, h.dim);
@@ -211,7 +216,7 @@ Status agree(const OpHeader* all, int size, const std::vector<std::string>& mess
     }
   }
   if (h0.op == static_cast<uint32_t>(OpKind::kUniqueMerge) ||
-      h0.op == static_cast<uint32_t>(OpKind::kSparseReduce)) {
+      h0.op == static_cast<uint32_t>(OpKind::kSparseReduce) || sparse_apply) {
     uint64_t total = 0;
     for (int r = 0; r < size; ++r) total += static_cast<uint64_t>(all[r].count);
     if (total > static_cast<uint64_t>(INT32_MAX)) {

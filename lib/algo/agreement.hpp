@@ -29,6 +29,7 @@ enum class OpKind : uint32_t {
   kGroup = 7,  // the calls between zfcGroupStart and zfcGroupEnd (algo/call_group.hpp)
   kShardedGather = 8,
   kShardedApply = 9,
+  kSparseApply = 10,  // zfcSparseReduceApply: the fused reduce and update of a replicated table
 };
 
 struct OpHeader {
@@ -41,7 +42,8 @@ struct OpHeader {
   int64_t dim;
   int64_t vocab;
   int64_t capacity;      // caller's room for the result (unique merge); the distinct ids a
-                         // rank owns itself (sharded gather); else -1
+                         // rank owns itself (sharded gather); the plan's stream chunk in
+                         // bytes (sparse apply); else -1
   int32_t row_type;
   int32_t index_type;
   int32_t compression;
@@ -49,8 +51,8 @@ struct OpHeader {
   int32_t color;         // split
   int32_t key;           // split
   uint64_t node;         // init: an id of the rank's host (same id: same machine);
-                         // sharded apply: the update's alpha and epsilon, as fp32 bits
-                         // (color: its kind)
+                         // sharded and sparse apply: the update's alpha and epsilon, as
+                         // fp32 bits (color: its kind)
   uint64_t sequence;     // the transport's count of agreed operations, this one included
 };
 // The size is part of the documented traffic (docs/algorithms.md, zfcCommGetStats).

@@ -10,6 +10,8 @@
 //      global key order: the result.
 // A rank's work and bytes are O(U_i) to send and O(what it receives), nothing O(G * U_i),
 // and the sums are formed as in every other exchange, so fp32 results keep their bits.
+// Fused with an update (zfcSparseReduceApply), step 2's allgather becomes the rounds of
+// algo/streamed_apply.cpp, and no rank holds the U_g x dim result.
 #include <algorithm>
 #include <cstring>
 
@@ -78,6 +80,13 @@ Status exchange_key_routed(SparseCall<K>& call) {
   K* uniq = nullptr;
   float* acc = nullptr;
   const size_t u = sum_routed(call, routed, wire, &uniq, &acc);
+  if (call.apply != nullptr) {
+    uint64_t received = 0;
+    for (int r = 0; r < size; ++r) {
+      if (r != me) received += s.recv_bytes[r];
+    }
+    return stream_and_apply(call, uniq, acc, u, received);
+  }
 
   PhaseTimer timer(call.op, zfcPhaseRowExchange);
   const PairBlock shared{sizeof(OwnerReport), sizeof(K), dim * wire.bytes};

@@ -12,9 +12,13 @@
 #include "core/config.hpp"
 #include "core/node_map.hpp"
 #include "core/workspace.hpp"
+#include "kernels/row_update.hpp"
 #include "transport/transport.hpp"
 
 namespace zfc {
+
+// Bytes of reduced rows a rank receives per round of a streamed apply, unless the plan says.
+constexpr size_t kDefaultStreamChunkBytes = size_t{1} << 20;
 
 struct PlanSpec {
   size_t dim = 0;
@@ -23,6 +27,14 @@ struct PlanSpec {
   zfcDataType_t index_type = zfcInt32;
   zfcAlgorithm_t algorithm = zfcAlgoAuto;
   Compression compression;
+  size_t stream_chunk_bytes = kDefaultStreamChunkBytes;
+};
+
+// The target of a fused apply: the fp32 vocab x dim table and, for Adagrad, its state.
+struct StreamApply {
+  float* table = nullptr;
+  float* state = nullptr;
+  kernels::RowUpdate update;
 };
 
 template <class K>
@@ -39,7 +51,12 @@ struct SparseCall {
     Transport* node = nullptr;  // this rank's node (nodes.hierarchical() only)
     Transport* rail = nullptr;  // the ranks of this local index on every node
   } hierarchy;
+  // zfcSparseReduceApply: the replicated table the exchange applies its rows to (the
+  // streamed exchanges do as rows arrive, leaving out_rows NULL; the others leave it to the
+  // caller of the exchange).
+  const StreamApply* apply = nullptr;
   float* out_rows = nullptr;  // set by the exchange: U_g x dim
+  size_t applied_unique = 0;  // set by a streamed exchange: U_g
   bool finite = true;         // set by the exchange
 };
 
@@ -57,6 +74,14 @@ Status exchange_dense_vocab(SparseCall<K>& call);
 // puts in key order (algo/key_routed_exchange.cpp). Sets the global set itself.
 template <class K>
 Status exchange_key_routed(SparseCall<K>& call);
+
+// The last step of a streamed apply: this owner's `u` summed keys and rows (acc, scaled for
+// the wire) go to every rank in rounds of at most spec.stream_chunk_bytes per receiver, each
+// applied to call.apply's table as it arrives (algo/streamed_apply.cpp). `received_bytes`:
+// what this owner received from its peers (for their ledgers).
+template <class K>
+Status stream_and_apply(SparseCall<K>& call, const K* keys, const float* acc, size_t u,
+                        uint64_t received_bytes);
 
 // The exchanges below need set.gather() and set.merge_gathered() first.
 // Scatter into U_g x dim and allreduce it (the paper's uniqueness technique).

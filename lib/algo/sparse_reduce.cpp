@@ -2,15 +2,21 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstddef>
 #include <memory>
 
 #include "algo/call_group.hpp"
 #include "algo/collectives.hpp"
 #include "algo/cost_model.hpp"
+#include "core/memory_space.hpp"
 #include "kernels/cast.hpp"
 
 namespace zfc {
 namespace {
+
+// The sizes of zfcSparsePlanConfig_t in every release since 0.1.0, oldest first.
+const size_t kPlanConfigLayouts[] = {offsetof(zfcSparsePlanConfig_t, stream_chunk_bytes),
+                                     sizeof(zfcSparsePlanConfig_t)};
 
 bool is_row_type(zfcDataType_t t) {
   return t == zfcFloat32 || t == zfcFloat16 || t == zfcBFloat16;
@@ -44,9 +50,11 @@ bool merges_global_set_first(zfcAlgorithm_t a) {
 
 // Whether this rank's distinct keys ride with its header: for the algorithms that gather
 // them (they then cost no round of their own), and for zfcAlgoAuto as the plan last chose.
-bool keys_ride(const zfcSparsePlan& plan) {
+// A fused apply's zfcAlgoAuto is the key-routed exchange, the one that streams.
+bool keys_ride(const zfcSparsePlan& plan, bool fused) {
   const zfcAlgorithm_t a = plan.spec.algorithm;
-  return a == zfcAlgoAuto ? plan.auto_keys_ride : merges_global_set_first(a);
+  if (a == zfcAlgoAuto) return !fused && plan.auto_keys_ride;
+  return merges_global_set_first(a);
 }
 
 // Runs the exchange, resolving zfcAlgoAuto; returns the algorithm that ran in *ran.
@@ -54,6 +62,7 @@ template <class K>
 Status run_exchange(SparseCall<K>& call, const MachineModel& machine, zfcAlgorithm_t* ran) {
   Transport& t = call.transport;
   zfcAlgorithm_t algorithm = call.spec.algorithm;
+  if (algorithm == zfcAlgoAuto && call.apply != nullptr) algorithm = zfcAlgoKeyRouted;
   CostInputs costs =
       cost_inputs(call.agreed.headers, t.size(), call.nodes.node_count(), call.spec, sizeof(K));
   if (algorithm == zfcAlgoAuto) algorithm = choose_before_index_exchange(costs, machine);
@@ -121,24 +130,56 @@ Status check_algorithm(const zfcComm& comm, const PlanSpec& spec) {
   return Status::Ok();
 }
 
-// One zfcSparseReduce: alone, or one call of a group.
+// This rank's checks of a fused apply's table (and Adagrad's state): host buffers, there.
+Status check_apply_target(const StreamApply& apply, const void* stream) {
+  const bool with_state = kernels::update_has_state(apply.update);
+  MemorySpace space = MemorySpace::kHost;
+  ZFC_RETURN_IF_ERROR(resolve_memory_space(
+      {{"table", apply.table}, {"state", with_state ? apply.state : nullptr}}, stream, &space));
+  if (space == MemorySpace::kDevice) {
+    return error(zfcUnsupported, "zfcSparseReduceApply takes a host table in this version");
+  }
+  if (apply.table == nullptr) return error(zfcInvalidArgument, "table is NULL");
+  if (with_state && apply.state == nullptr) {
+    return error(zfcInvalidArgument, "state is NULL, but an Adagrad update needs the "
+                 "accumulator rows of the table");
+  }
+  return Status::Ok();
+}
+
+// The header of a call: a fused apply's also carries its update and stream chunk.
+OpHeader call_header(const PlanSpec& spec, size_t count, const StreamApply* apply) {
+  if (apply == nullptr) return plan_header(OpKind::kSparseReduce, spec, count);
+  OpHeader h = plan_header(OpKind::kSparseApply, spec, count);
+  h.color = static_cast<int32_t>(apply->update.kind);
+  h.node = kernels::pack_update_values(apply->update);
+  h.capacity = static_cast<int64_t>(spec.stream_chunk_bytes);
+  return h;
+}
+
+// One zfcSparseReduce (alone, or one call of a group), or one zfcSparseReduceApply, which
+// applies the reduced rows to `apply`'s table instead of returning them.
 template <class K>
 class SparseReduceCall final : public CollectiveCall {
  public:
   SparseReduceCall(zfcSparsePlan& plan, const void* indices, size_t count, const void* rows,
-                   const Status& caller_check, zfcSparseResult_t* out, const void* stream)
+                   const Status& caller_check, zfcSparseResult_t* out, const void* stream,
+                   const StreamApply* apply = nullptr, int* overflowed = nullptr)
       : plan_(plan), indices_(indices), count_(count), rows_(rows),
         caller_check_(caller_check), out_(out), stream_(stream),
-        mine_(plan_header(OpKind::kSparseReduce, plan.spec, count)), set_(plan.ws, plan.spec.vocab),
-        staging_(plan.staging) {}
+        mine_(call_header(plan.spec, count, apply)), set_(plan.ws, plan.spec.vocab),
+        staging_(plan.staging), apply_(apply), overflowed_(overflowed) {}
 
   void prepare(zfcOpStats_t* op) override {
     op->tokens += count_;
     PhaseTimer timer(op, zfcPhaseLocal);
     header_fail(&mine_, load_local(plan_, staging_, indices_, count_, rows_, caller_check_,
                                    stream_, set_, &host_rows_));
+    if (apply_ != nullptr && mine_.status == zfcSuccess) {
+      header_fail(&mine_, check_apply_target(*apply_, stream_));
+    }
     mine_.local_unique = static_cast<int64_t>(set_.local_unique_count());
-    ride_ = mine_.status == zfcSuccess && keys_ride(plan_);
+    ride_ = mine_.status == zfcSuccess && keys_ride(plan_, apply_ != nullptr);
   }
   LocalHeader& header() override { return mine_; }
   const void* payload() const override { return ride_ ? set_.local_unique() : nullptr; }
@@ -149,6 +190,10 @@ class SparseReduceCall final : public CollectiveCall {
   Status check_agreed(const Agreed&) override { return check_algorithm(*plan_.comm, plan_.spec); }
   Status run(const Agreed& agreed, zfcOpStats_t* op) override;
   void publish() override {
+    if (apply_ != nullptr) {
+      if (overflowed_ != nullptr) *overflowed_ = result_.overflowed ? 1 : 0;
+      return;
+    }
     out_->indices = result_.indices;
     out_->rows = result_.rows;
     out_->num_unique = result_.num_unique;
@@ -170,6 +215,8 @@ class SparseReduceCall final : public CollectiveCall {
   HostStaging staging_;
   const void* host_rows_ = nullptr;
   bool ride_ = false;
+  const StreamApply* apply_;
+  int* overflowed_;
   SparseOutput result_;
 };
 
@@ -180,16 +227,29 @@ Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   Workspace& ws = plan_.ws;
   SparseCall<K> call{*comm->transport, comm->nodes, ws,  spec, op, set_, agreed, host_rows_,
                      {comm->node_transport.get(), comm->rail_transport.get()}};
+  call.apply = apply_;
   zfcAlgorithm_t algorithm = spec.algorithm;
   ZFC_RETURN_IF_ERROR(run_exchange(call, comm->machine, &algorithm));
-  if (spec.algorithm == zfcAlgoAuto) plan_.auto_keys_ride = merges_global_set_first(algorithm);
-  const size_t ug = set_.global_count();
+  if (spec.algorithm == zfcAlgoAuto && apply_ == nullptr) {
+    plan_.auto_keys_ride = merges_global_set_first(algorithm);
+  }
+  const bool streamed = apply_ != nullptr && call.out_rows == nullptr;
+  const size_t ug = streamed ? call.applied_unique : set_.global_count();
   const size_t index_bytes = spec.index_type == zfcInt32 ? 4 : 8;
-  void* result_indices = ws.get<char>(Slot::kResultIndices, ug * index_bytes);
-  kernels::store_keys(set_.global(), ug, spec.index_type, result_indices);
+  void* result_indices = nullptr;
+  if (!streamed) {
+    result_indices = ws.get<char>(Slot::kResultIndices, ug * index_bytes);
+    kernels::store_keys(set_.global(), ug, spec.index_type, result_indices);
+  }
+  if (apply_ != nullptr && !streamed && call.finite) {
+    // An exchange that does not stream: its whole result, as zfcApplyUpdate would apply it.
+    PhaseTimer timer(op, zfcPhaseScatter);
+    kernels::update_rows(apply_->table, apply_->state, spec.dim, result_indices,
+                         spec.index_type, call.out_rows, ug, apply_->update);
+  }
   result_.indices = result_indices;
   result_.rows = call.out_rows;
-  if (staging_.on_device()) {
+  if (staging_.on_device() && apply_ == nullptr) {
     ZFC_RETURN_IF_ERROR(plan_.device_result.store(result_indices, ug * index_bytes,
                                                   call.out_rows, ug * spec.dim * sizeof(float),
                                                   stream_, &result_.indices, &result_.rows));
@@ -235,16 +295,20 @@ Status check_plan_call(const void* indices, size_t count, const void* rows, bool
 Status parse_plan_config(const zfcSparsePlanConfig_t* user, const Config& comm_config,
                          PlanSpec* out) {
   if (user == nullptr) return error(zfcInvalidArgument, "plan config is NULL");
-  if (user->size != sizeof(zfcSparsePlanConfig_t) || user->magic != ZFC_SPARSE_PLAN_MAGIC) {
-    return error(zfcInvalidUsage,
-                 "plan config has size %zu and magic 0x%x, expected %zu and 0x%x: initialise "
-                 "it with ZFC_SPARSE_PLAN_CONFIG_INITIALIZER",
-                 user->size, user->magic, sizeof(zfcSparsePlanConfig_t), ZFC_SPARSE_PLAN_MAGIC);
+  if (user->magic != ZFC_SPARSE_PLAN_MAGIC) {
+    return error(zfcInvalidUsage, "plan config has magic 0x%x, expected 0x%x: initialise it "
+                 "with ZFC_SPARSE_PLAN_CONFIG_INITIALIZER", user->magic, ZFC_SPARSE_PLAN_MAGIC);
   }
   if (user->version > static_cast<unsigned>(ZFC_VERSION_CODE) || user->version < 100) {
     return error(zfcInvalidUsage, "plan config version %u is not one this library (%d) knows",
                  user->version, ZFC_VERSION_CODE);
   }
+  zfcSparsePlanConfig_t full = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
+  ZFC_RETURN_IF_ERROR(copy_versioned(user, user->size, kPlanConfigLayouts,
+                                     sizeof kPlanConfigLayouts / sizeof kPlanConfigLayouts[0],
+                                     "plan config", "ZFC_SPARSE_PLAN_CONFIG_INITIALIZER", &full,
+                                     sizeof full));
+  user = &full;
   if (user->dim == 0) return error(zfcInvalidArgument, "plan dim must be > 0");
   if (!is_row_type(user->row_type)) {
     return error(zfcInvalidArgument, "plan row_type %d must be zfcFloat32, zfcFloat16 or "
@@ -270,6 +334,7 @@ Status parse_plan_config(const zfcSparsePlanConfig_t* user, const Config& comm_c
         make_compression(user->compression, user->compress_scale, &spec.compression));
   }
   if (spec.compression.kind == zfcCompressNone) spec.compression.scale = 1.0f;
+  if (user->stream_chunk_bytes != 0) spec.stream_chunk_bytes = user->stream_chunk_bytes;
   *out = spec;
   return Status::Ok();
 }
@@ -280,6 +345,17 @@ Status sparse_reduce(zfcSparsePlan& plan, const void* indices, size_t count, con
     using K = typename decltype(tag)::type;
     return run_or_record<SparseReduceCall<K>>(*plan.comm, &plan, plan, indices, count, rows,
                                               caller_check, out, stream);
+  });
+}
+
+Status sparse_reduce_apply(zfcSparsePlan& plan, const void* indices, size_t count,
+                           const void* rows, const StreamApply& apply,
+                           const Status& caller_check, int* overflowed, const void* stream) {
+  return with_key_type(plan.spec.vocab, [&](auto tag) -> Status {
+    using K = typename decltype(tag)::type;
+    return run_or_record<SparseReduceCall<K>>(*plan.comm, &plan, plan, indices, count, rows,
+                                              caller_check, nullptr, stream, &apply,
+                                              overflowed);
   });
 }
 

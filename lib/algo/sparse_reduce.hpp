@@ -45,4 +45,11 @@ struct SparseOutput {
 Status sparse_reduce(zfcSparsePlan& plan, const void* indices, size_t count, const void* rows,
                      const Status& caller_check, zfcSparseResult_t* out, const void* stream);
 
+// zfcSparseReduceApply: the same exchange, its rows applied to apply's table (streamed by
+// the key-routed exchange, which zfcAlgoAuto then is) instead of returned; *overflowed (may
+// be NULL) is set on success. Not for a group: the caller refuses it there.
+Status sparse_reduce_apply(zfcSparsePlan& plan, const void* indices, size_t count,
+                           const void* rows, const StreamApply& apply,
+                           const Status& caller_check, int* overflowed, const void* stream);
+
 }  // namespace zfc

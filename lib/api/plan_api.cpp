@@ -41,6 +41,23 @@ zfcResult_t zfcSparseReduce(zfcSparsePlan_t plan, const void* indices, size_t co
   });
 }
 
+zfcResult_t zfcSparseReduceApply(zfcSparsePlan_t plan, const void* indices, size_t count,
+                                 const void* rows, const zfcRowUpdate_t* update, float* table,
+                                 float* state, int* overflowed, void* stream) {
+  zfcComm* comm = plan != nullptr ? plan->comm : nullptr;
+  return zfc::guarded(comm, [&]() -> Status {
+    if (plan == nullptr) return zfc::null_handle("plan");
+    if (comm->group_depth > 0) return zfc::refuse_in_group(*comm, "zfcSparseReduceApply");
+    zfc::StreamApply apply;
+    apply.table = table;
+    apply.state = state;
+    // A bad update is this rank's argument error: agreed with the others like any other.
+    const Status check = zfc::kernels::parse_row_update(update, &apply.update);
+    return zfc::sparse_reduce_apply(*plan, indices, count, rows, apply, check, overflowed,
+                                    stream);
+  });
+}
+
 zfcResult_t zfcSparsePlanDestroy(zfcSparsePlan_t plan) {
   if (plan == nullptr) return zfcSuccess;
   zfcComm* comm = plan->comm;
