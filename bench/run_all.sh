@@ -13,6 +13,7 @@
 #     (dense_vocab), the cost model against measurement, zfc_model to 4096 ranks
 #                                                                  -> scale_model.md
 #   - bench/run_sharded.sh: replicated against sharded tables, G = 2..8 -> sharded.md
+#   - bench/run_fused.sh: fused, streamed updates of replicated tables, G = 2..8 -> fused.md
 #   - bench/trainer/run_trainer.sh: the example trainer's throughput and equal-step
 #     validation runs                                             -> trainer/report.md
 # Every raw output is stamped with the version, the commit and this command
@@ -191,6 +192,8 @@ if [ "$quick" = 0 ] && [ -d "$data/gutenberg" ]; then
   log "sharded tables (bench/run_sharded.sh)"
   # It stamps its raw outputs itself (with this run's stamp), before its page quotes them.
   bash bench/run_sharded.sh --build "$build" --out "$out" --data "$data" > "$raw/run_sharded.log"
+  log "fused updates (bench/run_fused.sh)"
+  bash bench/run_fused.sh --build "$build" --out "$out" --data "$data" > "$raw/run_fused.log"
   if [ "$trainer" = 1 ] && [ -x "$build/examples/lstm_lm/lstm_lm" ]; then
     log "trainer (bench/trainer/run_trainer.sh, $trainer_steps steps per validation run)"
     rm -rf "$out/trainer"

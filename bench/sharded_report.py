@@ -52,7 +52,7 @@ def main():
         "shard), apart from the library's workspace (peak_ws_MB). A sharded step is the",
         "gather and the update together; a replicated one the reduce and the update.",
         "`wrong` compares each table after the last step with the baseline's: bit for bit in",
-        "fp32, within a bound on the wire's rounding in fp16 (`bench/perf/perf_sharded.cpp`).",
+        "fp32, within a bound on the wire's rounding in fp16 (`bench/perf/perf_table_steps.cpp`).",
         "",
         "| G | variant | MB | recv_max_MB | peak_ws_MB | table_MB | rounds | wrong |",
         "|---|---------|----|-------------|------------|----------|--------|-------|",

@@ -1,7 +1,8 @@
 // zfc_model: the library's cost model projected to thousands of ranks. For each rank count
 // G, each algorithm and wire, it prints what one training step's embedding exchange moves
 // per rank (in total and between nodes), its workspace, its predicted time, and the weak-
-// scaling parallel efficiency of the whole step against the smallest G:
+// scaling parallel efficiency of the whole step against the smallest G (fused_key_routed: the
+// key-routed exchange fused with the table's update, zfcSparseReduceApply, streamed):
 //
 //   step(G) = compute + tables * exchange(G) + dense allreduce(G),   efficiency = step(G0) /
 //   step(G)
@@ -37,6 +38,7 @@ struct Options {
   double compute_ms = 55.7;  // the paper's word LM: 136 GFLOP per step at 2.44 TFLOP/s
   double dense_mb = 37.8;    // its LSTM (2048 cells, projection 512): 9.4 M fp32 weights
   int tables = 2;            // input and output embeddings
+  size_t stream_chunk = 1 << 20;  // --stream-chunk: the fused rows' stream_chunk_bytes
   std::vector<zfc::workload::HeapsPoint> measured;  // U(N) on the corpus, when given
 };
 
@@ -71,6 +73,7 @@ void usage() {
       "  --compute-ms T       forward and backward per step (55.7)\n"
       "  --dense-mb M         dense gradients allreduced per step, MB (37.8)\n"
       "  --tables N           embedding tables exchanged per step (2)\n"
+      "  --stream-chunk B     stream_chunk_bytes of the fused_key_routed rows (1048576)\n"
       "  --json FILE          also write one JSON object per row to FILE (G, algo, wire, U_g,\n"
       "                       MB, xnode_MB, peak_ws_MB, exchange_ms, step_ms, efficiency)\n");
 }
@@ -100,6 +103,7 @@ bool parse(int argc, char** argv, Options* o) {
     else if (a == "--compute-ms") ok = (o->compute_ms = std::atof(v)) >= 0;
     else if (a == "--dense-mb") ok = (o->dense_mb = std::atof(v)) >= 0;
     else if (a == "--tables") ok = (o->tables = std::atoi(v)) >= 0;
+    else if (a == "--stream-chunk") ok = (o->stream_chunk = std::strtoull(v, nullptr, 10)) > 0;
     else if (a == "--ranks") {
       o->ranks.clear();
       for (char* p = argv[i]; *p != '\0';) {
@@ -193,11 +197,23 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "zfc_model: cannot write %s\n", o.json.c_str());
     return 1;
   }
-  for (int a : algos) {
+  // Each algorithm, then key_routed fused with the update (zfcSparseReduceApply), streamed.
+  struct Priced {
+    int algorithm;
+    size_t stream_chunk;
+  };
+  std::vector<Priced> priced;
+  for (int a : algos) priced.push_back({a, 0});
+  priced.push_back({zfcAlgoKeyRouted, o.stream_chunk});
+  for (const Priced& pr : priced) {
+    const int a = pr.algorithm;
+    const std::string name =
+        (pr.stream_chunk > 0 ? "fused_" : "") + std::string(zfcGetAlgorithmName(a));
     for (zfcCompressionKind_t w : {zfcCompressNone, zfcCompressFp16}) {
       double first_step = 0;
       for (int g : o.ranks) {
-        const zfcStepShape_t s = shape_at(o, g, w);
+        zfcStepShape_t s = shape_at(o, g, w);
+        s.stream_chunk_bytes = pr.stream_chunk;
         zfcPrediction_t p = ZFC_PREDICTION_INITIALIZER;
         if (zfcPredictSparseReduce(&o.machine, &s, a, &p) != zfcSuccess) {
           std::fprintf(stderr, "zfc_model: %s\n", zfcGetLastError(nullptr));
@@ -206,7 +222,7 @@ int main(int argc, char** argv) {
         const double step = o.compute_ms * 1e-3 + o.tables * p.seconds + dense_seconds(o, g);
         if (first_step == 0) first_step = step;
         std::printf("%18s %4s %5d %9.0f %9.3f %10.3f %10.3f %11.3f %9.3f %6.3f\n",
-                    zfcGetAlgorithmName(a), w == zfcCompressNone ? "none" : "fp16", g,
+                    name.c_str(), w == zfcCompressNone ? "none" : "fp16", g,
                     s.global_unique, p.bytes / 1e6, p.internode_bytes / 1e6,
                     p.workspace_bytes / 1e6, p.seconds * 1e3, step * 1e3, first_step / step);
         if (json != nullptr) {
@@ -214,7 +230,7 @@ int main(int argc, char** argv) {
                        "{\"G\": %d, \"algo\": \"%s\", \"wire\": \"%s\", \"U_g\": %.0f, "
                        "\"MB\": %.6f, \"xnode_MB\": %.6f, \"peak_ws_MB\": %.6f, "
                        "\"exchange_ms\": %.6f, \"step_ms\": %.6f, \"efficiency\": %.6f}\n",
-                       g, zfcGetAlgorithmName(a), w == zfcCompressNone ? "none" : "fp16",
+                       g, name.c_str(), w == zfcCompressNone ? "none" : "fp16",
                        s.global_unique, p.bytes / 1e6, p.internode_bytes / 1e6,
                        p.workspace_bytes / 1e6, p.seconds * 1e3, step * 1e3,
                        first_step / step);

@@ -64,4 +64,5 @@ std::unique_ptr<zfc::workload::StepSource> make_step_source(const PerfOptions& o
 
 int run_allreduce(PerfContext& ctx);
 int run_sparse(PerfContext& ctx);
-int run_sharded(PerfContext& ctx);
+// zfc_perf sharded, and zfc_perf sparse --apply sgd (perf_table_steps.cpp).
+int run_table_steps(PerfContext& ctx);

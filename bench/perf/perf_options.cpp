@@ -48,7 +48,12 @@ void usage() {
       "  --candidates C    add C log-uniform sampled-softmax candidates per rank and step:\n"
       "                    the output embedding's rows (0)\n"
       "  --seed-groups S   ranks in S seed groups draw the same candidates (1)\n"
-      "  --seed N          workload seed (1)\n");
+      "  --seed N          workload seed (1)\n"
+      "  --apply sgd       train a replicated table with SGD instead: zfcSparseReduce +\n"
+      "                    zfcApplyUpdate (allgather baseline, owner_partitioned,\n"
+      "                    key_routed) against the fused zfcSparseReduceApply; --algo and\n"
+      "                    --candidates do not apply\n"
+      "  --stream-chunk B  the plans' stream_chunk_bytes (library default: 1M)\n");
 }
 
 std::vector<std::string> split_list(const char* text) {
@@ -119,6 +124,8 @@ bool apply(const char* a, const char* v, PerfOptions* o) {
   if (is("--candidates")) return parse_size(v, &o->candidates);
   if (is("--seed-groups")) return parse_int(v, &o->seed_groups);
   if (is("--ranks-per-node")) return parse_int(v, &o->ranks_per_node);
+  if (is("--apply")) return (o->apply = v) == "sgd";
+  if (is("--stream-chunk")) return parse_bytes(v, &o->stream_chunk) && o->stream_chunk > 0;
   if (is("--zipf")) return parse_zipf(v, o);
   if (is("--corpus")) return (o->corpus = v), true;
   if (is("--json")) return (o->json = v), true;
@@ -175,7 +182,8 @@ bool validate(PerfOptions* o) {
     return o->min_bytes >= 4 && o->max_bytes >= o->min_bytes &&
            (o->step_bytes > 0 || o->factor > 1.0) && o->iters > 0;
   }
-  const bool sharded_ok = o->mode != "sharded" || o->candidates == 0;
+  const bool tables = o->mode == "sharded" || !o->apply.empty();
+  const bool sharded_ok = !tables || o->candidates == 0;
   return (o->mode == "sparse" || o->mode == "sharded") && sharded_ok && o->tokens > 0 && o->dim > 0 && o->vocab >= 2 &&
          o->seed_groups >= 1 && o->ranks_per_node >= 0 && o->candidates <= static_cast<size_t>(o->vocab) &&
          o->vocab <= INT32_MAX && o->window_len > 0 && o->iters > 0 && o->scale > 0 &&

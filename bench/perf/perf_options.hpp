@@ -33,6 +33,8 @@ struct PerfOptions {
   int seed_groups = 1;           // --seed-groups S: ranks drawing the same candidates
   uint64_t seed = 1;             // --seed
   int ranks_per_node = 0;        // --ranks-per-node N: group ranks into nodes of N (0: hosts)
+  std::string apply;             // --apply sgd (sparse): tables updated, fused against not
+  size_t stream_chunk = 0;       // --stream-chunk BYTES: the plans' stream_chunk_bytes
   std::string json;              // --json FILE
   std::string command_line;      // argv joined, for the record
 };

@@ -35,7 +35,9 @@ std::vector<std::string> run_metadata(const PerfContext& ctx) {
             ", \"zipf_s\": " + std::to_string(o.zipf_s) +
             ", \"window_len\": " + std::to_string(o.window_len) +
             ", \"seed\": " + std::to_string(o.seed) +
-            ", \"ranks_per_node\": " + std::to_string(o.ranks_per_node);
+            ", \"ranks_per_node\": " + std::to_string(o.ranks_per_node) +
+            ", \"apply\": " + json_string(o.apply) +
+            ", \"stream_chunk_bytes\": " + std::to_string(o.stream_chunk);
     std::string transports;
     for (const std::string& t : o.transports) transports += (transports.empty() ? "" : ",") + t;
     opts += ", \"transports\": " + json_string(transports);
@@ -112,7 +114,7 @@ int main(int argc, char** argv) {
   Report report;
   PerfContext ctx{o, comm, comms, rank, ranks, report};
   int status = o.mode == "allreduce" ? run_allreduce(ctx)
-               : o.mode == "sharded"  ? run_sharded(ctx)
+               : o.mode == "sharded" || !o.apply.empty() ? run_table_steps(ctx)
                                       : run_sparse(ctx);
   if (rank == 0 && !o.json.empty()) {
     if (!report.write_json(o.json, run_metadata(ctx))) {

@@ -206,6 +206,35 @@ double routed_busiest(const Cost& c, double mean_rows) {
   return std::max(mean_rows + std::sqrt(2.0 * std::log(g) * var), g - 1.0);
 }
 
+// Applying U_g reduced rows to the table: reading each, and reading and writing its table
+// row (the optimizer's state, when it has one, is not priced).
+void apply_pass(Cost& c) { c.local(12.0 * c.in.global_unique * c.in.dim); }
+
+// The fused key-routed exchange's share (algo/streamed_apply.cpp): rounds in which every
+// owner sends b of its U_g / G pairs (b = chunk / (G pair)), or, when the chunk holds fewer
+// than G pairs, in which the owners of one of q = ceil(G pair / chunk) groups send one each;
+// each block is led by 8 bytes (the first by a 24-byte report), and the rows are decoded and
+// applied as they arrive. One round's pairs are what a rank holds, not U_g x D.
+void streamed_share(Cost& c) {
+  const CostInputs& in = c.in;
+  const double d = static_cast<double>(in.dim), w = in.row_bytes;
+  const double pair = static_cast<double>(in.key_bytes) + d * w;
+  const double ug = static_cast<double>(in.global_unique), owned = ug / c.g();
+  const double room = std::max(1.0, std::floor(static_cast<double>(in.stream_chunk) / pair));
+  const double b = room >= c.g() ? std::floor(room / c.g()) : 1.0;
+  const double q = room >= c.g() ? 1.0 : std::ceil(c.g() / room);
+  const double rounds = std::max(1.0, q * std::ceil(owned / b));
+  // A round's pairs: b from every owner, or one from each of G / q.
+  const double pairs = std::min(b * c.g() / q, ug);
+  for (double r = 0; r < rounds; r += 1) {
+    c.gather(Level::kFlat, pairs * pair + 8.0 * c.g() + (r == 0 ? 16.0 * c.g() : 0.0),
+             std::min(b, owned) * pair + 8.0);
+  }
+  c.local(w < 4 ? ug * d * (w + 4.0) : 4.0 * ug * d);  // decode
+  apply_pass(c);
+  c.scratch(pairs * pair + 24.0 * c.g() + d * (w + 8.0));
+}
+
 // No index exchange: the (key, row) pairs to their owners (each message led by its 8-byte
 // count), the owners' merge and sums, and the summed pairs to every rank (each owner's block
 // led by its 16-byte report), which merges them into key order. The busiest owner sets the
@@ -225,11 +254,15 @@ void key_routed(Cost& c) {
   c.local(kMergeBytesPerKey * busiest + kLocateBytesPerKey * busiest +
           busiest * d * (w + 8.0));
   c.local(encode_bytes(c, ug / c.g() * d));
+  c.scratch(ui * d * (4.0 + w) + ui * kb + routed * (kb + d * (w + 4.0)));
+  if (in.stream_chunk > 0) {
+    streamed_share(c);
+    return;
+  }
   c.gather(Level::kFlat, ug * (kb + d * w) + 16.0 * c.g(), ug / c.g() * (kb + d * w) + 16.0);
   c.local(kMergeBytesPerKey * ug + kLocateBytesPerKey * ug +
           (w < 4 ? ug * d * (w + 4.0) : 8.0 * ug * d));
-  c.scratch(ui * d * (4.0 + w) + ui * kb + routed * (kb + d * (w + 4.0)) +
-            ug * (2.0 * kb + d * w) + 4.0 * ug * d);
+  c.scratch(ug * (2.0 * kb + d * w) + 4.0 * ug * d);
 }
 
 bool can_run_hierarchical(const CostInputs& in) {
@@ -269,6 +302,8 @@ Prediction predict(zfcAlgorithm_t algorithm, const CostInputs& in, const Machine
       break;
     default: owner_partitioned(c); break;
   }
+  // Fused, the others return their whole result, which is then applied.
+  if (in.stream_chunk > 0 && algorithm != zfcAlgoKeyRouted) apply_pass(c);
   return c.p;
 }
 

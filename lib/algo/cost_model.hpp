@@ -29,6 +29,8 @@ struct CostInputs {
   size_t key_bytes = 4;           // bytes per index on the wire
   size_t row_bytes = 4;           // bytes per row element on the wire
   size_t input_bytes = 4;         // bytes per element of the caller's rows
+  size_t stream_chunk = 0;        // > 0: fused with the update (zfcSparseReduceApply), whose
+                                  // key-routed exchange streams in rounds of this many bytes
 };
 
 struct Prediction {

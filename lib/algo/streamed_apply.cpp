@@ -1,8 +1,9 @@
 // The streamed end of a fused reduce-and-apply (zfcSparseReduceApply). Once the owners of a
 // key-routed exchange hold the sums of their keys, the sums go to every rank in rounds
-// instead of one allgather of U_g rows: in round c each owner sends the pairs
-// [c B, (c + 1) B) of its sorted keys, B being the plan's stream chunk over G pairs, and every
-// rank applies each arriving row to its table before the next round. Round 0's blocks lead
+// instead of one allgather of U_g rows: in each round each owner sends the next pairs of its
+// sorted keys, as many as the plan's stream chunk holds over G (or, when it holds fewer than
+// G pairs, owners take turns; see Rounds), and every rank applies each arriving row to its
+// table before the next round. Round 0's blocks lead
 // with the owners' reports (their key counts, what they received, whether their sums stay
 // finite on the wire), so every rank knows the number of rounds, and whether to apply at all,
 // before it writes a row. A rank holds one round of rows, not U_g x dim.
@@ -54,22 +55,51 @@ size_t pack_round(const K* keys, const float* acc, size_t first, size_t n, size_
   return bytes;
 }
 
-// The pairs owner j sends in round c of rounds of b pairs, when it has `distinct` in all.
-size_t round_pairs(uint64_t distinct, size_t c, size_t b) {
-  const uint64_t first = static_cast<uint64_t>(c) * b;
-  return distinct > first ? static_cast<size_t>(std::min<uint64_t>(distinct - first, b)) : 0;
+// Who sends what in which round. With room for b >= 1 pairs per owner in a round (chunk over
+// G pairs), owner j sends its pairs [c b, (c + 1) b) in round c. With room for fewer than G
+// pairs the owners take turns in q = ceil(G pair / chunk) groups: round c is group c mod q's,
+// whose owners each send their pair c div q. Every rank computes the same from the reports.
+struct Rounds {
+  size_t b = 1, q = 1;
+
+  size_t pairs(int j, uint64_t distinct, size_t c) const {
+    if (q > 1) {
+      return c % q == static_cast<size_t>(j) % q && c / q < distinct ? 1 : 0;
+    }
+    const uint64_t first = static_cast<uint64_t>(c) * b;
+    return distinct > first ? static_cast<size_t>(std::min<uint64_t>(distinct - first, b)) : 0;
+  }
+  size_t first(size_t c) const { return q > 1 ? c / q : c * b; }
+  // The rounds it takes until owner j has sent `distinct` pairs.
+  size_t needed(int j, uint64_t distinct) const {
+    if (distinct == 0) return 0;
+    if (q > 1) return q * static_cast<size_t>(distinct - 1) + static_cast<size_t>(j) % q + 1;
+    return static_cast<size_t>((distinct + b - 1) / b);
+  }
+};
+
+Rounds plan_rounds(size_t chunk, size_t ranks, size_t pair_bytes) {
+  Rounds r;
+  const size_t per_round = chunk / pair_bytes;  // pairs a rank may receive in a round
+  if (per_round >= ranks) {
+    r.b = per_round / ranks;
+  } else {
+    r.q = (ranks + std::max<size_t>(per_round, 1) - 1) / std::max<size_t>(per_round, 1);
+  }
+  return r;
 }
 
 // Round 0's blocks: each owner's report (no more keys than the vocabulary holds), and as many
 // pairs as it promises for the round; a block that does not frame them is refused instead of
 // read past.
-Status read_reports(const char* in, const PairSizes& s, const PairBlock& block, size_t b,
-                    uint64_t vocab, int size, int me, StreamReport* reports) {
+Status read_reports(const char* in, const PairSizes& s, const PairBlock& block,
+                    const Rounds& rounds, uint64_t vocab, int size, int me,
+                    StreamReport* reports) {
   for (int j = 0; j < size; ++j) {
     const bool framed = s.recv_bytes[j] >= sizeof(StreamReport);
     if (framed) std::memcpy(&reports[j], in + s.recv_displs[j], sizeof(StreamReport));
     if (!framed || reports[j].distinct > vocab ||
-        block.bytes(round_pairs(reports[j].distinct, 0, b)) != s.recv_bytes[j]) {
+        block.bytes(rounds.pairs(j, reports[j].distinct, 0)) != s.recv_bytes[j]) {
       return error(zfcTransportError, "rank %d: the first streamed rows from rank %d (%zu "
                    "bytes) do not frame its report", me, j, s.recv_bytes[j]);
     }
@@ -80,9 +110,10 @@ Status read_reports(const char* in, const PairSizes& s, const PairBlock& block, 
 // A later round's blocks: each led by its pair count, which must be what the owner's report
 // promised for round c.
 Status check_round(const char* in, const PairSizes& s, const PairBlock& block,
-                   const StreamReport* reports, size_t c, size_t b, int size, int me) {
+                   const StreamReport* reports, const Rounds& rounds, size_t c, int size,
+                   int me) {
   for (int j = 0; j < size; ++j) {
-    const size_t expected = round_pairs(reports[j].distinct, c, b);
+    const size_t expected = rounds.pairs(j, reports[j].distinct, c);
     uint64_t n = 0;
     if (s.recv_bytes[j] >= sizeof n) std::memcpy(&n, in + s.recv_displs[j], sizeof n);
     if (s.recv_bytes[j] < sizeof n || n != expected ||
@@ -131,7 +162,7 @@ Status stream_and_apply(SparseCall<K>& call, const K* keys, const float* acc, si
   const size_t G = static_cast<size_t>(size), dim = call.spec.dim;
   const Wire wire = wire_of(call.spec);
   const size_t pair_bytes = sizeof(K) + dim * wire.bytes;
-  const size_t b = std::max<size_t>(1, call.spec.stream_chunk_bytes / (G * pair_bytes));
+  const Rounds plan = plan_rounds(call.spec.stream_chunk_bytes, G, pair_bytes);
   StreamReport mine{u, received_bytes, 0};
   {
     PhaseTimer timer(call.op, zfcPhaseScatter);
@@ -146,13 +177,13 @@ Status stream_and_apply(SparseCall<K>& call, const K* keys, const float* acc, si
   for (size_t c = 0; c < rounds; ++c) {
     const PairBlock block{c == 0 ? sizeof(StreamReport) : sizeof(uint64_t), sizeof(K),
                           dim * wire.bytes};
-    const size_t n = round_pairs(u, c, b);
+    const size_t n = plan.pairs(me, u, c);
     const uint64_t count = n;
     char* own = nullptr;
     char* in = nullptr;
     {
       PhaseTimer timer(call.op, zfcPhaseRowExchange);
-      const size_t bytes = pack_round(keys, acc, c * b, n, dim, wire, block,
+      const size_t bytes = pack_round(keys, acc, n > 0 ? plan.first(c) : 0, n, dim, wire, block,
                                       c == 0 ? static_cast<const void*>(&mine) : &count, ws,
                                       &own);
       ZFC_RETURN_IF_ERROR(t.allgather_blocks(own, bytes, s.recv_bytes, s.recv_displs,
@@ -162,25 +193,24 @@ Status stream_and_apply(SparseCall<K>& call, const K* keys, const float* acc, si
                                              }));
     }
     if (c == 0) {
-      ZFC_RETURN_IF_ERROR(read_reports(in, s, block, b, static_cast<uint64_t>(call.spec.vocab), size,
-                                       me, reports));
-      size_t largest = 0;
+      ZFC_RETURN_IF_ERROR(read_reports(in, s, block, plan,
+                                       static_cast<uint64_t>(call.spec.vocab), size, me,
+                                       reports));
       for (int j = 0; j < size; ++j) {
         finite &= reports[j].non_finite == 0;
         ug += reports[j].distinct;
-        largest = std::max<size_t>(largest, reports[j].distinct);
+        rounds = std::max(rounds, plan.needed(j, reports[j].distinct));
         if (j != me) t.note_received(j, reports[j].received_bytes);
       }
-      rounds = std::max<size_t>(1, (largest + b - 1) / b);
       // No rank applies anything of a step some owner cannot represent: all stop here.
       if (!finite) break;
     } else {
-      ZFC_RETURN_IF_ERROR(check_round(in, s, block, reports, c, b, size, me));
+      ZFC_RETURN_IF_ERROR(check_round(in, s, block, reports, plan, c, size, me));
     }
     PhaseTimer timer(call.op, zfcPhaseScatter);
     for (int j = 0; j < size; ++j) {
       ZFC_RETURN_IF_ERROR(apply_block(call, in + s.recv_displs[j] + block.lead,
-                                      round_pairs(reports[j].distinct, c, b), wire, row));
+                                      plan.pairs(j, reports[j].distinct, c), wire, row));
     }
   }
   call.applied_unique = ug;

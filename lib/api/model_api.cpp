@@ -24,7 +24,11 @@ Status read_model(const zfcMachineModel_t& user, zfcMachineModel_t* full) {
                              "ZFC_MACHINE_MODEL_INITIALIZER", full, sizeof *full);
 }
 
-// The step shape and the prediction have one layout so far; a wrong size is a struct not
+// The layouts of zfcStepShape_t, oldest first: 0.3.0's ended before stream_chunk_bytes.
+const size_t kShapeLayouts[] = {offsetof(zfcStepShape_t, stream_chunk_bytes),
+                                sizeof(zfcStepShape_t)};
+
+// The prediction has one layout so far; a wrong size is a struct not
 // made with its initializer (or from a header this library does not know).
 Status check_size(size_t size, size_t expected, const char* what, const char* initializer) {
   if (size == expected) return Status::Ok();
@@ -87,8 +91,12 @@ zfcResult_t zfcPredictSparseReduce(const zfcMachineModel_t* model, const zfcStep
     if (prediction == nullptr) return zfc::null_handle("prediction");
     zfcMachineModel_t given;
     ZFC_RETURN_IF_ERROR(read_model(*model, &given));
-    ZFC_RETURN_IF_ERROR(check_size(shape->size, sizeof(zfcStepShape_t), "step shape",
-                                   "ZFC_STEP_SHAPE_INITIALIZER"));
+    zfcStepShape_t full_shape = ZFC_STEP_SHAPE_INITIALIZER;
+    ZFC_RETURN_IF_ERROR(zfc::copy_versioned(shape, shape->size, kShapeLayouts,
+                                            sizeof kShapeLayouts / sizeof kShapeLayouts[0],
+                                            "step shape", "ZFC_STEP_SHAPE_INITIALIZER",
+                                            &full_shape, sizeof full_shape));
+    shape = &full_shape;
     ZFC_RETURN_IF_ERROR(check_size(prediction->size, sizeof(zfcPrediction_t), "prediction",
                                    "ZFC_PREDICTION_INITIALIZER"));
     if (algorithm <= zfcAlgoAuto || algorithm >= zfcNumAlgorithms) {
@@ -118,6 +126,7 @@ zfcResult_t zfcPredictSparseReduce(const zfcMachineModel_t* model, const zfcStep
     in.key_bytes = static_cast<uint64_t>(shape->vocab_size) <= (uint64_t{1} << 32) ? 4 : 8;
     in.row_bytes = zfc::kernels::float_type_bytes(zfc::kernels::wire_type(shape->compression));
     in.input_bytes = zfc::kernels::float_type_bytes(shape->row_type);
+    in.stream_chunk = shape->stream_chunk_bytes;
     const zfc::Prediction p = zfc::predict(static_cast<zfcAlgorithm_t>(algorithm), in, m);
     *prediction = {sizeof(zfcPrediction_t), p.seconds, p.bytes, p.internode_bytes,
                    p.workspace_bytes};

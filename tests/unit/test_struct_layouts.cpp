@@ -10,6 +10,7 @@
 
 #include "core/config.hpp"
 #include "core/stats.hpp"
+#include "algo/sparse_reduce.hpp"
 #include "zipfcoll/zipfcoll.h"
 
 namespace zfc {
@@ -264,6 +265,62 @@ TEST(StructLayouts, AMachineModelOfThe040LayoutIsOneRankPerCore) {
             zfcInvalidArgument);
   EXPECT_NE(std::string(zfcGetLastError(nullptr)).find("ranks_per_core 0.5"),
             std::string::npos);
+}
+
+// A step shape of the 0.3.0 layout (no stream_chunk_bytes) prices zfcSparseReduce. Fused
+// with the update, the key-routed exchange streams: its workspace drops by the U_g x D result
+// and stays within one round's pairs when the chunk is small; another algorithm only adds the
+// apply pass to its time.
+TEST(StructLayouts, AStepShapeOfThe030LayoutPricesTheUnfusedStep) {
+  const zfcMachineModel_t model = small_machine(2.0);
+  zfcStepShape_t shape = small_step();
+  zfcPrediction_t now = ZFC_PREDICTION_INITIALIZER, old = now, fused = now, tiny = now;
+  ASSERT_EQ(zfcPredictSparseReduce(&model, &shape, zfcAlgoKeyRouted, &now), zfcSuccess);
+  std::vector<unsigned char> memory(sizeof shape, 0xff);  // poison past the old layout
+  zfcStepShape_t* v030 = reinterpret_cast<zfcStepShape_t*>(memory.data());
+  std::memcpy(v030, &shape, offsetof(zfcStepShape_t, stream_chunk_bytes));
+  v030->size = offsetof(zfcStepShape_t, stream_chunk_bytes);
+  ASSERT_EQ(zfcPredictSparseReduce(&model, v030, zfcAlgoKeyRouted, &old), zfcSuccess)
+      << zfcGetLastError(nullptr);
+  EXPECT_EQ(old.seconds, now.seconds);
+  EXPECT_EQ(old.workspace_bytes, now.workspace_bytes);
+  shape.stream_chunk_bytes = 1 << 20;
+  ASSERT_EQ(zfcPredictSparseReduce(&model, &shape, zfcAlgoKeyRouted, &fused), zfcSuccess);
+  const double result = shape.global_unique * shape.dim * 4.0;
+  EXPECT_LE(fused.workspace_bytes + result, now.workspace_bytes);
+  shape.stream_chunk_bytes = 1;  // one pair per owner and round
+  ASSERT_EQ(zfcPredictSparseReduce(&model, &shape, zfcAlgoKeyRouted, &tiny), zfcSuccess);
+  EXPECT_LT(tiny.workspace_bytes, fused.workspace_bytes);
+  EXPECT_GT(tiny.seconds, fused.seconds);  // more rounds, each a latency
+  zfcPrediction_t plain = ZFC_PREDICTION_INITIALIZER, applied = plain;
+  shape.stream_chunk_bytes = 0;
+  ASSERT_EQ(zfcPredictSparseReduce(&model, &shape, zfcAlgoOwnerPartitioned, &plain), zfcSuccess);
+  shape.stream_chunk_bytes = 1 << 20;
+  ASSERT_EQ(zfcPredictSparseReduce(&model, &shape, zfcAlgoOwnerPartitioned, &applied),
+            zfcSuccess);
+  EXPECT_EQ(applied.workspace_bytes, plain.workspace_bytes);
+  EXPECT_EQ(applied.bytes, plain.bytes);
+  EXPECT_GT(applied.seconds, plain.seconds);
+}
+
+// A plan config of the 0.1.0 layout (no stream_chunk_bytes) makes a plan.
+TEST(StructLayouts, APlanConfigOfThe010LayoutIsAccepted) {
+  zfcSparsePlanConfig_t full = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
+  full.dim = 4;
+  full.vocab_size = 100;
+  zfc::PlanSpec spec;
+  std::vector<unsigned char> memory(sizeof full, 0xff);  // poison past the old layout
+  zfcSparsePlanConfig_t* v010 = reinterpret_cast<zfcSparsePlanConfig_t*>(memory.data());
+  std::memcpy(v010, &full, offsetof(zfcSparsePlanConfig_t, stream_chunk_bytes));
+  v010->size = offsetof(zfcSparsePlanConfig_t, stream_chunk_bytes);
+  ASSERT_TRUE(zfc::parse_plan_config(v010, zfc::Config{}, &spec).ok());
+  EXPECT_EQ(spec.stream_chunk_bytes, zfc::kDefaultStreamChunkBytes);
+  full.stream_chunk_bytes = 4096;
+  ASSERT_TRUE(zfc::parse_plan_config(&full, zfc::Config{}, &spec).ok());
+  EXPECT_EQ(spec.stream_chunk_bytes, 4096u);
+  full.size = sizeof full - 1;
+  const zfc::Status bad = zfc::parse_plan_config(&full, zfc::Config{}, &spec);
+  EXPECT_EQ(bad.code(), zfcInvalidUsage);
 }
 
 TEST(StructLayouts, StepSeedOfNoGroupIsAnError) {

@@ -1,11 +1,14 @@
-// zfc_perf sharded: a step of an embedding table trained with SGD, kept replicated on every
-// rank (zfcSparseReduce, then zfcApplyUpdate on the whole table) or sharded by rows
-// (zfcShardedGather for the forward lookup, then zfcShardedReduceApply), on the same steps of
-// a workload, interleaved step by step. The replicated allgather/none variant is the
-// baseline of speedup and byte_ratio; table_MB is the table each rank holds, apart from the
-// library's workspace (peak_ws_MB). #wrong compares every variant's table, after the last
-// step, with the baseline's: bit for bit in fp32, within a bound on the wire's rounding
-// otherwise (count_wrong).
+// A step of an embedding table trained with SGD, on the same steps of a workload, interleaved
+// step by step, in two modes of zfc_perf:
+//   sharded         the table replicated on every rank (zfcSparseReduce, then zfcApplyUpdate
+//                   on the whole table) or sharded by rows (zfcShardedGather for the forward
+//                   lookup, then zfcShardedReduceApply);
+//   sparse --apply  replicated tables only: zfcSparseReduce then zfcApplyUpdate per
+//                   algorithm, against the fused, streamed zfcSparseReduceApply.
+// The replicated allgather/none variant is the baseline of speedup and byte_ratio; table_MB is
+// the table each rank holds, apart from the library's workspace (peak_ws_MB). #wrong compares
+// every variant's table, after the last step, with the baseline's: bit for bit in fp32, within
+// a bound on the wire's rounding otherwise (count_wrong).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -19,8 +22,12 @@ namespace {
 
 constexpr float kLearningRate = 0.01f;
 
+enum class Step { kReduceThenApply, kFused, kSharded };
+
 struct Variant {
-  std::string algo;  // "allgather", "owner_partitioned" or "sharded"
+  std::string algo;  // the label: an algorithm, "fused_key_routed" or "sharded"
+  Step step = Step::kReduceThenApply;
+  zfcAlgorithm_t algorithm = zfcAlgoAllGather;
   std::string wire;
   std::string transport;
   zfcComm_t comm = nullptr;
@@ -29,7 +36,7 @@ struct Variant {
   size_t rows = 0;              // rows of `table`
   std::vector<double> seconds;  // per timed step, this rank (later: max over ranks)
   double bytes = 0, peak = 0, recv_max = 0, recv_sum = 0, rounds = 0, local_unique = 0;
-  bool sharded() const { return algo == "sharded"; }
+  bool sharded() const { return step == Step::kSharded; }
 };
 
 float initial_value(int64_t v, size_t k) {
@@ -40,24 +47,36 @@ std::vector<Variant> make_variants(const PerfContext& ctx) {
   const PerfOptions& o = ctx.options;
   std::vector<Variant> vs;
   for (const NamedComm& c : ctx.comms) {
-    auto add = [&](const char* algo, const std::string& wire) {
+    auto add = [&](Step step, zfcAlgorithm_t algorithm, const std::string& wire) {
       Variant v;
-      v.algo = algo;
+      v.step = step;
+      v.algorithm = algorithm;
+      v.algo = step == Step::kSharded ? "sharded"
+               : step == Step::kFused ? std::string("fused_") + zfcGetAlgorithmName(algorithm)
+                                      : zfcGetAlgorithmName(algorithm);
       v.wire = wire;
       v.transport = c.transport;
       v.comm = c.comm;
       vs.push_back(std::move(v));
     };
-    add("allgather", "none");
-    for (const std::string& w : o.compressions) add("owner_partitioned", w);
-    for (const std::string& w : o.compressions) add("sharded", w);
+    add(Step::kReduceThenApply, zfcAlgoAllGather, "none");
+    for (const std::string& w : o.compressions) {
+      add(Step::kReduceThenApply, zfcAlgoOwnerPartitioned, w);
+    }
+    if (o.mode == "sharded") {
+      for (const std::string& w : o.compressions) add(Step::kSharded, zfcAlgoKeyRouted, w);
+      continue;
+    }
+    for (const std::string& w : o.compressions) add(Step::kReduceThenApply, zfcAlgoKeyRouted, w);
+    for (const std::string& w : o.compressions) add(Step::kFused, zfcAlgoKeyRouted, w);
   }
   for (Variant& v : vs) {
     zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
     cfg.dim = o.dim;
     cfg.vocab_size = o.vocab;
     cfg.index_type = zfcInt32;
-    cfg.algorithm = v.algo == "allgather" ? zfcAlgoAllGather : zfcAlgoOwnerPartitioned;
+    cfg.algorithm = v.algorithm;
+    cfg.stream_chunk_bytes = o.stream_chunk;
     cfg.compression = compression_kind(v.wire);
     cfg.compress_scale = o.scale;
     zfcResult_t r = zfcSparsePlanCreate(v.comm, &cfg, &v.plan);
@@ -113,6 +132,10 @@ void run_step(const PerfContext& ctx, Variant& v, const std::vector<int32_t>& id
     r = zfcShardedReduceApply(v.plan, idx.data(), idx.size(), grad.data(), &sgd,
                               v.table.data(), nullptr, v.rows, nullptr, nullptr);
     if (r != zfcSuccess) perf_fail("zfcShardedReduceApply", r, v.comm);
+  } else if (v.step == Step::kFused) {
+    r = zfcSparseReduceApply(v.plan, idx.data(), idx.size(), grad.data(), &sgd, v.table.data(),
+                             nullptr, nullptr, nullptr);
+    if (r != zfcSuccess) perf_fail("zfcSparseReduceApply", r, v.comm);
   } else {
     r = zfcSparseReduce(v.plan, idx.data(), idx.size(), grad.data(), &out, nullptr);
     if (r != zfcSuccess) perf_fail("zfcSparseReduce", r, v.comm);
@@ -217,17 +240,20 @@ Row result_row(const PerfContext& ctx, const Variant& v, double wrong, double se
 
 }  // namespace
 
-int run_sharded(PerfContext& ctx) {
+// Both modes (see the top of this file).
+int run_table_steps(PerfContext& ctx) {
   const PerfOptions& o = ctx.options;
   const std::unique_ptr<zfc::workload::StepSource> source = make_step_source(o);
   if (ctx.rank == 0) {
     std::printf("# a table of V=%lld rows trained with SGD on %s, %d ranks, K=%zu tokens per "
                 "rank, D=%zu, %d steps after %d warm-up\n# replicated: zfcSparseReduce + "
-                "zfcApplyUpdate; sharded: zfcShardedGather + zfcShardedReduceApply\n# time: "
-                "median over steps of the slowest rank; MB: sent + received per rank and step; "
-                "table_MB: the table one rank holds (the largest shard)\n",
+                "zfcApplyUpdate; %s\n# time: median over steps of the slowest rank; MB: sent "
+                "+ received per rank and step; table_MB: the table one rank holds (the largest "
+                "shard)\n",
                 static_cast<long long>(o.vocab), source->describe().c_str(), ctx.ranks,
-                o.tokens, o.dim, o.iters, o.warmup);
+                o.tokens, o.dim, o.iters, o.warmup,
+                o.mode == "sharded" ? "sharded: zfcShardedGather + zfcShardedReduceApply"
+                                    : "fused: zfcSparseReduceApply, streamed");
   }
   std::vector<Variant> vs = make_variants(ctx);
   TokenTally tally;
