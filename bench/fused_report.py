@@ -7,19 +7,10 @@ workspace to 4096 ranks; and the targets checked against them.
 usage: fused_report.py --raw DIR --out FILE
 """
 import argparse
-import glob
 import json
 import os
-import re
 
-
-def load(raw):
-    runs = {}
-    for path in glob.glob(os.path.join(raw, "gutenberg_G*_K640.json")):
-        g = int(re.search(r"_G(\d+)_", path).group(1))
-        with open(path) as f:
-            runs[g] = json.load(f)
-    return dict(sorted(runs.items()))
+from table_runs import load, row
 
 
 def load_model(raw):
@@ -32,13 +23,6 @@ def load_model(raw):
             if "G" in rec:
                 lines[(rec["algo"], rec["wire"], rec["G"])] = rec
     return lines
-
-
-def row(run, algo, wire):
-    for r in run["rows"]:
-        if r["algo"] == algo and r["wire"] == wire and r["net"] == "mpi":
-            return r
-    raise KeyError(f"{algo}/{wire}")
 
 
 VARIANTS = [("allgather", "none"), ("owner_partitioned", "fp16"), ("key_routed", "fp16"),

@@ -6,26 +6,8 @@ of each variant, and the targets checked against them.
 usage: sharded_report.py --raw DIR --out FILE
 """
 import argparse
-import glob
-import json
-import os
-import re
 
-
-def load(raw):
-    runs = {}
-    for path in glob.glob(os.path.join(raw, "gutenberg_G*_K640.json")):
-        g = int(re.search(r"_G(\d+)_", path).group(1))
-        with open(path) as f:
-            runs[g] = json.load(f)
-    return dict(sorted(runs.items()))
-
-
-def row(run, algo, wire):
-    for r in run["rows"]:
-        if r["algo"] == algo and r["wire"] == wire and r["net"] == "mpi":
-            return r
-    raise KeyError(f"{algo}/{wire}")
+from table_runs import load, row
 
 
 def main():

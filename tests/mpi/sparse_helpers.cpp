@@ -73,5 +73,18 @@ PlanRun run_plan(zfcComm_t comm, const RankInput& mine, size_t dim, int64_t voca
   return run;
 }
 
+std::vector<char> typed_indices(const std::vector<int64_t>& ids, zfcDataType_t type) {
+  std::vector<char> out(ids.size() * (type == zfcInt32 ? 4 : 8));
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (type == zfcInt32) {
+      const int32_t v = static_cast<int32_t>(ids[i]);
+      std::memcpy(out.data() + 4 * i, &v, 4);
+    } else {
+      std::memcpy(out.data() + 8 * i, &ids[i], 8);
+    }
+  }
+  return out;
+}
+
 }  // namespace test
 }  // namespace zfc

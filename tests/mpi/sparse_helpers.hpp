@@ -65,6 +65,9 @@ std::vector<uint16_t> to_half_rows(const std::vector<float>& rows, zfcDataType_t
 // What the library sees after that conversion, back in fp32.
 std::vector<float> rounded_rows(const std::vector<float>& rows, zfcDataType_t type);
 
+// Indices as the plan's index type (zfcInt32 or zfcInt64) holds them, as raw bytes.
+std::vector<char> typed_indices(const std::vector<int64_t>& ids, zfcDataType_t type);
+
 // Creates a plan, runs one sparse reduce on `mine`, copies the result out, destroys the plan.
 PlanRun run_plan(zfcComm_t comm, const RankInput& mine, size_t dim, int64_t vocab,
                  const PlanOptions& options);

@@ -65,20 +65,6 @@ zfcSparsePlan_t make_plan(zfcComm_t comm, zfcDataType_t index_type, zfcAlgorithm
   return plan;
 }
 
-// Indices in the plan's type.
-std::vector<char> typed(const std::vector<int64_t>& ids, zfcDataType_t type) {
-  std::vector<char> out(ids.size() * (type == zfcInt32 ? 4 : 8));
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (type == zfcInt32) {
-      const int32_t v = static_cast<int32_t>(ids[i]);
-      std::memcpy(out.data() + 4 * i, &v, 4);
-    } else {
-      std::memcpy(out.data() + 8 * i, &ids[i], 8);
-    }
-  }
-  return out;
-}
-
 int64_t id_at(const void* ids, zfcDataType_t type, size_t i) {
   if (type == zfcInt32) return static_cast<const int32_t*>(ids)[i];
   return static_cast<const int64_t*>(ids)[i];
@@ -130,7 +116,7 @@ TEST_P(ShardedTableTest, ShardsMatchTheReplicatedTableBitForBit) {
     const Workload w = zipf_workload(size_, kDim, kVocab, 1.1, 40 + step,
                                      [step](int r) { return step_tokens(r, step); });
     const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
-    const std::vector<char> ids = typed(mine.indices, index_type);
+    const std::vector<char> ids = typed_indices(mine.indices, index_type);
     // The forward lookup: this rank's distinct ids and the table's current rows.
     zfcSparseResult_t looked = ZFC_SPARSE_RESULT_INITIALIZER;
     std::vector<int32_t> positions(mine.indices.size(), -1);
@@ -207,7 +193,7 @@ TEST_F(WorldTest, HalfPrecisionOnTheWireRoundsEachRanksSumOnce) {
       return 300 + 5 * static_cast<size_t>(r);
     });
     const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
-    const std::vector<char> ids = typed(mine.indices, zfcInt32);
+    const std::vector<char> ids = typed_indices(mine.indices, zfcInt32);
     // The lookup's rows are the shard's, rounded to the wire type.
     const std::vector<float> before = gather_all(comm_, shard);
     zfcSparseResult_t looked = ZFC_SPARSE_RESULT_INITIALIZER;
@@ -371,7 +357,7 @@ TEST_F(WorldTest, BytesAreExactAndEveryRankKnowsTheBusiestRank) {
     return 150 + 50 * static_cast<size_t>(r);
   });
   const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
-  const std::vector<char> ids = typed(mine.indices, zfcInt32);
+  const std::vector<char> ids = typed_indices(mine.indices, zfcInt32);
   std::vector<Expected> want;
   for (int r = 0; r < size_; ++r) want.push_back(expected_bytes(w, size_, r, 4));
   for (int call = 0; call < 2; ++call) {

@@ -53,19 +53,6 @@ zfcSparsePlan_t make_plan(zfcComm_t comm, const PlanArgs& a) {
   return plan;
 }
 
-std::vector<char> typed(const std::vector<int64_t>& ids, zfcDataType_t type) {
-  std::vector<char> out(ids.size() * (type == zfcInt32 ? 4 : 8));
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (type == zfcInt32) {
-      const int32_t v = static_cast<int32_t>(ids[i]);
-      std::memcpy(out.data() + 4 * i, &v, 4);
-    } else {
-      std::memcpy(out.data() + 8 * i, &ids[i], 8);
-    }
-  }
-  return out;
-}
-
 size_t step_tokens(int r, int step) {
   if (r == 1 && step == 2) return 0;  // a rank with nothing to say, once
   return 200 + 37 * static_cast<size_t>(r) + 11 * static_cast<size_t>(step);
@@ -103,7 +90,7 @@ TEST_P(FusedApplyTest, TableMatchesReduceThenApplyBitForBit) {
     const Workload w = zipf_workload(size_, kDim, kVocab, 1.1, 60 + step,
                                      [step](int r) { return step_tokens(r, step); });
     const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
-    const std::vector<char> ids = typed(mine.indices, args.index_type);
+    const std::vector<char> ids = typed_indices(mine.indices, args.index_type);
     zfcSparseResult_t reduced = ZFC_SPARSE_RESULT_INITIALIZER;
     ASSERT_EQ(zfcSparseReduce(reference, ids.data(), mine.indices.size(), mine.rows.data(),
                               &reduced, nullptr),
@@ -161,7 +148,7 @@ TEST_F(WorldTest, HalfPrecisionOnTheWireGivesTheUnfusedBits) {
       return 300 + 5 * static_cast<size_t>(r);
     });
     const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
-    const std::vector<char> ids = typed(mine.indices, zfcInt32);
+    const std::vector<char> ids = typed_indices(mine.indices, zfcInt32);
     std::vector<float> want = fresh_table(kVocab, kDim), got = want;
     zfcRowUpdate_t update = ZFC_ROW_UPDATE_INITIALIZER;
     update.kind = zfcUpdateSgd;

@@ -1,0 +1,25 @@
+"""The raw outputs of zfc_perf's table modes (sharded, sparse --apply), as
+bench/run_sharded.sh and bench/run_fused.sh write them: one JSON file per rank count G,
+named gutenberg_G<G>_K640.json. Shared by sharded_report.py and fused_report.py."""
+import glob
+import json
+import os
+import re
+
+
+def load(raw):
+    """{G: the run's JSON}, by increasing G."""
+    runs = {}
+    for path in glob.glob(os.path.join(raw, "gutenberg_G*_K640.json")):
+        g = int(re.search(r"_G(\d+)_", path).group(1))
+        with open(path) as f:
+            runs[g] = json.load(f)
+    return dict(sorted(runs.items()))
+
+
+def row(run, algo, wire):
+    """The run's row of `algo` with `wire` on the MPI transport."""
+    for r in run["rows"]:
+        if r["algo"] == algo and r["wire"] == wire and r["net"] == "mpi":
+            return r
+    raise KeyError(f"{algo}/{wire}")
