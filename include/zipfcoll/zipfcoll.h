@@ -645,7 +645,7 @@ typedef struct {
   size_t dim;                /* D (indices travel as 4 bytes when V <= 2^32, else 8) */
   zfcDataType_t row_type;    /* the caller's rows */
   zfcCompressionKind_t compression;
-  /* ---- end of the 0.3.0 layout (still accepted; the field below then reads as 0) ---- */
+  /* ---- end of the layout before 0.6.0 (still accepted; the field below reads 0) ---- */
   size_t stream_chunk_bytes; /* 0: zfcSparseReduce; > 0: zfcSparseReduceApply with this
                                 stream_chunk_bytes, whose key_routed streams its result and
                                 whose other algorithms add the apply pass */

@@ -24,7 +24,8 @@ Status read_model(const zfcMachineModel_t& user, zfcMachineModel_t* full) {
                              "ZFC_MACHINE_MODEL_INITIALIZER", full, sizeof *full);
 }
 
-// The layouts of zfcStepShape_t, oldest first: 0.3.0's ended before stream_chunk_bytes.
+// The layouts of zfcStepShape_t, oldest first: the one before 0.6.0 ended before
+// stream_chunk_bytes.
 const size_t kShapeLayouts[] = {offsetof(zfcStepShape_t, stream_chunk_bytes),
                                 sizeof(zfcStepShape_t)};
 

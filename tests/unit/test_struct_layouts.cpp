@@ -267,20 +267,20 @@ TEST(StructLayouts, AMachineModelOfThe040LayoutIsOneRankPerCore) {
             std::string::npos);
 }
 
-// A step shape of the 0.3.0 layout (no stream_chunk_bytes) prices zfcSparseReduce. Fused
+// A step shape of the layout before 0.6.0 (no stream_chunk_bytes) prices zfcSparseReduce. Fused
 // with the update, the key-routed exchange streams: its workspace drops by the U_g x D result
 // and stays within one round's pairs when the chunk is small; another algorithm only adds the
 // apply pass to its time.
-TEST(StructLayouts, AStepShapeOfThe030LayoutPricesTheUnfusedStep) {
+TEST(StructLayouts, AStepShapeOfTheEarlierLayoutPricesTheUnfusedStep) {
   const zfcMachineModel_t model = small_machine(2.0);
   zfcStepShape_t shape = small_step();
   zfcPrediction_t now = ZFC_PREDICTION_INITIALIZER, old = now, fused = now, tiny = now;
   ASSERT_EQ(zfcPredictSparseReduce(&model, &shape, zfcAlgoKeyRouted, &now), zfcSuccess);
   std::vector<unsigned char> memory(sizeof shape, 0xff);  // poison past the old layout
-  zfcStepShape_t* v030 = reinterpret_cast<zfcStepShape_t*>(memory.data());
-  std::memcpy(v030, &shape, offsetof(zfcStepShape_t, stream_chunk_bytes));
-  v030->size = offsetof(zfcStepShape_t, stream_chunk_bytes);
-  ASSERT_EQ(zfcPredictSparseReduce(&model, v030, zfcAlgoKeyRouted, &old), zfcSuccess)
+  zfcStepShape_t* earlier = reinterpret_cast<zfcStepShape_t*>(memory.data());
+  std::memcpy(earlier, &shape, offsetof(zfcStepShape_t, stream_chunk_bytes));
+  earlier->size = offsetof(zfcStepShape_t, stream_chunk_bytes);
+  ASSERT_EQ(zfcPredictSparseReduce(&model, earlier, zfcAlgoKeyRouted, &old), zfcSuccess)
       << zfcGetLastError(nullptr);
   EXPECT_EQ(old.seconds, now.seconds);
   EXPECT_EQ(old.workspace_bytes, now.workspace_bytes);
