@@ -7,22 +7,8 @@ workspace to 4096 ranks; and the targets checked against them.
 usage: fused_report.py --raw DIR --out FILE
 """
 import argparse
-import json
-import os
 
-from table_runs import load, row
-
-
-def load_model(raw):
-    lines = {}
-    with open(os.path.join(raw, "model.jsonl")) as f:
-        for text in f:
-            if text.startswith("#"):
-                continue
-            rec = json.loads(text)
-            if "G" in rec:
-                lines[(rec["algo"], rec["wire"], rec["G"])] = rec
-    return lines
+from table_runs import load, load_model, row
 
 
 VARIANTS = [("allgather", "none"), ("owner_partitioned", "fp16"), ("key_routed", "fp16"),

@@ -2,8 +2,9 @@
 # The measurements behind docs/benchmarks/sharded.md (about 3 minutes on 2 cores): zfc_perf
 # sharded on real text (K = 640, D = 512, V = 10^5), G = 2, 3, 4 and 8, fp32 and fp16: a
 # table trained with SGD, replicated (allgather baseline, owner_partitioned) against sharded
-# by rows. Then bench/sharded_report.py writes the page, checking the targets of bytes per
-# rank and table memory per rank against the raw outputs.
+# by rows; and zfc_model's projection of replicated, fused and sharded steps to 4096 ranks.
+# Then bench/sharded_report.py writes the page and its plot (sharded_vs_G.png), checking the
+# targets of bytes, table memory and projected efficiency against the raw outputs.
 #
 # usage: bench/run_sharded.sh [--build DIR] [--out DIR] [--data DIR]
 set -euo pipefail
@@ -29,6 +30,9 @@ for g in 2 3 4 8; do
     --corpus "$data/gutenberg" --vocab 100000 -K 640 -D 512 --json "$raw/$name.json" \
     > "$raw/$name.txt"
 done
+echo "[zfc_model]"
+"$build/bench/zfc_model" --corpus "$data/gutenberg" --ranks 8,16,64,256,1024,4096 \
+  --json "$raw/model.jsonl" > "$raw/model.txt"
 # Stamped here (with bench/run_all.sh's stamp when it runs this), before the report quotes it.
 source bench/stamp.sh
 stamp="${ZIPFCOLL_BENCH_STAMP:-$(bench_stamp bench/run_sharded.sh)}"

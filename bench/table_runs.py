@@ -1,6 +1,7 @@
 """The raw outputs of zfc_perf's table modes (sharded, sparse --apply), as
 bench/run_sharded.sh and bench/run_fused.sh write them: one JSON file per rank count G,
-named gutenberg_G<G>_K640.json. Shared by sharded_report.py and fused_report.py."""
+named gutenberg_G<G>_K640.json. Shared by sharded_report.py and fused_report.py,
+with zfc_model's projection beside them."""
 import glob
 import json
 import os
@@ -23,3 +24,16 @@ def row(run, algo, wire):
         if r["algo"] == algo and r["wire"] == wire and r["net"] == "mpi":
             return r
     raise KeyError(f"{algo}/{wire}")
+
+
+def load_model(raw):
+    """zfc_model's JSON lines in raw/model.jsonl: {(algo, wire, G): record}."""
+    lines = {}
+    with open(os.path.join(raw, "model.jsonl")) as f:
+        for text in f:
+            if text.startswith("#"):
+                continue
+            rec = json.loads(text)
+            if "G" in rec:
+                lines[(rec["algo"], rec["wire"], rec["G"])] = rec
+    return lines

@@ -2,7 +2,8 @@
 // G, each algorithm and wire, it prints what one training step's embedding exchange moves
 // per rank (in total and between nodes), its workspace, its predicted time, and the weak-
 // scaling parallel efficiency of the whole step against the smallest G (fused_key_routed: the
-// key-routed exchange fused with the table's update, zfcSparseReduceApply, streamed):
+// key-routed exchange fused with the table's update, zfcSparseReduceApply, streamed; sharded:
+// the tables sharded by rows, a gather and an update per step):
 //
 //   step(G) = compute + tables * exchange(G) + dense allreduce(G),   efficiency = step(G0) /
 //   step(G)
@@ -198,24 +199,30 @@ int main(int argc, char** argv) {
     return 1;
   }
   // Each algorithm, then key_routed fused with the update (zfcSparseReduceApply), streamed.
+  // And the tables sharded by rows (zfcShardedGather and zfcShardedReduceApply per step).
   struct Priced {
     int algorithm;
     size_t stream_chunk;
+    bool sharded;
   };
   std::vector<Priced> priced;
-  for (int a : algos) priced.push_back({a, 0});
-  priced.push_back({zfcAlgoKeyRouted, o.stream_chunk});
+  for (int a : algos) priced.push_back({a, 0, false});
+  priced.push_back({zfcAlgoKeyRouted, o.stream_chunk, false});
+  priced.push_back({zfcAlgoKeyRouted, 0, true});
   for (const Priced& pr : priced) {
     const int a = pr.algorithm;
     const std::string name =
-        (pr.stream_chunk > 0 ? "fused_" : "") + std::string(zfcGetAlgorithmName(a));
+        pr.sharded ? "sharded"
+                   : (pr.stream_chunk > 0 ? "fused_" : "") + std::string(zfcGetAlgorithmName(a));
     for (zfcCompressionKind_t w : {zfcCompressNone, zfcCompressFp16}) {
       double first_step = 0;
       for (int g : o.ranks) {
         zfcStepShape_t s = shape_at(o, g, w);
         s.stream_chunk_bytes = pr.stream_chunk;
         zfcPrediction_t p = ZFC_PREDICTION_INITIALIZER;
-        if (zfcPredictSparseReduce(&o.machine, &s, a, &p) != zfcSuccess) {
+        const zfcResult_t r = pr.sharded ? zfcPredictShardedStep(&o.machine, &s, &p)
+                                         : zfcPredictSparseReduce(&o.machine, &s, a, &p);
+        if (r != zfcSuccess) {
           std::fprintf(stderr, "zfc_model: %s\n", zfcGetLastError(nullptr));
           return 1;
         }

@@ -677,6 +677,14 @@ ZFC_API zfcResult_t zfcPredictSparseReduce(const zfcMachineModel_t* model,
                                            const zfcStepShape_t* shape, int algorithm,
                                            zfcPrediction_t* prediction);
 
+/* Local. The prediction for one step of a sharded table on `shape` and `model`:
+ * zfcShardedGather and zfcShardedReduceApply together (their traffic is in
+ * docs/sharded_tables.md; stream_chunk_bytes is not read). Sizes must be set as for
+ * zfcPredictSparseReduce. */
+ZFC_API zfcResult_t zfcPredictShardedStep(const zfcMachineModel_t* model,
+                                          const zfcStepShape_t* shape,
+                                          zfcPrediction_t* prediction);
+
 /* ---- seed groups and the candidate sampler of sampled softmax ------------------------ */
 
 /* How many seed groups S a communicator of G ranks is split into. Ranks of one group draw

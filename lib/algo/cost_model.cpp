@@ -265,6 +265,40 @@ void key_routed(Cost& c) {
   c.scratch(ug * (2.0 * kb + d * w) + 4.0 * ug * d);
 }
 
+// One step of a sharded table (docs/sharded_tables.md): the gather, whose ids go to their
+// owners and whose rows come back (the owners' 8-byte heads ahead of the ids), and the
+// update, whose (id, row) pairs go to the owners, which sum and apply them and allgather
+// 16-byte reports. Each call has its header round and deduplicates the rank's tokens. The
+// owners are as key_routed's (the same key function): the busiest sets the time.
+void sharded_step(Cost& c) {
+  const CostInputs& in = c.in;
+  const double d = static_cast<double>(in.dim), w = in.row_bytes;
+  const double kb = static_cast<double>(in.key_bytes);
+  const double ui = in.max_local_unique, f = Cost::frac(c.g());
+  const double routed = in.local_unique / c.g(), busiest = routed_busiest(c, routed);
+  const double most = std::max(ui, busiest), heads = 8.0 * (c.g() - 1);
+  const double owned = static_cast<double>(in.global_unique) / c.g();
+  // The gather (its header round and deduplication are common()'s).
+  c.local(kLocateBytesPerKey * ui);
+  c.alltoallv(Level::kFlat, c.g(), most * kb * f + heads, (ui + routed) * kb * f + 2 * heads);
+  c.local(busiest * d * (4.0 + w) + ui * d * (w + 4.0));  // owners encode, ranks decode
+  c.alltoallv(Level::kFlat, c.g(), most * d * w * f, (ui + routed) * d * w * f);
+  // The update: its own header round and deduplication, then the pairs.
+  c.gather(Level::kFlat, kHeaderBytes * c.g(), kHeaderBytes);
+  c.local(kDedupeBytesPerToken * in.max_tokens);
+  scatter(c, ui);
+  c.local(encode_bytes(c, ui * d) + 2.0 * ui * (kb + d * w));
+  c.alltoallv(Level::kFlat, c.g(), most * (kb + d * w) * f + heads,
+              (ui + routed) * (kb + d * w) * f + 2 * heads);
+  c.local(kMergeBytesPerKey * busiest + kLocateBytesPerKey * busiest +
+          busiest * d * (w + 8.0));
+  c.gather(Level::kFlat, 16.0 * c.g(), 16.0);
+  c.local(12.0 * owned * d);  // the owner's update of its rows
+  // Local sums and their wire copy, the pairs an owner receives and sums, and the rows the
+  // gather returns.
+  c.scratch(ui * d * (4.0 + w) + ui * kb + routed * (kb + d * (w + 4.0)) + ui * d * 4.0);
+}
+
 bool can_run_hierarchical(const CostInputs& in) {
   return in.nodes > 1 && in.nodes < in.ranks && in.ranks % in.nodes == 0;
 }
@@ -277,6 +311,13 @@ double node_unique(const CostInputs& in, int ranks_per_node) {
   if (g <= 1 || mean <= 0 || ug <= mean) return std::min(ug, mean * ranks_per_node);
   const double beta = std::log(ug / mean) / std::log(g);
   return std::min(ug, mean * std::pow(static_cast<double>(ranks_per_node), beta));
+}
+
+Prediction predict_sharded(const CostInputs& in, const MachineModel& m) {
+  Cost c{in, m, {}};
+  common(c, false);
+  sharded_step(c);
+  return c.p;
 }
 
 Prediction predict(zfcAlgorithm_t algorithm, const CostInputs& in, const MachineModel& m) {

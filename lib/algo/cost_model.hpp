@@ -48,6 +48,9 @@ double node_unique(const CostInputs& in, int ranks_per_node);
 // in.ranks with several ranks per node; otherwise it is predicted as owner_partitioned.
 Prediction predict(zfcAlgorithm_t algorithm, const CostInputs& in, const MachineModel& m);
 
+// One step of a sharded table: zfcShardedGather and zfcShardedReduceApply together.
+Prediction predict_sharded(const CostInputs& in, const MachineModel& m);
+
 // Before the index exchange (U_g unknown): an algorithm that needs no index exchange
 // (allgather, dense_vocab, key_routed) when it is faster than every other even at the
 // smallest possible U_g; else zfcAlgoAuto (decide after the exchange).

@@ -64,6 +64,52 @@ Status check_shape(const zfcStepShape_t& s) {
   return Status::Ok();
 }
 
+// The checked machine model and step sizes of a prediction (the prediction's size too).
+Status read_prediction_inputs(const zfcMachineModel_t* model, const zfcStepShape_t* shape,
+                              const zfcPrediction_t* prediction, zfc::MachineModel* m,
+                              zfc::CostInputs* out) {
+  if (model == nullptr) return zfc::null_handle("model");
+  if (shape == nullptr) return zfc::null_handle("shape");
+  if (prediction == nullptr) return zfc::null_handle("prediction");
+  zfcMachineModel_t given;
+  ZFC_RETURN_IF_ERROR(read_model(*model, &given));
+  zfcStepShape_t full = ZFC_STEP_SHAPE_INITIALIZER;
+  ZFC_RETURN_IF_ERROR(zfc::copy_versioned(shape, shape->size, kShapeLayouts,
+                                          sizeof kShapeLayouts / sizeof kShapeLayouts[0],
+                                          "step shape", "ZFC_STEP_SHAPE_INITIALIZER", &full,
+                                          sizeof full));
+  ZFC_RETURN_IF_ERROR(check_size(prediction->size, sizeof(zfcPrediction_t), "prediction",
+                                 "ZFC_PREDICTION_INITIALIZER"));
+  ZFC_RETURN_IF_ERROR(check_shape(full));
+  if (!(given.ranks_per_core == 0.0 ||
+        (given.ranks_per_core >= 1.0 && given.ranks_per_core < 1e6))) {
+    return error(zfcInvalidArgument, "machine model ranks_per_core %g: give 0 or 1 and more",
+                 given.ranks_per_core);
+  }
+  *m = zfc::model_from_figures({given.intra_node.latency_us, given.intra_node.bandwidth_gbs,
+                                given.inter_node.latency_us, given.inter_node.bandwidth_gbs,
+                                given.local_gbs, given.ranks_per_core});
+  zfc::CostInputs& in = *out;
+  in.ranks = full.ranks;
+  in.nodes = full.nodes;
+  in.tokens = static_cast<uint64_t>(full.tokens);
+  in.max_tokens = static_cast<uint64_t>(full.max_tokens);
+  in.local_unique = static_cast<uint64_t>(full.local_unique);
+  in.max_local_unique = static_cast<uint64_t>(full.max_local_unique);
+  in.global_unique = static_cast<uint64_t>(full.global_unique);
+  in.vocab = full.vocab_size;
+  in.dim = full.dim;
+  in.key_bytes = static_cast<uint64_t>(full.vocab_size) <= (uint64_t{1} << 32) ? 4 : 8;
+  in.row_bytes = zfc::kernels::float_type_bytes(zfc::kernels::wire_type(full.compression));
+  in.input_bytes = zfc::kernels::float_type_bytes(full.row_type);
+  in.stream_chunk = full.stream_chunk_bytes;
+  return Status::Ok();
+}
+
+void write_prediction(const zfc::Prediction& p, zfcPrediction_t* out) {
+  *out = {sizeof(zfcPrediction_t), p.seconds, p.bytes, p.internode_bytes, p.workspace_bytes};
+}
+
 }  // namespace
 
 extern "C" {
@@ -87,50 +133,25 @@ zfcResult_t zfcCommGetMachineModel(zfcComm_t comm, zfcMachineModel_t* model) {
 zfcResult_t zfcPredictSparseReduce(const zfcMachineModel_t* model, const zfcStepShape_t* shape,
                                    int algorithm, zfcPrediction_t* prediction) {
   return zfc::guarded(nullptr, [&]() -> Status {
-    if (model == nullptr) return zfc::null_handle("model");
-    if (shape == nullptr) return zfc::null_handle("shape");
-    if (prediction == nullptr) return zfc::null_handle("prediction");
-    zfcMachineModel_t given;
-    ZFC_RETURN_IF_ERROR(read_model(*model, &given));
-    zfcStepShape_t full_shape = ZFC_STEP_SHAPE_INITIALIZER;
-    ZFC_RETURN_IF_ERROR(zfc::copy_versioned(shape, shape->size, kShapeLayouts,
-                                            sizeof kShapeLayouts / sizeof kShapeLayouts[0],
-                                            "step shape", "ZFC_STEP_SHAPE_INITIALIZER",
-                                            &full_shape, sizeof full_shape));
-    shape = &full_shape;
-    ZFC_RETURN_IF_ERROR(check_size(prediction->size, sizeof(zfcPrediction_t), "prediction",
-                                   "ZFC_PREDICTION_INITIALIZER"));
+    zfc::MachineModel m;
+    zfc::CostInputs in;
+    ZFC_RETURN_IF_ERROR(read_prediction_inputs(model, shape, prediction, &m, &in));
     if (algorithm <= zfcAlgoAuto || algorithm >= zfcNumAlgorithms) {
       return error(zfcInvalidArgument, "algorithm %d: name one (not auto or default)",
                    algorithm);
     }
-    ZFC_RETURN_IF_ERROR(check_shape(*shape));
-    if (!(given.ranks_per_core == 0.0 ||
-          (given.ranks_per_core >= 1.0 && given.ranks_per_core < 1e6))) {
-      return error(zfcInvalidArgument, "machine model ranks_per_core %g: give 0 or 1 and more",
-                   given.ranks_per_core);
-    }
-    const zfc::MachineModel m = zfc::model_from_figures(
-        {given.intra_node.latency_us, given.intra_node.bandwidth_gbs,
-         given.inter_node.latency_us, given.inter_node.bandwidth_gbs, given.local_gbs,
-         given.ranks_per_core});
+    write_prediction(zfc::predict(static_cast<zfcAlgorithm_t>(algorithm), in, m), prediction);
+    return Status::Ok();
+  });
+}
+
+zfcResult_t zfcPredictShardedStep(const zfcMachineModel_t* model, const zfcStepShape_t* shape,
+                                  zfcPrediction_t* prediction) {
+  return zfc::guarded(nullptr, [&]() -> Status {
+    zfc::MachineModel m;
     zfc::CostInputs in;
-    in.ranks = shape->ranks;
-    in.nodes = shape->nodes;
-    in.tokens = static_cast<uint64_t>(shape->tokens);
-    in.max_tokens = static_cast<uint64_t>(shape->max_tokens);
-    in.local_unique = static_cast<uint64_t>(shape->local_unique);
-    in.max_local_unique = static_cast<uint64_t>(shape->max_local_unique);
-    in.global_unique = static_cast<uint64_t>(shape->global_unique);
-    in.vocab = shape->vocab_size;
-    in.dim = shape->dim;
-    in.key_bytes = static_cast<uint64_t>(shape->vocab_size) <= (uint64_t{1} << 32) ? 4 : 8;
-    in.row_bytes = zfc::kernels::float_type_bytes(zfc::kernels::wire_type(shape->compression));
-    in.input_bytes = zfc::kernels::float_type_bytes(shape->row_type);
-    in.stream_chunk = shape->stream_chunk_bytes;
-    const zfc::Prediction p = zfc::predict(static_cast<zfcAlgorithm_t>(algorithm), in, m);
-    *prediction = {sizeof(zfcPrediction_t), p.seconds, p.bytes, p.internode_bytes,
-                   p.workspace_bytes};
+    ZFC_RETURN_IF_ERROR(read_prediction_inputs(model, shape, prediction, &m, &in));
+    write_prediction(zfc::predict_sharded(in, m), prediction);
     return Status::Ok();
   });
 }

@@ -303,6 +303,36 @@ TEST(StructLayouts, AStepShapeOfTheEarlierLayoutPricesTheUnfusedStep) {
   EXPECT_GT(applied.seconds, plain.seconds);
 }
 
+// A sharded step moves O(U_i D) rows per rank: with U_i fixed, its bytes less the per-peer
+// framing (two 96-byte headers, 8-byte heads in two alltoallvs, a 16-byte report: 448 bytes
+// sent and received per peer) barely move from 8 to 4096 ranks, while every replicated
+// exchange's grow with U_g.
+TEST(StructLayouts, AShardedStepIsPricedFlatInTheRankCount) {
+  const zfcMachineModel_t model = small_machine(2.0);
+  zfcStepShape_t shape = small_step();
+  zfcPrediction_t p8 = ZFC_PREDICTION_INITIALIZER, p4096 = p8, owner = p8;
+  shape.ranks = 8;
+  shape.tokens = 8 * 640;
+  shape.local_unique = 8 * 300;
+  shape.global_unique = 1500;
+  ASSERT_EQ(zfcPredictShardedStep(&model, &shape, &p8), zfcSuccess) << zfcGetLastError(nullptr);
+  shape.ranks = 4096;
+  shape.tokens = 4096.0 * 640;
+  shape.local_unique = 4096.0 * 300;
+  shape.global_unique = 50000;
+  ASSERT_EQ(zfcPredictShardedStep(&model, &shape, &p4096), zfcSuccess);
+  ASSERT_EQ(zfcPredictSparseReduce(&model, &shape, zfcAlgoOwnerPartitioned, &owner),
+            zfcSuccess);
+  EXPECT_GT(p8.bytes, 0.0);
+  const auto rows = [](const zfcPrediction_t& p, double g) { return p.bytes - 448.0 * (g - 1); };
+  EXPECT_GT(rows(p8, 8), 0.0);
+  EXPECT_LT(rows(p4096, 4096), 1.25 * rows(p8, 8));
+  EXPECT_LT(10 * p4096.bytes, owner.bytes);
+  shape.size = 0;
+  EXPECT_EQ(zfcPredictShardedStep(&model, &shape, &p8), zfcInvalidUsage);
+  EXPECT_EQ(zfcPredictShardedStep(nullptr, &shape, &p8), zfcInvalidArgument);
+}
+
 // A plan config of the 0.1.0 layout (no stream_chunk_bytes) makes a plan.
 TEST(StructLayouts, APlanConfigOfThe010LayoutIsAccepted) {
   zfcSparsePlanConfig_t full = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
