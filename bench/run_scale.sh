@@ -26,10 +26,8 @@ while [ $# -gt 0 ]; do
     *) echo "run_scale.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
-python=""
-for p in /usr/bin/python3 python3; do
-  if "$p" -c "import matplotlib, numpy" >/dev/null 2>&1; then python="$p"; break; fi
-done
+source bench/stamp.sh
+python="$(plot_python)"
 if [ -z "$python" ]; then echo "run_scale.sh: no python3 with matplotlib" >&2; exit 77; fi
 if [ ! -d "$data/gutenberg" ]; then echo "run_scale.sh: no $data/gutenberg" >&2; exit 77; fi
 mpirun=(mpirun --oversubscribe)
@@ -68,7 +66,6 @@ done
 "$python" bench/scale_report.py --raw "$raw" --out "$out"
 # Run alone (not from bench/run_all.sh, which stamps what it ran), stamp the outputs here.
 if [ -z "${ZIPFCOLL_BENCH_STAMP:-}" ]; then
-  source bench/stamp.sh
   "$python" bench/stamp_outputs.py "$(bench_stamp bench/run_scale.sh --model "$model")" \
     "$raw"/* "$out/scale.csv" "$out/scale_report.txt"
 fi

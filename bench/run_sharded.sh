@@ -18,6 +18,9 @@ while [ $# -gt 0 ]; do
     *) echo "run_sharded.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
+source bench/stamp.sh
+python="$(plot_python)"
+if [ -z "$python" ]; then echo "run_sharded.sh: no python3 with matplotlib" >&2; exit 77; fi
 if [ ! -d "$data/gutenberg" ]; then echo "run_sharded.sh: no $data/gutenberg" >&2; exit 77; fi
 mpirun=(mpirun --oversubscribe)
 if [ "$(id -u)" = 0 ]; then mpirun+=(--allow-run-as-root); fi
@@ -34,7 +37,6 @@ echo "[zfc_model]"
 "$build/bench/zfc_model" --corpus "$data/gutenberg" --ranks 8,16,64,256,1024,4096 \
   --json "$raw/model.jsonl" > "$raw/model.txt"
 # Stamped here (with bench/run_all.sh's stamp when it runs this), before the report quotes it.
-source bench/stamp.sh
 stamp="${ZIPFCOLL_BENCH_STAMP:-$(bench_stamp bench/run_sharded.sh)}"
-python3 bench/stamp_outputs.py "$stamp" "$raw"/*
-python3 bench/sharded_report.py --raw "$raw" --out "$out/sharded.md"
+"$python" bench/stamp_outputs.py "$stamp" "$raw"/*
+"$python" bench/sharded_report.py --raw "$raw" --out "$out/sharded.md"

@@ -11,3 +11,15 @@ bench_stamp() {
   fi
   echo "zipfcoll $version, commit $commit, by $*"
 }
+
+# plot_python prints the first of /usr/bin/python3 and python3 that has matplotlib and NumPy
+# (Debian's python3-matplotlib), or nothing.
+plot_python() {
+  local p
+  for p in /usr/bin/python3 python3; do
+    if "$p" -c "import matplotlib, numpy" > /dev/null 2>&1; then
+      echo "$p"
+      return
+    fi
+  done
+}
