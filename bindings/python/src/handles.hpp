@@ -78,6 +78,8 @@ void bind_comm(py::module_& m);
 void bind_collectives(py::class_<Comm>& comm, py::module_& m);
 void bind_groups(py::class_<Comm>& comm, py::module_& m);
 void bind_plan(py::module_& m);
+// After bind_plan: SparsePlan's table updates and the shard layout.
+void bind_tables(py::module_& m);
 void bind_seed_groups(py::module_& m);
 void bind_workload(py::module_& m);
 

@@ -23,6 +23,7 @@ PYBIND11_MODULE(_zipfcoll, m) {
   zfcpy::bind_device_array(m);
   zfcpy::bind_comm(m);
   zfcpy::bind_plan(m);
+  zfcpy::bind_tables(m);
   zfcpy::bind_seed_groups(m);
   zfcpy::bind_workload(m);
 }

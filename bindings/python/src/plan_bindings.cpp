@@ -50,7 +50,7 @@ namespace {
 std::unique_ptr<SparsePlan> make_plan(py::object comm, size_t dim, int64_t vocab_size,
                                       py::object row_type, py::object index_type,
                                       py::object algorithm, py::object compression,
-                                      float scale) {
+                                      float scale, size_t stream_chunk_bytes) {
   if (!py::isinstance<Comm>(comm)) raise_invalid("comm must be a zipfcoll.Comm");
   zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
   cfg.dim = dim;
@@ -61,6 +61,7 @@ std::unique_ptr<SparsePlan> make_plan(py::object comm, size_t dim, int64_t vocab
   // None: the communicator's compression.
   cfg.compression = compression.is_none() ? -1 : compression_of(compression);
   cfg.compress_scale = scale;
+  cfg.stream_chunk_bytes = stream_chunk_bytes;
   return std::make_unique<SparsePlan>(std::move(comm), cfg);
 }
 
@@ -136,11 +137,12 @@ void bind_plan(py::module_& m) {
       .def(py::init(&make_plan), py::arg("comm"), py::arg("dim"), py::arg("vocab_size"),
            py::kw_only(), py::arg("row_type") = "float32", py::arg("index_type") = "int32",
            py::arg("algorithm") = "default", py::arg("compression") = py::none(),
-           py::arg("scale") = 1.0f,
+           py::arg("scale") = 1.0f, py::arg("stream_chunk_bytes") = 0,
            "Local. A plan for rows of width `dim` of a `vocab_size`-row table. row_type:\n"
            "'float32', 'float16' or 'bfloat16'; index_type: 'int32' or 'int64'; algorithm:\n"
            "'default' (the communicator's), 'auto' or a name; compression: None (the\n"
-           "communicator's), 'none', 'fp16' or 'bf16', with `scale`.")
+           "communicator's), 'none', 'fp16' or 'bf16', with `scale`; stream_chunk_bytes:\n"
+           "reduce_apply's rows per round (0: the library's 1 MiB).")
       .def("reduce", &reduce, py::arg("indices"), py::arg("rows"), py::kw_only(),
            py::arg("stream") = py::none(),
            "Collective. indices: this rank's K indices; rows: K x dim gradient rows.\n"

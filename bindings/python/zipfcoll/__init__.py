@@ -10,6 +10,7 @@ reduces only U_g rows. Arrays pass without copies: anything with the buffer prot
     comm = zipfcoll.Comm.from_mpi4py(MPI.COMM_WORLD)
     plan = zipfcoll.SparsePlan(comm, dim=512, vocab_size=100_000)
     res = plan.reduce(token_ids, grad_rows)  # res.indices, res.rows: the summed rows
+    plan.reduce_apply(token_ids, grad_rows, table, update="sgd", alpha=lr)  # fused, streamed
 
     with comm.group():                       # a step's calls under one agreement
         rows = plan.reduce(token_ids, grad_rows)
@@ -34,7 +35,7 @@ from ._errors import (
     UnsupportedError,
     error_class,
 )
-from ._results import AllReduceResult, Samples, SparseResult, UniqueMergeResult
+from ._results import AllReduceResult, Samples, ShardedLookup, SparseResult, UniqueMergeResult
 from ._zipfcoll import (
     Comm,
     DeviceArray,
@@ -51,17 +52,20 @@ from ._zipfcoll import (
     query_transport,
     sample_log_uniform,
     scatter_to_dense,
+    shard_locate,
+    shard_rows,
     step_seed,
 )
 
 __all__ = [
     "AllReduceResult", "Comm", "DeviceArray", "Error", "Group", "InProgressError",
     "InternalError", "InvalidArgumentError", "InvalidUsageError", "MismatchError",
-    "OutOfMemoryError", "Pending", "RemoteError", "Samples", "SeedGroup", "SparsePlan", "SparseResult", "SystemCallError",
+    "OutOfMemoryError", "Pending", "RemoteError", "Samples", "SeedGroup", "ShardedLookup",
+    "SparsePlan", "SparseResult", "SystemCallError",
     "TimeoutError", "TransportError", "UniqueMergeResult", "UnsupportedError",
     "__version__", "algorithm_name", "apply_rows", "error_class", "get_unique_id",
     "header_version", "library_version", "query_transport", "sample_log_uniform",
-    "scatter_to_dense", "step_seed", "transports",
+    "scatter_to_dense", "shard_locate", "shard_rows", "step_seed", "transports",
 ]
 
 

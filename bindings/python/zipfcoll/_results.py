@@ -26,6 +26,14 @@ class SparseResult(NamedTuple):
     algorithm: str
 
 
+class ShardedLookup(NamedTuple):
+    """SparsePlan.sharded_gather: this rank's distinct indices and their rows (views of the
+    plan's buffers, valid until its next call), and each index's place among them."""
+    indices: Any
+    rows: Any
+    positions: Optional[Any]
+
+
 class Samples(NamedTuple):
     """sample_log_uniform: the ids, their expected counts, the targets' expected counts
     (None without targets) and the number of draws made."""

@@ -1,0 +1,200 @@
+// Updates of embedding tables: SparsePlan.reduce_apply (the fused, streamed reduce and update
+// of a replicated table), the sharded table's SparsePlan.sharded_gather and
+// SparsePlan.sharded_reduce_apply, and the layout functions shard_rows and shard_locate.
+// Tables, shards and states are float32 host arrays written in place.
+#include "arrays.hpp"
+#include "config.hpp"
+#include "errors.hpp"
+#include "group_calls.hpp"
+#include "handles.hpp"
+
+namespace zfcpy {
+namespace {
+
+// An update by name: "add", "sgd" or "adagrad".
+zfcRowUpdate_t row_update(const std::string& kind, float alpha, float epsilon) {
+  zfcRowUpdate_t u = ZFC_ROW_UPDATE_INITIALIZER;
+  if (kind == "add") {
+    u.kind = zfcUpdateAdd;
+  } else if (kind == "sgd") {
+    u.kind = zfcUpdateSgd;
+  } else if (kind == "adagrad") {
+    u.kind = zfcUpdateAdagrad;
+  } else {
+    raise_invalid("update '%s' is not one of 'add', 'sgd', 'adagrad'", kind.c_str());
+  }
+  u.alpha = alpha;
+  u.epsilon = epsilon;
+  return u;
+}
+
+// A float32 host matrix of `rows` x `dim` (the table, a shard, or a state), or NULL for None.
+std::unique_ptr<Array> borrow_matrix(py::handle obj, const char* name, size_t rows,
+                                     size_t dim) {
+  if (obj.is_none()) return nullptr;
+  auto a = borrow(obj, name, Access::kWrite, nullptr);
+  if (a->dtype != Dtype::kFloat32 || a->ndim() != 2 || a->extent(1) != dim ||
+      a->extent(0) != rows) {
+    raise_invalid("%s must be a float32 matrix (%zu, %zu)", name, rows, dim);
+  }
+  return a;
+}
+
+float* data_of(const std::unique_ptr<Array>& a) {
+  return a ? static_cast<float*>(a->data) : nullptr;
+}
+
+// The checked index and row arrays of a plan call.
+struct PlanInputs {
+  std::unique_ptr<Array> indices, rows;
+};
+
+PlanInputs borrow_inputs(const SparsePlan& plan, py::handle indices, py::handle rows,
+                         void* stream) {
+  PlanInputs in;
+  const zfcSparsePlanConfig_t& cfg = plan.config();
+  in.indices = borrow(indices, "indices", Access::kRead, stream);
+  if (index_type_of(*in.indices) != cfg.index_type) {
+    raise_invalid("indices hold %s, but the plan was made for %s",
+                  dtype_name(in.indices->dtype), cfg.index_type == zfcInt32 ? "int32" : "int64");
+  }
+  if (!rows.is_none()) {
+    in.rows = borrow(rows, "rows", Access::kRead, stream);
+    row_type_of(*in.rows, cfg.row_type);
+    require_size(*in.rows, in.indices->size() * cfg.dim, "count x dim (one row per index)");
+  }
+  return in;
+}
+
+// The sharded calls are recorded by the library inside a group, but the Python group does not
+// yet hold their arrays and outputs: refused there, as the fused apply is by the library.
+void refuse_in_python_group(zfcComm_t c, const char* what) {
+  if (group_open(c)) {
+    raise_error(zfcInvalidUsage,
+                std::string(what) + " is not available inside comm.group() from Python");
+  }
+}
+
+bool reduce_apply(SparsePlan& plan, py::handle indices, py::handle rows, py::handle table,
+                  const std::string& update, float alpha, float epsilon, py::handle state,
+                  py::handle stream_obj) {
+  zfcSparsePlan_t h = plan.get();
+  zfcComm_t c = plan.comm().get();
+  void* stream = stream_pointer(stream_obj);
+  const zfcSparsePlanConfig_t& cfg = plan.config();
+  const zfcRowUpdate_t u = row_update(update, alpha, epsilon);
+  PlanInputs in = borrow_inputs(plan, indices, rows, stream);
+  const size_t vocab = static_cast<size_t>(cfg.vocab_size);
+  auto t = borrow_matrix(table, "table", vocab, cfg.dim);
+  auto s = borrow_matrix(state, "state", vocab, cfg.dim);
+  int overflowed = 0;
+  zfcResult_t res;
+  {
+    py::gil_scoped_release unlocked;
+    res = zfcSparseReduceApply(h, in.indices->data, in.indices->size(), in.rows->data, &u,
+                               data_of(t), data_of(s), &overflowed, stream);
+  }
+  check(res, c);
+  return overflowed != 0;
+}
+
+py::object sharded_gather(py::object self, py::handle shard, py::handle indices,
+                          bool positions) {
+  SparsePlan& plan = self.cast<SparsePlan&>();
+  zfcSparsePlan_t h = plan.get();
+  zfcComm_t c = plan.comm().get();
+  refuse_in_python_group(c, "sharded_gather");
+  const zfcSparsePlanConfig_t& cfg = plan.config();
+  PlanInputs in = borrow_inputs(plan, indices, py::none(), nullptr);
+  auto s = borrow(shard, "shard", Access::kRead, nullptr);
+  if (s->dtype != Dtype::kFloat32 || s->ndim() != 2 || s->extent(1) != cfg.dim) {
+    raise_invalid("shard must be a float32 matrix (shard_rows, %zu)", cfg.dim);
+  }
+  py::array_t<int32_t> pos(positions ? static_cast<ssize_t>(in.indices->size()) : 0);
+  zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
+  zfcResult_t res;
+  {
+    py::gil_scoped_release unlocked;
+    res = zfcShardedGather(h, static_cast<const float*>(s->data), s->extent(0),
+                           in.indices->data, in.indices->size(), &out,
+                           positions ? pos.mutable_data() : nullptr, nullptr);
+  }
+  check(res, c);
+  py::capsule owner = SparsePlan::view_owner(self);
+  const auto u = static_cast<ssize_t>(out.num_unique);
+  py::object idx = host_view(out.indices, cfg.index_type, {u}, owner);
+  py::object values = host_view(out.rows, zfcFloat32, {u, static_cast<ssize_t>(cfg.dim)}, owner);
+  return result_type("ShardedLookup")(idx, values, positions ? py::object(pos) : py::none());
+}
+
+bool sharded_reduce_apply(SparsePlan& plan, py::handle indices, py::handle rows,
+                          py::handle shard, const std::string& update, float alpha,
+                          float epsilon, py::handle state) {
+  zfcSparsePlan_t h = plan.get();
+  zfcComm_t c = plan.comm().get();
+  refuse_in_python_group(c, "sharded_reduce_apply");
+  const zfcRowUpdate_t u = row_update(update, alpha, epsilon);
+  PlanInputs in = borrow_inputs(plan, indices, rows, nullptr);
+  const size_t dim = plan.config().dim;
+  auto s = borrow(shard, "shard", Access::kWrite, nullptr);
+  if (s->dtype != Dtype::kFloat32 || s->ndim() != 2 || s->extent(1) != dim) {
+    raise_invalid("shard must be a float32 matrix (shard_rows, %zu)", dim);
+  }
+  auto st = borrow_matrix(state, "state", s->extent(0), dim);
+  int overflowed = 0;
+  zfcResult_t res;
+  {
+    py::gil_scoped_release unlocked;
+    res = zfcShardedReduceApply(h, in.indices->data, in.indices->size(), in.rows->data, &u,
+                                static_cast<float*>(s->data), data_of(st), s->extent(0),
+                                &overflowed, nullptr);
+  }
+  check(res, c);
+  return overflowed != 0;
+}
+
+}  // namespace
+
+void bind_tables(py::module_& m) {
+  auto plan = py::class_<SparsePlan>(m.attr("SparsePlan"));
+  plan.def("reduce_apply", &reduce_apply, py::arg("indices"), py::arg("rows"),
+           py::arg("table"), py::kw_only(), py::arg("update") = "sgd", py::arg("alpha") = 1.0f,
+           py::arg("epsilon") = 1e-10f, py::arg("state") = py::none(),
+           py::arg("stream") = py::none(),
+           "Collective. reduce() fused with the update of this rank's replicated table\n"
+           "(float32, vocab_size x dim, written in place): 'add' (table += alpha g), 'sgd'\n"
+           "(table -= alpha g) or 'adagrad' (with `state`, the accumulators, same shape),\n"
+           "with the bits of reduce() then the update. key_routed (auto's choice here)\n"
+           "streams the rows in rounds of the plan's stream_chunk_bytes. Returns whether\n"
+           "some reduced value was not finite (then no table changed, on any rank).\n"
+           "Refused inside comm.group().");
+  plan.def("sharded_gather", &sharded_gather, py::arg("shard"), py::arg("indices"),
+           py::kw_only(), py::arg("positions") = true,
+           "Collective. The forward lookup of a table sharded by rows (shard: this rank's\n"
+           "shard_rows(vocab_size, ranks, rank) x dim float32 rows). Returns\n"
+           "ShardedLookup(indices, rows, positions): this rank's sorted distinct indices,\n"
+           "their current rows (views of the plan's buffers, valid until its next call),\n"
+           "and the place of each index among them (int32; None with positions=False).");
+  plan.def("sharded_reduce_apply", &sharded_reduce_apply, py::arg("indices"), py::arg("rows"),
+           py::arg("shard"), py::kw_only(), py::arg("update") = "sgd",
+           py::arg("alpha") = 1.0f, py::arg("epsilon") = 1e-10f,
+           py::arg("state") = py::none(),
+           "Collective. The update of a sharded table: each rank's summed rows go to their\n"
+           "owners, which apply `update` to their shard (and state) in place. Returns\n"
+           "whether some summed value was not finite (then no shard changed).");
+  m.def("shard_rows", [](int64_t vocab_size, int ranks, int rank) {
+          size_t rows = 0;
+          check(zfcShardRows(vocab_size, ranks, rank, &rows), nullptr);
+          return rows;
+        }, py::arg("vocab_size"), py::arg("ranks"), py::arg("rank"),
+        "Local. The rows of `rank`'s shard of a vocab_size-row table over `ranks` ranks.");
+  m.def("shard_locate", [](int64_t vocab_size, int ranks, int64_t index) {
+          int owner = -1;
+          size_t row = 0;
+          check(zfcShardLocate(vocab_size, ranks, index, &owner, &row), nullptr);
+          return py::make_tuple(owner, row);
+        }, py::arg("vocab_size"), py::arg("ranks"), py::arg("index"),
+        "Local. (owner, row): where id `index` lives in a table sharded over `ranks`.");
+}
+
+}  // namespace zfcpy

@@ -1,0 +1,80 @@
+"""Table updates from Python: the fused reduce_apply gives the bits of reduce() then the same
+update in NumPy; a sharded table, gathered, matches the replicated one; bad input raises the
+same class on every rank and writes nothing."""
+
+import numpy as np
+import pytest
+
+import zipfcoll
+
+VOCAB, DIM = 500, 6
+
+
+def step_input(rank, step):
+    rng = np.random.default_rng(100 * step + rank)
+    idx = (rng.zipf(1.3, size=80 + 7 * rank) - 1) % VOCAB
+    return idx.astype(np.int32), rng.standard_normal((idx.size, DIM)).astype(np.float32)
+
+
+def fresh_table():
+    return (np.arange(VOCAB * DIM, dtype=np.float32).reshape(VOCAB, DIM) % 97) / 97 - 0.5
+
+
+@pytest.mark.parametrize("chunk", [0, 1])
+def test_reduce_apply_matches_reduce_then_sgd(comm, chunk):
+    want, got = fresh_table(), fresh_table()
+    lr = np.float32(0.05)
+    with zipfcoll.SparsePlan(comm, DIM, VOCAB, algorithm="owner_partitioned") as ref, \
+            zipfcoll.SparsePlan(comm, DIM, VOCAB, stream_chunk_bytes=chunk) as fused:
+        for step in range(3):
+            idx, rows = step_input(comm.rank, step)
+            res = ref.reduce(idx, rows)
+            want[res.indices] -= lr * res.rows
+            assert fused.reduce_apply(idx, rows, got, update="sgd", alpha=lr) is False
+            assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert comm.stats()["last"]["algorithm"] == "key_routed"
+
+
+def test_sharded_table_matches_the_replicated_one(comm):
+    table = fresh_table()
+    rows_here = zipfcoll.shard_rows(VOCAB, comm.size, comm.rank)
+    shard = np.empty((rows_here, DIM), np.float32)
+    for v in range(VOCAB):
+        owner, row = zipfcoll.shard_locate(VOCAB, comm.size, v)
+        if owner == comm.rank:
+            shard[row] = table[v]
+    with zipfcoll.SparsePlan(comm, DIM, VOCAB, algorithm="owner_partitioned") as ref, \
+            zipfcoll.SparsePlan(comm, DIM, VOCAB) as plan:
+        for step in range(3):
+            idx, rows = step_input(comm.rank, step)
+            looked = plan.sharded_gather(shard, idx)
+            assert np.array_equal(looked.indices, np.unique(idx))
+            assert np.array_equal(looked.indices[looked.positions], idx)
+            assert np.array_equal(looked.rows, table[looked.indices])
+            res = ref.reduce(idx, rows)
+            table[res.indices] -= np.float32(0.1) * res.rows
+            assert plan.sharded_reduce_apply(idx, rows, shard, update="sgd", alpha=0.1) is False
+        everything = plan.sharded_gather(shard, np.arange(VOCAB, dtype=np.int32))
+        assert np.array_equal(everything.rows.view(np.uint32), table.view(np.uint32))
+
+
+def test_bad_table_input_raises_everywhere_and_writes_nothing(comm):
+    table = fresh_table()
+    kept = table.copy()
+    with zipfcoll.SparsePlan(comm, DIM, VOCAB) as plan:
+        idx = np.array([1, 2, VOCAB if comm.rank == comm.size - 1 else 3], np.int32)
+        rows = np.ones((3, DIM), np.float32)
+        with pytest.raises(zipfcoll.InvalidArgumentError):
+            plan.reduce_apply(idx, rows, table, update="sgd", alpha=0.5)
+        with pytest.raises(zipfcoll.InvalidArgumentError, match="update 'momentum'"):
+            plan.reduce_apply(idx, rows, table, update="momentum")
+        with pytest.raises(zipfcoll.InvalidArgumentError, match="table must be"):
+            plan.reduce_apply(idx, rows, np.zeros((VOCAB, 2), np.float32))
+        with pytest.raises(zipfcoll.InvalidUsageError, match="zfcSparseReduceApply"):
+            with comm.group():
+                plan.reduce_apply(np.array([1], np.int32), np.ones((1, DIM), np.float32),
+                                  table)
+        # The communicator is still usable.
+        assert plan.reduce_apply(np.array([4], np.int32), np.ones((1, DIM), np.float32),
+                                 table, update="add", alpha=0.0) is False
+    assert np.array_equal(table, kept)  # alpha 0 adds +0 to row 4
