@@ -443,9 +443,10 @@ typedef struct {
   int compression;        /* zfcCompressionKind_t; -1: the communicator's */
   float compress_scale;   /* used when `compression` is set here */
   /* ---- end of the 0.1.0 layout (the library accepts it; later fields then default) ---- */
-  size_t stream_chunk_bytes; /* zfcSparseReduceApply: the reduced rows every rank receives
-                                per round of the stream, at most (about; at least one row
-                                per rank); 0: 1 MiB. Equal on every rank */
+  size_t stream_chunk_bytes; /* zfcSparseReduceApply: the (id, row) pairs a rank receives
+                                per round of the stream fill at most this many bytes (at
+                                least one pair), besides 8 bytes per rank (24 in the first
+                                round); 0: 1 MiB. Equal on every rank */
 } zfcSparsePlanConfig_t;
 
 #define ZFC_SPARSE_PLAN_CONFIG_INITIALIZER                                          \
@@ -554,8 +555,9 @@ ZFC_API zfcResult_t zfcApplyUpdate(float* table, float* state, int64_t vocab_siz
  * to it with `update` (equal on every rank) as the rows arrive, giving the bits of
  * zfcSparseReduce followed by zfcApplyUpdate on its result (zfcUpdateAdd: zfcApplyRows).
  * With zfcAlgoKeyRouted, and with zfcAlgoAuto, which then takes it, the reduced rows are
- * streamed from their owners in rounds of at most the plan's stream_chunk_bytes per rank,
- * so the library holds O(U_i x dim) rows plus one round, never U_g x dim; another algorithm
+ * streamed from their owners in rounds of at most the plan's stream_chunk_bytes of pairs,
+ * so the library holds this rank's U_i local sums, the rows routed to it as an owner and
+ * their about U_g / G sums, and one round: never U_g x dim; another algorithm
  * named in the plan runs whole and its result is then applied. When any reduced value is
  * not finite the table is left as it was and *overflowed (may be NULL) is 1 on every rank,
  * else 0. Bad arguments fail every rank alike, as for zfcSparseReduce. Indices and rows may

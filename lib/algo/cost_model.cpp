@@ -212,7 +212,8 @@ void apply_pass(Cost& c) { c.local(12.0 * c.in.global_unique * c.in.dim); }
 
 // The fused key-routed exchange's share (algo/streamed_apply.cpp): rounds in which every
 // owner sends b of its U_g / G pairs (b = chunk / (G pair)), or, when the chunk holds fewer
-// than G pairs, in which the owners of one of q = ceil(G pair / chunk) groups send one each;
+// than G pairs, in which the owners of one of q = ceil(G / floor(chunk / pair)) groups send
+// one each;
 // each block is led by 8 bytes (the first by a 24-byte report), and the rows are decoded and
 // applied as they arrive. One round's pairs are what a rank holds, not U_g x D.
 void streamed_share(Cost& c) {
@@ -226,9 +227,18 @@ void streamed_share(Cost& c) {
   const double rounds = std::max(1.0, q * std::ceil(owned / b));
   // A round's pairs: b from every owner, or one from each of G / q.
   const double pairs = std::min(b * c.g() / q, ug);
-  for (double r = 0; r < rounds; r += 1) {
-    c.gather(Level::kFlat, pairs * pair + 8.0 * c.g() + (r == 0 ? 16.0 * c.g() : 0.0),
-             std::min(b, owned) * pair + 8.0);
+  const double largest = std::min(b, owned) * pair + 8.0;
+  c.gather(Level::kFlat, pairs * pair + 24.0 * c.g(), largest + 16.0);
+  // The later rounds alike: one priced, times their number.
+  const Prediction before = c.p;
+  c.gather(Level::kFlat, pairs * pair + 8.0 * c.g(), largest);
+  const double more = rounds - 2.0;
+  if (more > 0) {
+    c.p.seconds += more * (c.p.seconds - before.seconds);
+    c.p.bytes += more * (c.p.bytes - before.bytes);
+    c.p.internode_bytes += more * (c.p.internode_bytes - before.internode_bytes);
+  } else if (more < 0) {
+    c.p = before;  // one round only
   }
   c.local(w < 4 ? ug * d * (w + 4.0) : 4.0 * ug * d);  // decode
   apply_pass(c);

@@ -131,11 +131,13 @@ Status check_algorithm(const zfcComm& comm, const PlanSpec& spec) {
 }
 
 // This rank's checks of a fused apply's table (and Adagrad's state): host buffers, there.
-Status check_apply_target(const StreamApply& apply, const void* stream) {
+Status check_apply_target(const StreamApply& apply) {
   const bool with_state = kernels::update_has_state(apply.update);
   MemorySpace space = MemorySpace::kHost;
+  // Only where the table lives: the call's stream goes with its (maybe device) inputs.
   ZFC_RETURN_IF_ERROR(resolve_memory_space(
-      {{"table", apply.table}, {"state", with_state ? apply.state : nullptr}}, stream, &space));
+      {{"table", apply.table}, {"state", with_state ? apply.state : nullptr}}, nullptr,
+      &space));
   if (space == MemorySpace::kDevice) {
     return error(zfcUnsupported, "zfcSparseReduceApply takes a host table in this version");
   }
@@ -176,7 +178,7 @@ class SparseReduceCall final : public CollectiveCall {
     header_fail(&mine_, load_local(plan_, staging_, indices_, count_, rows_, caller_check_,
                                    stream_, set_, &host_rows_));
     if (apply_ != nullptr && mine_.status == zfcSuccess) {
-      header_fail(&mine_, check_apply_target(*apply_, stream_));
+      header_fail(&mine_, check_apply_target(*apply_));
     }
     mine_.local_unique = static_cast<int64_t>(set_.local_unique_count());
     ride_ = mine_.status == zfcSuccess && keys_ride(plan_, apply_ != nullptr);

@@ -57,7 +57,8 @@ size_t pack_round(const K* keys, const float* acc, size_t first, size_t n, size_
 
 // Who sends what in which round. With room for b >= 1 pairs per owner in a round (chunk over
 // G pairs), owner j sends its pairs [c b, (c + 1) b) in round c. With room for fewer than G
-// pairs the owners take turns in q = ceil(G pair / chunk) groups: round c is group c mod q's,
+// pairs (p = floor(chunk / pair), at least 1) the owners take turns in q = ceil(G / p)
+// groups: round c is group c mod q's,
 // whose owners each send their pair c div q. Every rank computes the same from the reports.
 struct Rounds {
   size_t b = 1, q = 1;

@@ -50,7 +50,7 @@ struct PlanInputs {
 };
 
 PlanInputs borrow_inputs(const SparsePlan& plan, py::handle indices, py::handle rows,
-                         void* stream) {
+                         bool with_rows, void* stream) {
   PlanInputs in;
   const zfcSparsePlanConfig_t& cfg = plan.config();
   in.indices = borrow(indices, "indices", Access::kRead, stream);
@@ -58,7 +58,8 @@ PlanInputs borrow_inputs(const SparsePlan& plan, py::handle indices, py::handle 
     raise_invalid("indices hold %s, but the plan was made for %s",
                   dtype_name(in.indices->dtype), cfg.index_type == zfcInt32 ? "int32" : "int64");
   }
-  if (!rows.is_none()) {
+  if (with_rows) {
+    if (rows.is_none()) raise_invalid("rows is required (count x dim gradient rows)");
     in.rows = borrow(rows, "rows", Access::kRead, stream);
     row_type_of(*in.rows, cfg.row_type);
     require_size(*in.rows, in.indices->size() * cfg.dim, "count x dim (one row per index)");
@@ -83,7 +84,7 @@ bool reduce_apply(SparsePlan& plan, py::handle indices, py::handle rows, py::han
   void* stream = stream_pointer(stream_obj);
   const zfcSparsePlanConfig_t& cfg = plan.config();
   const zfcRowUpdate_t u = row_update(update, alpha, epsilon);
-  PlanInputs in = borrow_inputs(plan, indices, rows, stream);
+  PlanInputs in = borrow_inputs(plan, indices, rows, true, stream);
   const size_t vocab = static_cast<size_t>(cfg.vocab_size);
   auto t = borrow_matrix(table, "table", vocab, cfg.dim);
   auto s = borrow_matrix(state, "state", vocab, cfg.dim);
@@ -105,7 +106,7 @@ py::object sharded_gather(py::object self, py::handle shard, py::handle indices,
   zfcComm_t c = plan.comm().get();
   refuse_in_python_group(c, "sharded_gather");
   const zfcSparsePlanConfig_t& cfg = plan.config();
-  PlanInputs in = borrow_inputs(plan, indices, py::none(), nullptr);
+  PlanInputs in = borrow_inputs(plan, indices, py::none(), false, nullptr);
   auto s = borrow(shard, "shard", Access::kRead, nullptr);
   if (s->dtype != Dtype::kFloat32 || s->ndim() != 2 || s->extent(1) != cfg.dim) {
     raise_invalid("shard must be a float32 matrix (shard_rows, %zu)", cfg.dim);
@@ -134,7 +135,7 @@ bool sharded_reduce_apply(SparsePlan& plan, py::handle indices, py::handle rows,
   zfcComm_t c = plan.comm().get();
   refuse_in_python_group(c, "sharded_reduce_apply");
   const zfcRowUpdate_t u = row_update(update, alpha, epsilon);
-  PlanInputs in = borrow_inputs(plan, indices, rows, nullptr);
+  PlanInputs in = borrow_inputs(plan, indices, rows, true, nullptr);
   const size_t dim = plan.config().dim;
   auto s = borrow(shard, "shard", Access::kWrite, nullptr);
   if (s->dtype != Dtype::kFloat32 || s->ndim() != 2 || s->extent(1) != dim) {

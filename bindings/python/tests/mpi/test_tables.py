@@ -68,6 +68,8 @@ def test_bad_table_input_raises_everywhere_and_writes_nothing(comm):
             plan.reduce_apply(idx, rows, table, update="sgd", alpha=0.5)
         with pytest.raises(zipfcoll.InvalidArgumentError, match="update 'momentum'"):
             plan.reduce_apply(idx, rows, table, update="momentum")
+        with pytest.raises(zipfcoll.InvalidArgumentError, match="rows is required"):
+            plan.sharded_reduce_apply(idx, None, table)
         with pytest.raises(zipfcoll.InvalidArgumentError, match="table must be"):
             plan.reduce_apply(idx, rows, np.zeros((VOCAB, 2), np.float32))
         with pytest.raises(zipfcoll.InvalidUsageError, match="zfcSparseReduceApply"):
