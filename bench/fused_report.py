@@ -6,9 +6,8 @@ workspace to 4096 ranks; and the targets checked against them.
 
 usage: fused_report.py --raw DIR --out FILE
 """
-import argparse
 
-from table_runs import load, load_model, row
+from table_runs import load_model, report_inputs, row
 
 
 VARIANTS = [("allgather", "none"), ("owner_partitioned", "fp16"), ("key_routed", "fp16"),
@@ -16,17 +15,8 @@ VARIANTS = [("allgather", "none"), ("owner_partitioned", "fp16"), ("key_routed",
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--raw", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    runs = load(a.raw)
-    if not runs:
-        raise SystemExit("fused_report.py: no raw outputs in " + a.raw)
+    a, runs, made_by, (vocab, dim, tokens) = report_inputs("fused_report.py")
     model = load_model(a.raw)
-    first = next(iter(runs.values()))
-    made_by = first.get("made_by", "(not stamped)")
-    vocab, dim, tokens = (first["options"][k] for k in ("vocab", "dim", "tokens_per_rank"))
     lines = [
         "# Fused, streamed updates of replicated tables",
         "",

@@ -5,7 +5,6 @@ of each variant, and the targets checked against them.
 
 usage: sharded_report.py --raw DIR --out FILE
 """
-import argparse
 import os
 
 import matplotlib
@@ -13,7 +12,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from table_runs import load, load_model, row  # noqa: E402
+from table_runs import load_model, report_inputs, row  # noqa: E402
 
 # The projection's variants: (zfc_model's algo, wire, label).
 PROJECTED = [("owner_partitioned", "fp16", "replicated, owner_partitioned fp16"),
@@ -21,7 +20,7 @@ PROJECTED = [("owner_partitioned", "fp16", "replicated, owner_partitioned fp16")
              ("sharded", "fp16", "sharded fp16")]
 
 
-def plot(runs, model, path):
+def plot(runs, model, table_mb, path):
     """Bytes and memory per rank against G: measured (G <= 8) and projected."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
     for algo, wire, color in (("owner_partitioned", "fp16", "tab:orange"),
@@ -47,22 +46,13 @@ def plot(runs, model, path):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     left.set_title("bytes per rank per step")
-    right.set_title("memory per rank (table: 204.8 MB replicated, / G sharded)")
+    right.set_title(f"memory per rank (table: {table_mb:.1f} MB replicated, / G sharded)")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--raw", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    runs = load(a.raw)
-    if not runs:
-        raise SystemExit("sharded_report.py: no raw outputs in " + a.raw)
-    first = next(iter(runs.values()))
-    made_by = first.get("made_by", "(not stamped)")
-    vocab, dim, tokens = (first["options"][k] for k in ("vocab", "dim", "tokens_per_rank"))
+    a, runs, made_by, (vocab, dim, tokens) = report_inputs("sharded_report.py")
     lines = [
         "# Sharded tables against replicated ones",
         "",
@@ -139,7 +129,8 @@ def main():
               "4095 message latencies per exchange, and the owners of the most frequent ids "
               "receive from every rank; the rows themselves stay O(U_i D).", "",
               "![bytes and memory per rank against G](sharded_vs_G.png)", ""]
-    plot(runs, model, os.path.join(os.path.dirname(a.out), "sharded_vs_G.png"))
+    plot(runs, model, vocab * dim * 4 / 1e6,
+         os.path.join(os.path.dirname(a.out), "sharded_vs_G.png"))
     with open(a.out, "w") as f:
         f.write("\n".join(lines))
 

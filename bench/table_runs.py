@@ -2,6 +2,7 @@
 bench/run_sharded.sh and bench/run_fused.sh write them: one JSON file per rank count G,
 named gutenberg_G<G>_K640.json. Shared by sharded_report.py and fused_report.py,
 with zfc_model's projection beside them."""
+import argparse
 import glob
 import json
 import os
@@ -37,3 +38,19 @@ def load_model(raw):
             if "G" in rec:
                 lines[(rec["algo"], rec["wire"], rec["G"])] = rec
     return lines
+
+
+def report_inputs(who):
+    """A report's command line (--raw DIR --out FILE) and what every report reads first: the
+    arguments, the runs, their stamp, and the workload's (vocab, dim, tokens per rank)."""
+    ap = argparse.ArgumentParser(prog=who)
+    ap.add_argument("--raw", required=True)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    runs = load(args.raw)
+    if not runs:
+        raise SystemExit(f"{who}: no raw outputs in {args.raw}")
+    first = next(iter(runs.values()))
+    made_by = first.get("made_by", "(not stamped)")
+    shape = tuple(first["options"][k] for k in ("vocab", "dim", "tokens_per_rank"))
+    return args, runs, made_by, shape

@@ -245,15 +245,15 @@ void streamed_share(Cost& c) {
   c.scratch(pairs * pair + 24.0 * c.g() + d * (w + 8.0));
 }
 
-// No index exchange: the (key, row) pairs to their owners (each message led by its 8-byte
-// count), the owners' merge and sums, and the summed pairs to every rank (each owner's block
-// led by its 16-byte report), which merges them into key order. The busiest owner sets the
-// time of the first two; the shared blocks are U_g / G each on average.
-void key_routed(Cost& c) {
+// The routing a key-routed exchange and a sharded update begin with: this rank's sums of its
+// U_i distinct keys, encoded and packed, to their owners in one alltoallv (each message led
+// by its 8-byte count), then the owners' merge and sums, the busiest owner setting the time.
+// Scratch: the local sums and their wire copy, and the pairs an owner receives and sums.
+void route_to_owners(Cost& c) {
   const CostInputs& in = c.in;
   const double d = static_cast<double>(in.dim), w = in.row_bytes;
   const double kb = static_cast<double>(in.key_bytes);
-  const double ug = in.global_unique, ui = in.max_local_unique;
+  const double ui = in.max_local_unique;
   const double f = Cost::frac(c.g()), routed = in.local_unique / c.g();
   const double busiest = routed_busiest(c, routed);
   scatter(c, ui);
@@ -263,8 +263,19 @@ void key_routed(Cost& c) {
               (ui + routed) * (kb + d * w) * f + 2.0 * counts);
   c.local(kMergeBytesPerKey * busiest + kLocateBytesPerKey * busiest +
           busiest * d * (w + 8.0));
-  c.local(encode_bytes(c, ug / c.g() * d));
   c.scratch(ui * d * (4.0 + w) + ui * kb + routed * (kb + d * (w + 4.0)));
+}
+
+// No index exchange: the routing above, then the summed pairs to every rank (each owner's
+// block led by its 16-byte report), which merges them into key order; the shared blocks are
+// U_g / G each on average.
+void key_routed(Cost& c) {
+  const CostInputs& in = c.in;
+  const double d = static_cast<double>(in.dim), w = in.row_bytes;
+  const double kb = static_cast<double>(in.key_bytes);
+  const double ug = in.global_unique;
+  route_to_owners(c);
+  c.local(encode_bytes(c, ug / c.g() * d));
   if (in.stream_chunk > 0) {
     streamed_share(c);
     return;
@@ -293,20 +304,13 @@ void sharded_step(Cost& c) {
   c.alltoallv(Level::kFlat, c.g(), most * kb * f + heads, (ui + routed) * kb * f + 2 * heads);
   c.local(busiest * d * (4.0 + w) + ui * d * (w + 4.0));  // owners encode, ranks decode
   c.alltoallv(Level::kFlat, c.g(), most * d * w * f, (ui + routed) * d * w * f);
-  // The update: its own header round and deduplication, then the pairs.
+  // The update: its own header round and deduplication, then the routing.
   c.gather(Level::kFlat, kHeaderBytes * c.g(), kHeaderBytes);
   c.local(kDedupeBytesPerToken * in.max_tokens);
-  scatter(c, ui);
-  c.local(encode_bytes(c, ui * d) + 2.0 * ui * (kb + d * w));
-  c.alltoallv(Level::kFlat, c.g(), most * (kb + d * w) * f + heads,
-              (ui + routed) * (kb + d * w) * f + 2 * heads);
-  c.local(kMergeBytesPerKey * busiest + kLocateBytesPerKey * busiest +
-          busiest * d * (w + 8.0));
+  route_to_owners(c);
   c.gather(Level::kFlat, 16.0 * c.g(), 16.0);
   c.local(12.0 * owned * d);  // the owner's update of its rows
-  // Local sums and their wire copy, the pairs an owner receives and sums, and the rows the
-  // gather returns.
-  c.scratch(ui * d * (4.0 + w) + ui * kb + routed * (kb + d * (w + 4.0)) + ui * d * 4.0);
+  c.scratch(ui * d * 4.0);  // and the rows the gather returns
 }
 
 bool can_run_hierarchical(const CostInputs& in) {

@@ -80,20 +80,11 @@ Status exchange_key_routed(SparseCall<K>& call) {
   K* uniq = nullptr;
   float* acc = nullptr;
   const size_t u = sum_routed(call, routed, wire, &uniq, &acc);
-  if (call.apply != nullptr) {
-    uint64_t received = 0;
-    for (int r = 0; r < size; ++r) {
-      if (r != me) received += s.recv_bytes[r];
-    }
-    return stream_and_apply(call, uniq, acc, u, received);
-  }
+  if (call.apply != nullptr) return stream_and_apply(call, uniq, acc, u, routed.from_peers);
 
   PhaseTimer timer(call.op, zfcPhaseRowExchange);
   const PairBlock shared{sizeof(OwnerReport), sizeof(K), dim * wire.bytes};
-  OwnerReport mine{u, 0};
-  for (int r = 0; r < size; ++r) {
-    if (r != me) mine.received_bytes += s.recv_bytes[r];
-  }
+  const OwnerReport mine{u, routed.from_peers};
   char* own = ws.get<char>(Slot::kWireSend, shared.bytes(u));
   std::memcpy(own, &mine, sizeof mine);
   std::copy(uniq, uniq + u, reinterpret_cast<K*>(own + shared.lead));

@@ -74,12 +74,14 @@ Status read_leads(const char* in, const PairSizes& s, const PairBlock& block, in
 }
 
 // What an owner received in the routing: rank r's block at in + sizes.recv_displs[r],
-// sizes.recv_bytes[r] bytes, holding from[r] pairs.
+// sizes.recv_bytes[r] bytes, holding from[r] pairs; from_peers bytes from the other ranks,
+// which the owner's report tells every rank (their ledgers cannot know it otherwise).
 struct RoutedPairs {
   char* in = nullptr;
   const uint64_t* from = nullptr;
   PairSizes sizes{};
   PairBlock block{};
+  uint64_t from_peers = 0;
 };
 
 // Step 1: the (key, row) pairs of this rank's distinct keys, rows summed in token order and
@@ -127,6 +129,10 @@ Status route_pairs(SparseCall<K>& call, const Wire& wire, RoutedPairs* out) {
   out->from = from;
   out->sizes = s;
   out->block = pairs;
+  out->from_peers = 0;
+  for (int r = 0; r < size; ++r) {
+    if (r != t.rank()) out->from_peers += s.recv_bytes[r];
+  }
   return Status::Ok();
 }
 

@@ -57,14 +57,10 @@ class ShardedApplyCall final : public ShardedCall<K> {
 template <class K>
 ApplyReport ShardedApplyCall<K>::sum_at_owner(SparseCall<K>& call, const RoutedPairs& routed) {
   const Wire wire = wire_of(call.spec);
-  const int size = call.transport.size(), me = call.transport.rank();
   K* ids = nullptr;
   float* acc = nullptr;
   const size_t u = sum_routed(call, routed, wire, &ids, &acc);
-  ApplyReport report{0, 0};
-  for (int r = 0; r < size; ++r) {
-    if (r != me) report.received_bytes += routed.sizes.recv_bytes[r];
-  }
+  ApplyReport report{routed.from_peers, 0};
   PhaseTimer timer(call.op, zfcPhaseScatter);
   const size_t n = u * call.spec.dim;
   // The sums of scaled wire rows, scaled back as a decode would.
