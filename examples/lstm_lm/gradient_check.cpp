@@ -19,7 +19,7 @@ double loss_of(const Model& m, const std::vector<int32_t>& in, const std::vector
                int B, int T, const OutputSpec& spec) {
   lm::State st = m.zero_state(B);
   Gradients g;
-  return m.train_batch(&st, in, tg, B, T, spec, 1.0f, &g);
+  return m.train_batch(m.tables(), &st, in, tg, B, T, spec, 1.0f, &g);
 }
 
 // The analytic gradient of parameter p (a pointer into m) against finite differences.
@@ -52,7 +52,7 @@ int main() {
   for (const OutputSpec* spec : {&full, &sampled}) {
     lm::State st = m.zero_state(B);
     Gradients g;
-    m.train_batch(&st, in, tg, B, T, *spec, 1.0f, &g);
+    m.train_batch(m.tables(), &st, in, tg, B, T, *spec, 1.0f, &g);
     double e_dense = 0, e_in = 0, e_out = 0;
     for (size_t i = 0; i < m.dense.size(); i += 7) {
       e_dense = std::max(e_dense, check(m, &m.dense[i], g.dense[i], in, tg, B, T, *spec));

@@ -41,22 +41,39 @@ struct OutputSpec {
   std::vector<float> target_expected;
 };
 
+// The embedding rows a batch reads: the whole tables, where ids are words, or only the
+// batch's own rows fetched from sharded tables, where ids are places among them.
+struct Embeddings {
+  const float* in = nullptr;   // rows of D
+  const float* out = nullptr;  // rows of D + 1
+};
+
+// The initial value of one embedding row: the value Model's constructor gives it, so a rank
+// can fill the rows it owns without building the whole table.
+void initial_row_in(const ModelShape& shape, uint64_t seed, float init_scale, int64_t word,
+                    float* row);
+void initial_row_out(const ModelShape& shape, uint64_t seed, float init_scale, int64_t word,
+                     float* row);
+
 class Model {
  public:
   Model() = default;
   // Uniform in [-init_scale, init_scale] from `seed` (the same on every rank), biases 0
-  // except the forget gates' (1).
-  Model(const ModelShape& shape, uint64_t seed, float init_scale);
+  // except the forget gates' (1). Without tables, emb_in and emb_out stay empty (the rows
+  // live in shards) and the dense parameters have the same values as with them.
+  Model(const ModelShape& shape, uint64_t seed, float init_scale, bool with_tables = true);
 
   const ModelShape& shape() const { return shape_; }
   State zero_state(int batch) const;
+  Embeddings tables() const { return {emb_in.data(), emb_out.data()}; }
 
-  // Inputs and targets are B x T, stream-major. Returns the summed loss (nats); fills g.
-  double train_batch(State* state, const std::vector<int32_t>& inputs,
+  // Inputs and targets are B x T, stream-major, and index `emb`. Returns the summed loss
+  // (nats); fills g.
+  double train_batch(const Embeddings& emb, State* state, const std::vector<int32_t>& inputs,
                      const std::vector<int32_t>& targets, int batch, int bptt,
                      const OutputSpec& output, float grad_scale, Gradients* g) const;
-  // The summed full-softmax loss, advancing the state.
-  double eval_batch(State* state, const std::vector<int32_t>& inputs,
+  // The summed full-softmax loss, advancing the state; emb.out holds every word's row.
+  double eval_batch(const Embeddings& emb, State* state, const std::vector<int32_t>& inputs,
                     const std::vector<int32_t>& targets, int batch, int bptt) const;
   // Probabilities of the next token after `token` (batch of one), advancing the state.
   std::vector<float> next_distribution(State* state, int32_t token) const;
@@ -67,7 +84,8 @@ class Model {
 
  private:
   // Embedding lookup, the LSTM stack and the projection: out (N x D, stream-major).
-  void forward(State* state, const std::vector<int32_t>& inputs, int batch, int bptt,
+  void forward(const float* emb_in_rows, State* state, const std::vector<int32_t>& inputs,
+               int batch, int bptt,
                std::vector<LstmTape>* tapes, std::vector<std::vector<float>>* top,
                std::vector<float>* out) const;
   void backward(const std::vector<LstmTape>& tapes, const std::vector<std::vector<float>>& top,

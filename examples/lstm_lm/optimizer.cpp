@@ -33,10 +33,12 @@ void Optimizer::update(float* p, float* acc, const float* g, size_t n, float lr,
     for (size_t i = 0; i < n; ++i) p[i] -= lr * (scale * g[i]);
     return;
   }
+  // Associated as zfcUpdateAdagrad is, so that rows updated by their owners in a sharded
+  // table (unclipped) get the bits this gives a replicated one.
   for (size_t i = 0; i < n; ++i) {
     const float gi = scale * g[i];
     acc[i] += gi * gi;
-    p[i] -= lr * gi / (std::sqrt(acc[i]) + 1e-8f);
+    p[i] -= lr * (gi / (std::sqrt(acc[i]) + kAdagradEpsilon));
   }
 }
 

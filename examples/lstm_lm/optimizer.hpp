@@ -11,6 +11,9 @@
 
 namespace lm {
 
+// Adagrad's epsilon: w -= lr * (g / (sqrt(s) + epsilon)).
+constexpr float kAdagradEpsilon = 1e-8f;
+
 // Rows of one embedding table to update: U distinct indices and their U x width gradients.
 struct RowGrad {
   const int32_t* indices = nullptr;

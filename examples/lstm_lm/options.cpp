@@ -28,6 +28,9 @@ const char* kUsage =
     "  --compression none|fp16:F|bf16\n"
     "  --group on|off           a step's collectives in one grouped call (on), or one by\n"
     "                           one, each timed (off); the parameters are the same\n"
+    "  --tables replicated|sharded  embedding tables whole on every rank (replicated), or\n"
+    "                           split by rows (sharded: the input table, and the output\n"
+    "                           table with sampled softmax; needs --clip 0 and --group on)\n"
     "  --seed-groups all-distinct|all-same|power:A|log2|ln|log10\n"
     "  --log-json FILE --save FILE --load FILE --generate N\n"
     "  --save-every N           also write --save every N steps (each write atomic)\n"
@@ -140,7 +143,11 @@ std::map<std::string, Handler> value_options(Options* o) {
       {"--inject-inf", int_opt(&o->inject_inf, 0)},
       {"--save-every", int_opt(&o->save_every, 1)},
       {"--lr", real_opt(&o->lr, 0)},           {"--lr-decay", real_opt(&o->lr_decay, 0)},
-      {"--clip", real_opt(&o->clip, 0)},       {"--init-scale", real_opt(&o->init_scale, 0)},
+      {"--clip", [o, clip = real_opt(&o->clip, 0)](const char* v) {
+         o->clip_given = true;
+         return clip(v);
+       }},
+      {"--init-scale", real_opt(&o->init_scale, 0)},
       {"--time-budget", real_opt(&o->time_budget, 0)},
       {"--tolerance", real_opt(&o->tolerance, 0)},
       {"--softmax", [o](const char* v) {
@@ -161,6 +168,12 @@ std::map<std::string, Handler> value_options(Options* o) {
       {"--group", [o](const char* v) {
          if (std::strcmp(v, "on") == 0) o->group = true;
          else if (std::strcmp(v, "off") == 0) o->group = false;
+         else return false;
+         return true;
+       }},
+      {"--tables", [o](const char* v) {
+         if (std::strcmp(v, "replicated") == 0) o->tables = TableLayout::kReplicated;
+         else if (std::strcmp(v, "sharded") == 0) o->tables = TableLayout::kSharded;
          else return false;
          return true;
        }},
@@ -208,6 +221,14 @@ bool parse_options(int argc, char** argv, Options* out) {
   if (!o.projection && o.hidden != o.dim) {
     return fail("--hidden", "(differs from --dim: add --projection)");
   }
+  if (o.tables == TableLayout::kSharded) {
+    // The embedding rows' reduced gradients exist only on their owners, inside the update:
+    // no rank can take their norm before the update, so clipping by the global norm is off.
+    if (o.clip_given && o.clip > 0) return fail("--clip", "(must be 0 with --tables sharded)");
+    o.clip = 0;
+    // Ungrouped, an overflow in one table's update could not stop the other's.
+    if (!o.group) return fail("--group", "off (--tables sharded needs --group on)");
+  }
   *out = o;
   return true;
 }
@@ -220,7 +241,8 @@ std::string describe(const Options& o) {
     << (o.softmax == SoftmaxKind::kFull ? "full" : "sampled:" + std::to_string(o.samples))
     << " " << (o.optimizer == OptimizerKind::kSgd ? "sgd" : "adagrad") << " lr=" << o.lr
     << " clip=" << o.clip << " sync=" << zfcGetAlgorithmName(o.sync)
-    << " group=" << (o.group ? "on" : "off");
+    << " group=" << (o.group ? "on" : "off")
+    << " tables=" << (o.tables == TableLayout::kSharded ? "sharded" : "replicated");
   return s.str();
 }
 

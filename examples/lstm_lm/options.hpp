@@ -11,6 +11,9 @@ namespace lm {
 enum class Mode { kWord, kChar };
 enum class SoftmaxKind { kSampled, kFull };
 enum class OptimizerKind { kSgd, kAdagrad };
+// Where the embedding tables live: whole on every rank, or split by rows across the ranks
+// (zfcShardedGather and zfcShardedReduceApply; the output table only with sampled softmax).
+enum class TableLayout { kReplicated, kSharded };
 
 struct Options {
   Mode mode = Mode::kWord;
@@ -30,6 +33,8 @@ struct Options {
   float lr_decay = 1.0f;       // per epoch, from decay_after on
   int decay_after = 1;
   float clip = 1.0f;           // global gradient norm bound (0: none)
+  bool clip_given = false;     // --clip on the command line
+  TableLayout tables = TableLayout::kReplicated;
   float init_scale = 0.1f;
   uint64_t seed = 1;
   int64_t max_steps = -1;      // -1: until epochs or the time budget end

@@ -36,7 +36,7 @@ struct Trainer::Interval {
   double dense_s = 0;     // of which: the dense weights' allreduce,
   double in_s = 0;        // the input embedding's plan,
   double out_s = 0;       // the output embedding's plan (or allreduce)
-  double ug_ratio = 0;    // summed U_g / (G K) of the input embedding
+  double ug_ratio = 0;    // summed U_g / (G K) of the input embedding (sharded: U_i / K)
   int64_t steps = 0;
   int64_t skipped = 0;    // steps dropped for a compressed-wire overflow
   uint64_t bytes = 0;     // this rank's bytes sent + received at the interval's start
@@ -49,10 +49,12 @@ Trainer::Trainer(const Options& o, zfcComm_t comm, Corpus corpus)
   zfcCommRank(comm, &rank_);
   zfcCommCount(comm, &size_);
   ModelShape shape{corpus_.vocab.size(), o.dim, o.hidden, o.layers, o.projection};
-  model_ = Model(shape, o.seed, o.init_scale);
+  const bool sharded = o.tables == TableLayout::kSharded;
+  model_ = Model(shape, o.seed, o.init_scale, !sharded);
+  if (sharded) make_sharded_tables();
   opt_ = std::make_unique<Optimizer>(o.optimizer, model_);
   state_ = model_.zero_state(o.batch);
-  sync_ = std::make_unique<GradientSync>(comm, o, shape);
+  sync_ = std::make_unique<GradientSync>(comm, o, shape, tables_.get());
   if (!o.load.empty()) {
     Checkpoint c = load_checkpoint(o.load);
     if (c.vocab.words != corpus_.vocab.words) {
@@ -67,7 +69,17 @@ Trainer::Trainer(const Options& o, zfcComm_t comm, Corpus corpus)
     opt_->acc_dense = std::move(c.acc_dense);
     opt_->acc_in = std::move(c.acc_in);
     opt_->acc_out = std::move(c.acc_out);
+    if (tables_) {  // this rank keeps its rows of the checkpoint's tables
+      tables_->cut_from(model_, *opt_);
+      tables_->drop_whole(&model_, opt_.get());
+    }
     resume_from(std::move(c.progress));
+  }
+  if (tables_ && rank_ == 0) {
+    std::printf("sharded tables: %.2f MB of rows%s per rank, against %.2f MB whole\n",
+                tables_->bytes() / 1e6,
+                o.optimizer == OptimizerKind::kAdagrad ? " and accumulators" : "",
+                tables_->whole_bytes() / 1e6);
   }
   if (o.softmax == SoftmaxKind::kSampled &&
       zfcSeedGroupCreate(comm, o.seed_policy, o.seed_alpha, -1, o.seed, &group_) != zfcSuccess) {
@@ -176,10 +188,11 @@ void Trainer::log_progress(int64_t step, Interval* iv, double elapsed) {
     } else {
       std::snprintf(what, sizeof what, "sampled loss %.4f", loss);
     }
-    std::printf("step %6lld  %s  %8.0f tok/s (%6.0f /rank)  U_g/GK %.3f  "
+    std::printf("step %6lld  %s  %8.0f tok/s (%6.0f /rank)  %s %.3f  "
                 "%.2f MB/step  compute %.0f%%  ms/step %s %.1f in %.1f out %.1f  "
                 "skipped %lld  %.0f s\n",
-                static_cast<long long>(step), what, tps, tps / size_, ug,
+                static_cast<long long>(step), what, tps, tps / size_,
+                tables_ ? "U_i/K" : "U_g/GK", ug,
                 bytes / 1e6, 100 * iv->compute_s / std::max(iv->compute_s + iv->comm_s, 1e-9),
                 o_.group ? "group" : "dense", 1e3 * iv->dense_s / steps, 1e3 * iv->in_s / steps,
                 1e3 * iv->out_s / steps,
@@ -187,13 +200,14 @@ void Trainer::log_progress(int64_t step, Interval* iv, double elapsed) {
     std::fflush(stdout);
   }
   log_json("{\"event\":\"progress\",\"step\":%lld,\"loss\":%.6f,\"tokens_per_s\":%.1f,"
-           "\"ug_ratio\":%.5f,\"bytes_per_step\":%.0f,\"rounds_per_step\":%.2f,"
+           "\"%s\":%.5f,\"bytes_per_step\":%.0f,\"rounds_per_step\":%.2f,"
            "\"compute_s\":%.4f,\"comm_s\":%.4f,"
            "\"grouped\":%s,\"dense_allreduce_s\":%.4f,\"input_plan_s\":%.4f,"
            "\"output_plan_s\":%.4f,"
            "\"input_plan\":\"%s\",\"output_plan\":\"%s\","
            "\"steps\":%lld,\"skipped\":%lld,\"elapsed\":%.2f}",
-           static_cast<long long>(step), loss, tps, ug, bytes, rounds, iv->compute_s,
+           static_cast<long long>(step), loss, tps, tables_ ? "ui_ratio" : "ug_ratio", ug,
+           bytes, rounds, iv->compute_s,
            iv->comm_s, o_.group ? "true" : "false", iv->dense_s, iv->in_s, iv->out_s,
            zfcGetAlgorithmName(in_algorithm_),
            out_algorithm_ < 0 ? "dense allreduce" : zfcGetAlgorithmName(out_algorithm_),
@@ -205,25 +219,69 @@ void Trainer::log_progress(int64_t step, Interval* iv, double elapsed) {
 
 // One step: forward and backward on this rank's batch, the gradients summed through the
 // library, the same update on every rank. Returns false after printing the library's error.
-bool Trainer::step(const Streams& streams, int64_t k, int epoch, State* state,
-                   double elapsed, Interval* iv, bool* stop) {
+// This rank's batch k: forward and backward (on fetched rows, with sharded tables) into
+// grads_. Returns false after printing the library's error.
+bool Trainer::compute_gradients(const Streams& streams, int64_t k, State* state, Interval* iv,
+                                double* loss) {
   const int B = o_.batch, T = o_.bptt;
   const float grad_scale = 1.0f / (static_cast<float>(size_) * B * T);
   auto t0 = Clock::now();
   streams.batch(k, T, &inputs_, &targets_);
-  const double loss = model_.train_batch(state, inputs_, targets_, B, T,
-                                         output_for(step_, targets_), grad_scale, &grads_);
+  OutputSpec spec = output_for(step_, targets_);
+  Embeddings emb = model_.tables();
+  const std::vector<int32_t>* model_inputs = &inputs_;
+  const std::vector<int32_t>* model_targets = &targets_;
+  if (tables_) {
+    iv->compute_s += seconds_since(t0);
+    t0 = Clock::now();
+    if (!fetch_batch_rows(&spec, &emb)) return false;
+    iv->comm_s += seconds_since(t0);
+    t0 = Clock::now();
+    model_inputs = &fetched_.in_places;
+    if (tables_->out_sharded()) model_targets = &target_places_;
+  }
+  *loss = model_.train_batch(emb, state, *model_inputs, *model_targets, B, T, spec, grad_scale,
+                             &grads_);
+  // The owners of sharded output rows take words.
+  if (tables_ && tables_->out_sharded()) grads_.out_indices = out_ids_;
   if (o_.inject_inf > 0 && step_ + 1 == o_.inject_inf && rank_ == size_ - 1) {
     grads_.in_rows[0] = std::numeric_limits<float>::infinity();
   }
   iv->compute_s += seconds_since(t0);
-  t0 = Clock::now();
+  return true;
+}
+
+// The update of what the sync left to this rank: everything with replicated tables, the
+// dense weights (and a whole output table) with sharded ones, whose owners updated their rows.
+void Trainer::apply_update(float lr) {
+  float scale = 1.0f;
+  if (o_.clip > 0) {
+    const double norm = Optimizer::grad_norm(grads_.dense, synced_.in, o_.dim, synced_.out,
+                                             synced_.out_dense, o_.dim + 1);
+    if (norm > o_.clip) scale = static_cast<float>(o_.clip / norm);
+  }
+  opt_->step(&model_, lr, scale, grads_.dense, synced_.in, synced_.out, synced_.out_dense);
+}
+
+// One step: the batch's gradients, summed through the library, the same update on every
+// rank. Returns false after printing the library's error.
+bool Trainer::step(const Streams& streams, int64_t k, int epoch, State* state,
+                   double elapsed, Interval* iv, bool* stop) {
+  double loss = 0;
+  if (!compute_gradients(streams, k, state, iv, &loss)) return false;
+  auto t0 = Clock::now();
   // The loss, the tokens and rank 0's verdict on the time budget, summed over ranks with
   // the gradients.
-  float shared[3] = {static_cast<float>(loss), static_cast<float>(B * T), 0.0f};
+  const int tokens = o_.batch * o_.bptt;
+  float shared[3] = {static_cast<float>(loss), static_cast<float>(tokens), 0.0f};
   if (rank_ == 0 && o_.time_budget > 0 && elapsed >= o_.time_budget) shared[2] = 1.0f;
   std::string why;
-  if (sync_->sync(inputs_, &grads_, shared, 3, &synced_, &why) != zfcSuccess) {
+  // With sharded tables their owners apply this (unclipped: --clip is 0 there).
+  zfcRowUpdate_t update = ZFC_ROW_UPDATE_INITIALIZER;
+  update.kind = o_.optimizer == OptimizerKind::kSgd ? zfcUpdateSgd : zfcUpdateAdagrad;
+  update.alpha = learning_rate(epoch);
+  update.epsilon = kAdagradEpsilon;
+  if (sync_->sync(inputs_, &grads_, shared, 3, update, &synced_, &why) != zfcSuccess) {
     std::fprintf(stderr, "rank %d: gradient sync failed: %s\n", rank_, why.c_str());
     return false;
   }
@@ -234,19 +292,16 @@ bool Trainer::step(const Streams& streams, int64_t k, int epoch, State* state,
   note_algorithms();
   t0 = Clock::now();
   if (synced_.overflowed) {
-    ++iv->skipped;  // every rank skips the same step
+    ++iv->skipped;  // every rank skips the same step (and sharded rows were left alone)
   } else {
-    const double norm = Optimizer::grad_norm(grads_.dense, synced_.in, o_.dim, synced_.out,
-                                             synced_.out_dense, o_.dim + 1);
-    const float scale = o_.clip > 0 && norm > o_.clip ? static_cast<float>(o_.clip / norm)
-                                                      : 1.0f;
-    opt_->step(&model_, learning_rate(epoch), scale, grads_.dense, synced_.in, synced_.out,
-               synced_.out_dense);
+    apply_update(update.alpha);
   }
   iv->compute_s += seconds_since(t0);
   iv->loss += shared[0];
   iv->tokens += shared[1];
-  iv->ug_ratio += static_cast<double>(synced_.in.count) / synced_.in_tokens_global;
+  // Sharded, no rank learns U_g: this rank's U_i / K instead.
+  iv->ug_ratio += tables_ ? static_cast<double>(fetched_.in_unique) / inputs_.size()
+                          : static_cast<double>(synced_.in.count) / synced_.in_tokens_global;
   ++iv->steps;
   ++step_;
   *stop = shared[2] > 0 || (o_.max_steps >= 0 && step_ >= o_.max_steps);
@@ -323,12 +378,16 @@ double Trainer::validation_perplexity() {
   if (o_.valid_tokens > 0) {
     steps = std::min<int64_t>(steps, std::max<int64_t>(1, o_.valid_tokens / (size_ * B * T)));
   }
-  State state = model_.zero_state(B);
+  // A full softmax reads every output row: sharded tables are gathered whole for it.
+  Model scratch;
+  const Model* m = whole_model(true, &scratch, nullptr);
+  if (m == nullptr) return NAN;
+  State state = m->zero_state(B);
   std::vector<int32_t> inputs, targets;
   double loss = 0;
   for (int64_t k = 0; k < steps; ++k) {
     streams.batch(k, T, &inputs, &targets);
-    loss += model_.eval_batch(&state, inputs, targets, B, T);
+    loss += m->eval_batch(m->tables(), &state, inputs, targets, B, T);
   }
   // Summed in two fp32 parts, so the total keeps its precision.
   const float hi = static_cast<float>(loss);
@@ -353,13 +412,16 @@ double Trainer::unigram_perplexity() const {
 }
 
 void Trainer::generate(int n) {
-  if (rank_ != 0 || n <= 0) return;
-  State state = model_.zero_state(1);
+  if (n <= 0) return;
+  Model scratch;
+  const Model* m = whole_model(rank_ == 0, &scratch, nullptr);
+  if (rank_ != 0 || m == nullptr) return;
+  State state = m->zero_state(1);
   uint64_t rng = o_.seed * 0x9e3779b97f4a7c15ull + 7;
   int32_t token = corpus_.vocab.bytes ? '\n' : corpus_.vocab.eos;
   std::string text;
   for (int i = 0; i < n; ++i) {
-    const std::vector<float> p = model_.next_distribution(&state, token);
+    const std::vector<float> p = m->next_distribution(&state, token);
     rng ^= rng << 13;
     rng ^= rng >> 7;
     rng ^= rng << 17;
@@ -391,9 +453,13 @@ bool Trainer::save(const std::string& path) {
                  zfcGetLastError(comm_));
     return false;
   }
-  // Rank 0 writes; every rank learns whether it could.
-  float failed = rank_ == 0 && !save_checkpoint(path, model_, corpus_.vocab, o_.optimizer,
-                                                *opt_, p) ? 1.0f : 0.0f;
+  // Rank 0 writes, whole tables (gathered, when sharded); every rank learns whether it could.
+  Model scratch;
+  Optimizer whole_opt = *opt_;
+  const Model* m = whole_model(rank_ == 0, &scratch, &whole_opt);
+  if (m == nullptr) return false;
+  float failed = rank_ == 0 && !save_checkpoint(path, *m, corpus_.vocab, o_.optimizer,
+                                                whole_opt, p) ? 1.0f : 0.0f;
   if (sync_->sum(&failed, 1) != zfcSuccess || failed != 0) return false;
   saved_step_ = step_;
   saved_path_ = path;

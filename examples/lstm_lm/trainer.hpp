@@ -10,6 +10,7 @@
 #include "model.hpp"
 #include "optimizer.hpp"
 #include "options.hpp"
+#include "sharded_tables.hpp"
 #include "text_data.hpp"
 #include "zipfcoll/zipfcoll.h"
 
@@ -43,10 +44,21 @@ class Trainer {
   float learning_rate(int epoch) const;
   bool step(const Streams& streams, int64_t k, int epoch, State* state, double elapsed,
             Interval* iv, bool* stop);
+  bool compute_gradients(const Streams& streams, int64_t k, State* state, Interval* iv,
+                         double* loss);
+  void apply_update(float lr);
   void validate(int epoch, double elapsed);             // epoch <= 0: mid-epoch
   void report_validation(int epoch, double ppl) const;
   void resume_from(Progress progress);
   void note_algorithms();
+  // trainer_tables.cpp:
+  void make_sharded_tables();
+  // Collective, sharded tables: this step's rows (fetched_), the batch's ids made places
+  // among them (inputs_, targets_, the candidates in *spec; out_ids_ keeps the words).
+  bool fetch_batch_rows(OutputSpec* spec, Embeddings* emb);
+  // Collective: the model with whole tables (and, with opt, whole accumulators) on ranks
+  // with `want`: model_ itself when the tables are replicated.
+  const Model* whole_model(bool want, Model* scratch, Optimizer* opt);
 
   Options o_;
   zfcComm_t comm_;
@@ -55,7 +67,8 @@ class Trainer {
   Corpus corpus_;
   Model model_;
   std::unique_ptr<Optimizer> opt_;
-  std::unique_ptr<GradientSync> sync_;
+  std::unique_ptr<ShardedTables> tables_;  // --tables sharded (declared before sync_, which
+  std::unique_ptr<GradientSync> sync_;      // refers to it)
   zfcSeedGroup_t group_ = nullptr;
   int64_t step_ = 0;
   int epoch_ = 0;                // the epoch the next step is in
@@ -65,6 +78,9 @@ class Trainer {
   std::string saved_path_;       // written), which need not be written again
   int in_algorithm_ = -2, out_algorithm_ = -2;  // what the plans ran last (-2: nothing yet)
   std::vector<int32_t> inputs_, targets_;  // this step's batch
+  std::vector<int32_t> out_ids_;           // sharded: its output words (targets, candidates)
+  FetchedRows fetched_;                    // sharded: its rows
+  std::vector<int32_t> target_places_;     // sharded output table: the targets' places
   Gradients grads_;
   SyncedGradients synced_;
   FILE* json_ = nullptr;

@@ -505,10 +505,11 @@ ZFC_API zfcResult_t zfcGroupStart(zfcComm_t comm);
  * every allreduce of at most 64 values on host buffers; such an allreduce (a step's loss and
  * token counts) costs no round of its own and gives the bits it gives alone. Then the sparse
  * reductions and the small allreduces run in the order recorded, then the other allreduces.
- * Every call gives what it gives alone. A failure of any call, on any rank, fails the group on
- * every rank with the same code and a message naming the call's place in the group and the
- * rank; no output is written then, except, if the transport itself fails part-way, the recv
- * buffers of allreduces already run. An empty group does nothing and sends nothing. */
+ * Every call gives what it gives alone, except that no sharded table is updated when any
+ * call of the group overflowed (zfcShardedReduceApply). A failure of any call, on any rank,
+ * fails the group on every rank with the same code and a message naming the call's place in
+ * the group and the rank; no output is written then, except, if the transport itself fails
+ * part-way, the recv buffers of allreduces already run. An empty group does nothing and sends nothing. */
 ZFC_API zfcResult_t zfcGroupEnd(zfcComm_t comm);
 
 /* ---- sharded embedding tables --------------------------------------------------------- */
@@ -604,7 +605,9 @@ ZFC_API zfcResult_t zfcShardedGather(zfcSparsePlan_t plan, const float* shard,
  * is not finite, on any owner, no shard is changed and *overflowed (may be NULL) is 1 on
  * every rank, else 0: the step a loss scaler skips. Errors are agreed as for the gather.
  * Host buffers only in this version. May be recorded in a group; the shard is then written
- * at zfcGroupEnd, once every call of the group has succeeded. */
+ * at zfcGroupEnd, once every call of the group has succeeded, and only when no call of the
+ * group overflowed (an allreduce's or a sparse reduction's value not finite counts too): a
+ * grouped step is skipped whole, and *overflowed is then 1. */
 ZFC_API zfcResult_t zfcShardedReduceApply(zfcSparsePlan_t plan, const void* indices,
                                           size_t count, const void* rows,
                                           const zfcRowUpdate_t* update, float* shard,

@@ -50,6 +50,7 @@ class AllReduceCall final : public CollectiveCall {
   }
   bool writes_while_running() const override { return !rides_; }
   Status run(const Agreed& agreed, zfcOpStats_t* op) override;
+  bool overflowed() const override { return !finite_; }
   void publish() override {
     if (rides_ && count_ > 0) std::memcpy(recv_, result_.data(), count_ * sizeof(float));
     if (overflowed_ != nullptr) *overflowed_ = finite_ ? 0 : 1;

@@ -100,7 +100,12 @@ Status CallGroup::end(zfcComm& comm) {
     if (!s.ok()) return in_group(i, s);
   }
   for (size_t i : run_order(calls)) ZFC_RETURN_IF_ERROR(calls[i]->run(agreed.calls[i], op));
-  for (auto& c : calls) c->publish();
+  const bool overflow = std::any_of(calls.begin(), calls.end(),
+                                    [](const auto& c) { return c->overflowed(); });
+  for (auto& c : calls) {
+    if (overflow) c->hold_updates();
+    c->publish();
+  }
   op->calls = calls.size();
   recorder.commit();
   return Status::Ok();

@@ -30,6 +30,12 @@ class CollectiveCall {
   virtual bool writes_while_running() const { return false; }
   // The exchanges after the agreement.
   virtual Status run(const Agreed& agreed, zfcOpStats_t* op) = 0;
+  // Whether a value the call summed was not finite (what its overflow flag reports); asked
+  // after every call of the group ran, so alike on every rank.
+  virtual bool overflowed() const { return false; }
+  // Told before publish() when some call of its group overflowed: a call that updates the
+  // caller's table leaves it as it was then, so that a grouped step is skipped whole.
+  virtual void hold_updates() {}
   // Hands the results to the caller; after every call of the group ran.
   virtual void publish() = 0;
 };

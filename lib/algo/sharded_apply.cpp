@@ -6,7 +6,8 @@
 //      owner's report in one allgather of 16 bytes each: whether its sums are finite, and
 //      what it received (for the ledger).
 // Owners write their shards only at publish, once every report is in and every call of a
-// group has run: a non-finite sum on any owner leaves every shard as it was.
+// group has run: a non-finite sum on any owner, or in any call of the group, leaves every
+// shard as it was.
 #include <memory>
 
 #include "algo/routed_pairs.hpp"
@@ -40,6 +41,9 @@ class ShardedApplyCall final : public ShardedCall<K> {
     this->load(op, true, kernels::update_has_state(update_));
   }
   Status run(const Agreed& agreed, zfcOpStats_t* op) override;
+  bool overflowed() const override { return overflow_; }
+  // Another call of the group overflowed: the step is skipped, this shard with it.
+  void hold_updates() override { overflow_ = true; }
   void publish() override;
 
  private:

@@ -191,6 +191,7 @@ class SparseReduceCall final : public CollectiveCall {
   Workspace& workspace() override { return plan_.ws; }
   Status check_agreed(const Agreed&) override { return check_algorithm(*plan_.comm, plan_.spec); }
   Status run(const Agreed& agreed, zfcOpStats_t* op) override;
+  bool overflowed() const override { return result_.overflowed; }
   void publish() override {
     if (apply_ != nullptr) {
       if (overflowed_ != nullptr) *overflowed_ = result_.overflowed ? 1 : 0;

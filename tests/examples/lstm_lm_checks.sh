@@ -17,6 +17,14 @@
 #                  or past --steps trains nothing; --steps 0 trains nothing
 #   command_line   2 ranks: --help exits 0; a checkpoint of SGD loads as SGD, and asking
 #                  for Adagrad on it is refused on every rank with the reason
+#   sharded        --tables sharded against replicated tables (--clip 0, which sharded
+#                  tables need): bit-identical parameters and Adagrad state after 20 steps
+#                  at 1, 2, 3, 4 and 8 ranks (sampled softmax: both tables sharded), and at
+#                  3 with full softmax and SGD (the input table sharded); 20 sharded steps
+#                  (a checkpoint every 7) and 20 more from the checkpoint write, byte for
+#                  byte, the checkpoint of 40 replicated steps; with fp16 on the wire an inf
+#                  at step 3 leaves every shard as after step 2; --clip 1 and --group off
+#                  are refused
 # usage: lstm_lm_checks.sh CHECK LSTM_LM DATA_DIR MPIEXEC [MPIEXEC_ARGS...] NUMPROC_FLAG
 # (the rank count is appended to the command after NUMPROC_FLAG)
 # Exits 77 (skipped) when DATA_DIR has no corpus.
@@ -102,6 +110,46 @@ case "$check" in
     for r in 0 1; do
       grep -q "(rank $r): .*trained with --optimizer sgd" "$work/refused.log" || {
         cat "$work/refused.log"; exit 1; }
+    done
+    ;;
+  sharded)
+    for np in 1 2 3 4 8; do
+      for tables in replicated sharded; do
+        "$@" "$np" "$bin" "${common[@]}" --batch 4 --samples 200 --clip 0 --tables "$tables" \
+          --save "$work/$tables$np.ckpt" | tail -1
+      done
+      "$bin" --compare "$work/replicated$np.ckpt" "$work/sharded$np.ckpt" --tolerance 0 | tail -1
+    done
+    full=(--batch 4 --softmax full --optimizer sgd --lr 1 --clip 0)
+    "$@" 3 "$bin" "${common[@]}" "${full[@]}" --save "$work/full_r.ckpt" | tail -1
+    "$@" 3 "$bin" "${common[@]}" "${full[@]}" --tables sharded --save "$work/full_s.ckpt" \
+      | tail -1
+    "$bin" --compare "$work/full_r.ckpt" "$work/full_s.ckpt" --tolerance 0 | tail -1
+    run=(--corpus "$corpus" --vocab 3000 --dim 32 --hidden 32 --bptt 8 --batch 40
+         --samples 200 --log-every 10 --valid-tokens 2000 --seed 11 --epochs 3
+         --lr-decay 0.5 --decay-after 1 --clip 0)
+    "$@" 3 "$bin" "${run[@]}" --steps 40 --save "$work/straight.ckpt" | tail -1
+    "$@" 3 "$bin" "${run[@]}" --tables sharded --steps 20 --save-every 7 \
+      --save "$work/half.ckpt" | tail -1
+    "$@" 3 "$bin" "${run[@]}" --tables sharded --load "$work/half.ckpt" --steps 40 \
+      --save "$work/resumed.ckpt" | tail -1
+    cmp "$work/straight.ckpt" "$work/resumed.ckpt"
+    echo "40 replicated steps, and 20 + 20 sharded from a checkpoint: the same checkpoint"
+    short=(--corpus "$corpus" --vocab 3000 --dim 32 --hidden 32 --bptt 8 --batch 4
+           --samples 200 --log-every 1 --valid-tokens 200 --seed 11 --compression fp16:1024
+           --tables sharded)
+    "$@" 4 "$bin" "${short[@]}" --steps 3 --inject-inf 3 --log-json "$work/skip.json" \
+      --save "$work/three.ckpt" | tail -1
+    "$@" 4 "$bin" "${short[@]}" --steps 2 --save "$work/two.ckpt" | tail -1
+    grep -q '"step":3,.*"skipped":1' "$work/skip.json" || {
+      echo "step 3 was not reported skipped:"; cat "$work/skip.json"; exit 1; }
+    "$bin" --compare "$work/three.ckpt" "$work/two.ckpt" --tolerance 0 | tail -1
+    for refused in "--clip 1" "--group off"; do
+      # shellcheck disable=SC2086
+      if "$bin" "${short[@]}" --steps 1 $refused > "$work/refused.log" 2>&1; then
+        echo "--tables sharded $refused was not refused"; exit 1
+      fi
+      grep -q "tables sharded" "$work/refused.log" || { cat "$work/refused.log"; exit 1; }
     done
     ;;
   *)

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <set>
 #include <string>
 
@@ -429,6 +430,48 @@ TEST_F(WorldTest, TwoTablesInOneGroupGiveWhatTheyGiveAlone) {
   EXPECT_TRUE(same_bits(a.table.data(), a_alone.table.data(), a.table.size()));
   EXPECT_EQ(zfcSparsePlanDestroy(pa), zfcSuccess);
   EXPECT_EQ(zfcSparsePlanDestroy(pb), zfcSuccess);
+}
+
+// A grouped step is skipped whole: a value that is not finite in another call of the group
+// (here an allreduce, on the last rank only) leaves the shard as it was on every rank.
+TEST_F(WorldTest, AnOverflowElsewhereInTheGroupLeavesTheShard) {
+  std::vector<float> table = fresh_table(), state(table.size(), 0.0f);
+  Shard a = cut_shard(table, state, kVocab, kDim, size_, rank_);
+  const Shard before = a;
+  zfcSparsePlan_t plan = make_plan(comm_, zfcInt64, zfcAlgoDefault);
+  const Workload w = zipf_workload(size_, kDim, kVocab, 1.1, 23, [](int r) {
+    return 80 + 5 * static_cast<size_t>(r);
+  });
+  const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
+  zfcRowUpdate_t update = ZFC_ROW_UPDATE_INITIALIZER;
+  update.kind = zfcUpdateAdagrad;
+  update.alpha = 0.5f;
+  Shard applied_alone = before;
+  ASSERT_EQ(zfcShardedReduceApply(plan, mine.indices.data(), mine.indices.size(),
+                                  mine.rows.data(), &update, applied_alone.table.data(),
+                                  applied_alone.state.data(), applied_alone.rows, nullptr,
+                                  nullptr),
+            zfcSuccess);
+  for (const bool poisoned : {true, false}) {
+    float values[3] = {1.0f, 2.0f, 3.0f};
+    if (poisoned && rank_ == size_ - 1) values[1] = std::numeric_limits<float>::infinity();
+    int table_over = -1, values_over = -1;
+    ASSERT_EQ(zfcGroupStart(comm_), zfcSuccess);
+    ASSERT_EQ(zfcShardedReduceApply(plan, mine.indices.data(), mine.indices.size(),
+                                    mine.rows.data(), &update, a.table.data(),
+                                    a.state.data(), a.rows, &table_over, nullptr),
+              zfcSuccess);
+    ASSERT_EQ(zfcAllReduce(comm_, values, values, 3, zfcFloat32, nullptr, &values_over,
+                           nullptr),
+              zfcSuccess);
+    ASSERT_EQ(zfcGroupEnd(comm_), zfcSuccess) << zfcGetLastError(comm_);
+    EXPECT_EQ(values_over, poisoned ? 1 : 0);
+    EXPECT_EQ(table_over, poisoned ? 1 : 0);
+    const Shard& expected = poisoned ? before : applied_alone;
+    EXPECT_TRUE(same_bits(a.table.data(), expected.table.data(), a.table.size()));
+    EXPECT_TRUE(same_bits(a.state.data(), expected.state.data(), a.state.size()));
+  }
+  EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
 }
 
 }  // namespace
