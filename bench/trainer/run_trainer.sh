@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The example trainer's figures, into docs/benchmarks/trainer/ and docs/trainer.md.
 #
-# usage: bench/trainer/run_trainer.sh BUILD_DIR CORPUS_DIR [throughput|validation|all] [BUDGET_S]
+# usage: bench/trainer/run_trainer.sh BUILD_DIR CORPUS_DIR [throughput|group|tables|validation|all]
+#        [BUDGET_S]
 #   (all: throughput and validation)
 #   throughput  words/s per rank and the step split (compute vs the library, each
 #               collective timed apart: --group off) for
@@ -10,6 +11,9 @@
 #   group       the step's collectives grouped (--group on) and one by one (--group off),
 #               owner_partitioned with fp16 on 4 and 8 ranks (60 steps each): rounds,
 #               bytes and the library's time per step, in group_np*_{on,off}.{txt,json}
+#   tables      the embedding tables replicated and sharded (--tables, --clip 0 in both),
+#               4 and 8 ranks, 60 steps each: the tables' memory per rank, bytes, rounds and
+#               the library's time per step, in tables_np*_{replicated,sharded}.{txt,json}
 #   validation  word LM runs of BUDGET_S seconds each (default 900) on 4 ranks: fp32,
 #               fp16 with scale 4096, and the seed-group policies all-distinct, power(0.64)
 #               and all-same; and the char LM (bits per character)
@@ -59,6 +63,23 @@ if [ "$what" = group ]; then
   python3 bench/stamp_outputs.py \
     "$(bench_stamp bench/trainer/run_trainer.sh BUILD_DIR CORPUS_DIR group)" \
     "$out"/group_np*_o*.txt "$out"/group_np*_o*.json
+  exit 0
+fi
+
+if [ "$what" = tables ]; then
+  for np in 4 8; do
+    for tables in replicated sharded; do
+      name="tables_np${np}_${tables}"
+      echo "== $name"
+      "${mpi[@]}" -np "$np" "$bin" "${word[@]}" --tables "$tables" --clip 0 --steps 60 \
+        --log-every 20 --valid-tokens 20000 --log-json "$out/$name.json" |
+        tee "$out/$name.txt" | grep -E "^step|tables"
+    done
+  done
+  source bench/stamp.sh
+  python3 bench/stamp_outputs.py \
+    "$(bench_stamp bench/trainer/run_trainer.sh BUILD_DIR CORPUS_DIR tables)" \
+    "$out"/tables_np*.txt "$out"/tables_np*.json
   exit 0
 fi
 

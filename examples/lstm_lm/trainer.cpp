@@ -75,17 +75,30 @@ Trainer::Trainer(const Options& o, zfcComm_t comm, Corpus corpus)
     }
     resume_from(std::move(c.progress));
   }
-  if (tables_ && rank_ == 0) {
-    std::printf("sharded tables: %.2f MB of rows%s per rank, against %.2f MB whole\n",
-                tables_->bytes() / 1e6,
-                o.optimizer == OptimizerKind::kAdagrad ? " and accumulators" : "",
-                tables_->whole_bytes() / 1e6);
-  }
   if (o.softmax == SoftmaxKind::kSampled &&
       zfcSeedGroupCreate(comm, o.seed_policy, o.seed_alpha, -1, o.seed, &group_) != zfcSuccess) {
     throw std::runtime_error(std::string("zfcSeedGroupCreate: ") + zfcGetLastError(comm));
   }
   if (rank_ == 0 && !o.log_json.empty()) json_ = std::fopen(o.log_json.c_str(), "w");
+  report_tables();
+}
+
+// The embedding tables' memory on this rank (rows and Adagrad's accumulators), and whole.
+void Trainer::report_tables() const {
+  const size_t copies = o_.optimizer == OptimizerKind::kAdagrad ? 2 : 1;
+  // What this rank holds whole (all of it with replicated tables; a full softmax's output
+  // table with sharded ones), then the shards.
+  const size_t replicated =
+      sizeof(float) * copies * (model_.emb_in.size() + model_.emb_out.size());
+  const size_t whole = tables_ ? replicated + tables_->whole_bytes() : replicated;
+  const size_t here = tables_ ? replicated + tables_->bytes() : replicated;
+  const char* layout = tables_ ? "sharded" : "replicated";
+  if (rank_ == 0) {
+    std::printf("embedding tables (%s): %.2f MB of rows%s on this rank, %.2f MB whole\n",
+                layout, here / 1e6, copies == 2 ? " and accumulators" : "", whole / 1e6);
+  }
+  log_json("{\"event\":\"tables\",\"layout\":\"%s\",\"bytes_here\":%zu,"
+           "\"bytes_whole\":%zu}", layout, here, whole);
 }
 
 Trainer::~Trainer() {

@@ -51,6 +51,7 @@ class Trainer {
   void report_validation(int epoch, double ppl) const;
   void resume_from(Progress progress);
   void note_algorithms();
+  void report_tables() const;
   // trainer_tables.cpp:
   void make_sharded_tables();
   // Collective, sharded tables: this step's rows (fetched_), the batch's ids made places

@@ -483,6 +483,21 @@ ZFC_API zfcResult_t zfcSparsePlanCreate(zfcComm_t comm, const zfcSparsePlanConfi
 ZFC_API zfcResult_t zfcSparseReduce(zfcSparsePlan_t plan, const void* indices, size_t count,
                                     const void* rows, zfcSparseResult_t* out, void* stream);
 
+/* Collective: zfcSparseReduce writing its result into the caller's buffers instead of the
+ * plan's: out_indices (room for `capacity` indices of the plan's index type) and out_rows
+ * (capacity x dim fp32). The exchange writes the reduced rows there directly, so the plan
+ * holds no U_g x dim result, and the result outlives the plan's next call. *out is filled
+ * as by zfcSparseReduce, its indices and rows pointing at out_indices and out_rows. Ranks
+ * may pass different capacities (U_g <= min(vocab_size, the ranks' summed counts) bounds
+ * what is needed); when some rank's capacity is below U_g, every rank fails alike with
+ * zfcInvalidArgument naming that rank, before any buffer is written. Host buffers only in
+ * this version (device buffers are zfcUnsupported). May be recorded in a group; the
+ * result then passes through the plan's workspace and the buffers are written at
+ * zfcGroupEnd, once every call of the group has succeeded. */
+ZFC_API zfcResult_t zfcSparseReduceInto(zfcSparsePlan_t plan, const void* indices, size_t count,
+                                        const void* rows, void* out_indices, float* out_rows,
+                                        size_t capacity, zfcSparseResult_t* out, void* stream);
+
 /* Local. NULL is a no-op. The plan must be destroyed before its communicator, and not while
  * it has a call in an open group. */
 ZFC_API zfcResult_t zfcSparsePlanDestroy(zfcSparsePlan_t plan);

@@ -212,7 +212,8 @@ Status exchange_hierarchical(SparseCall<K>& call, Transport& node, Transport& ra
   size_t* rail_bytes = ws.get<size_t>(Slot::kReduceSizes, static_cast<size_t>(N));
   size_t present_rows = 0;
   ZFC_RETURN_IF_ERROR(reduce_in_node(h, node, partial, rail_bytes, &present_rows));
-  float* out = ws.get<float>(Slot::kResultRows, ug * dim);
+  float* out = nullptr;
+  ZFC_RETURN_IF_ERROR(result_rows(call, ug, &out));
   const bool fp32 = wire.type == zfcFloat32;
   const size_t mine = map.group_begin(h.j, h.m), len = map.group_len(h.j, h.m);
   float* acc = fp32 ? out + mine * dim : ws.get<float>(Slot::kPartial, len * dim);

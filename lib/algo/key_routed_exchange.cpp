@@ -28,10 +28,11 @@ struct OwnerReport {
 };
 
 // Step 2's end: the owners' blocks, gathered, become the global set and the U_g x dim result
-// in key order. Returns whether every value is finite.
+// in key order; *finite: whether every value is.
 template <class K>
-bool place_shared(SparseCall<K>& call, const char* gathered, const OwnerReport* reports,
-                  const size_t* displs, const PairBlock& block, const Wire& wire, float** out) {
+Status place_shared(SparseCall<K>& call, const char* gathered, const OwnerReport* reports,
+                    const size_t* displs, const PairBlock& block, const Wire& wire, float** out,
+                    bool* finite) {
   Workspace& ws = call.ws;
   const int size = call.transport.size();
   const size_t dim = call.spec.dim;
@@ -53,16 +54,16 @@ bool place_shared(SparseCall<K>& call, const char* gathered, const OwnerReport* 
     call.set.merge_from(keys, ug);  // the owners' sets are disjoint
   }
   PhaseTimer timer(call.op, zfcPhaseScatter);
-  *out = ws.get<float>(Slot::kResultRows, ug * dim);
-  bool finite = true;
+  ZFC_RETURN_IF_ERROR(result_rows(call, ug, out));
+  *finite = true;
   for (int j = 0; j < size; ++j) {
     const size_t n = reports[j].distinct;
     const char* base = gathered + displs[j];
     kernels::locate_sorted(reinterpret_cast<const K*>(base + block.lead), n, call.set.global(),
                            ug, pos);
-    finite &= decode_rows_to(base + block.rows_at(n), pos, n, dim, wire, *out);
+    *finite &= decode_rows_to(base + block.rows_at(n), pos, n, dim, wire, *out);
   }
-  return finite;
+  return Status::Ok();
 }
 
 }  // namespace
@@ -106,7 +107,8 @@ Status exchange_key_routed(SparseCall<K>& call) {
   }
   timer.stop();
   float* out = nullptr;
-  call.finite = place_shared(call, gathered, reports, s.recv_displs, shared, wire, &out);
+  ZFC_RETURN_IF_ERROR(
+      place_shared(call, gathered, reports, s.recv_displs, shared, wire, &out, &call.finite));
   call.out_rows = out;
   return Status::Ok();
 }

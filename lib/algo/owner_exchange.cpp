@@ -117,7 +117,8 @@ Status exchange_owner_partitioned(SparseCall<K>& call) {
     sum_owned(map, call.nodes, ws, me, rows_in, l, wire, dim, acc);
   }
   PhaseTimer timer(call.op, zfcPhaseRowExchange);
-  float* out = ws.get<float>(Slot::kResultRows, ug * dim);
+  float* out = nullptr;
+  ZFC_RETURN_IF_ERROR(result_rows(call, ug, &out));
   if (wire.type == zfcFloat32) {
     ZFC_RETURN_IF_ERROR(t.allgatherv(acc, out, l.gather_bytes, l.gather_displs));
     // Row q of the owners' gather belongs at position owned[q].

@@ -73,6 +73,27 @@ void reduce_gathered_tokens(SparseCall<K>& call, const K* all_keys, const char* 
 
 }  // namespace
 
+Status check_result_room(const Agreed& agreed, int ranks, size_t ug) {
+  for (int r = 0; r < ranks; ++r) {
+    const OpHeader& h = agreed.headers[r];
+    // Only a zfcSparseReduceInto's header has a capacity (-1 otherwise); an apply's carries
+    // its stream chunk there.
+    if (h.op != static_cast<uint32_t>(OpKind::kSparseReduce) || h.capacity < 0) continue;
+    if (static_cast<uint64_t>(h.capacity) < ug) {
+      return error(zfcInvalidArgument, "rank %d: capacity %lld is smaller than the %zu distinct "
+                   "indices of the result (U_g)", r, static_cast<long long>(h.capacity), ug);
+    }
+  }
+  return Status::Ok();
+}
+
+Status result_rows(Workspace& ws, const Agreed& agreed, int ranks, float* caller_rows,
+                   size_t ug, size_t dim, Slot slot, float** out) {
+  ZFC_RETURN_IF_ERROR(check_result_room(agreed, ranks, ug));
+  *out = caller_rows != nullptr ? caller_rows : ws.get<float>(slot, ug * dim);
+  return Status::Ok();
+}
+
 template <class K>
 Status exchange_allgather(SparseCall<K>& call) {
   Transport& t = call.transport;
@@ -115,7 +136,8 @@ Status exchange_allgather(SparseCall<K>& call) {
   }
   PhaseTimer timer(call.op, zfcPhaseScatter);
   const size_t ug = call.set.global_count();
-  float* out = ws.get<float>(Slot::kResultRows, ug * dim);
+  float* out = nullptr;
+  ZFC_RETURN_IF_ERROR(result_rows(call, ug, &out));
   reduce_gathered_tokens(call, all_keys, all_rows, wire.type, tokens, max_tokens, out);
   call.out_rows = out;
   call.finite = finish_rows(out, ug * dim, wire);
@@ -127,7 +149,8 @@ Status exchange_unique_allreduce(SparseCall<K>& call) {
   Workspace& ws = call.ws;
   const size_t dim = call.spec.dim;
   const size_t ug = call.set.global_count();
-  float* dense = ws.get<float>(Slot::kDense, ug * dim);
+  float* dense = nullptr;  // the sums are made in place, so in the result's buffer
+  ZFC_RETURN_IF_ERROR(result_rows(call, ug, &dense, Slot::kDense));
   {
     PhaseTimer timer(call.op, zfcPhaseScatter);
     int32_t* pos = ws.get<int32_t>(Slot::kPositions, call.set.count());
@@ -172,7 +195,8 @@ Status exchange_dense_vocab(SparseCall<K>& call) {
   PhaseTimer timer(call.op, zfcPhaseMerge);
   call.set.global_from_presence(present);
   const size_t ug = call.set.global_count();
-  float* out = ws.get<float>(Slot::kResultRows, ug * dim);
+  float* out = nullptr;
+  ZFC_RETURN_IF_ERROR(result_rows(call, ug, &out));
   kernels::gather_rows(dense, call.set.global(), ug, dim, out);
   call.out_rows = out;
   call.finite = kernels::all_finite(out, ug * dim);
@@ -206,7 +230,8 @@ Status exchange_unique_allgather(SparseCall<K>& call) {
   }
   PhaseTimer timer(call.op, zfcPhaseRowExchange);
   ZFC_RETURN_IF_ERROR(t.allgatherv(own, all_rows, bytes, displs));
-  float* out = ws.get<float>(Slot::kResultRows, ug * dim);
+  float* out = nullptr;
+  ZFC_RETURN_IF_ERROR(result_rows(call, ug, &out));
   size_t max_count = 0;
   for (int r = 0; r < size; ++r) max_count = counts[r] > max_count ? counts[r] : max_count;
   int32_t* pos = ws.get<int32_t>(Slot::kRankPositions, max_count);

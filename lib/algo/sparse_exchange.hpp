@@ -58,7 +58,25 @@ struct SparseCall {
   float* out_rows = nullptr;  // set by the exchange: U_g x dim
   size_t applied_unique = 0;  // set by a streamed exchange: U_g
   bool finite = true;         // set by the exchange
+  // zfcSparseReduceInto: the caller's buffer the exchange writes its result to (result_rows);
+  // NULL: the plan's workspace.
+  float* caller_rows = nullptr;
 };
+
+// Whether every rank's room for the result (its header's capacity, in a
+// zfcSparseReduceInto) holds ug rows. Every rank asks with the same ug and the same headers,
+// so a room too small fails every rank alike, before anything of the caller's is written.
+Status check_result_room(const Agreed& agreed, int ranks, size_t ug);
+// Where an exchange writes its U_g x dim result, once check_result_room passed: the
+// caller's buffer (zfcSparseReduceInto, alone) or the plan's workspace (in `slot`).
+Status result_rows(Workspace& ws, const Agreed& agreed, int ranks, float* caller_rows,
+                   size_t ug, size_t dim, Slot slot, float** out);
+template <class K>
+Status result_rows(SparseCall<K>& call, size_t ug, float** out,
+                   Slot slot = Slot::kResultRows) {
+  return result_rows(call.ws, call.agreed, call.transport.size(), call.caller_rows, ug,
+                     call.spec.dim, slot, out);
+}
 
 // Baseline: allgather all K indices and K x dim rows; every rank reduces all of them.
 template <class K>

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <climits>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 
 #include "algo/call_group.hpp"
@@ -166,11 +168,18 @@ class SparseReduceCall final : public CollectiveCall {
  public:
   SparseReduceCall(zfcSparsePlan& plan, const void* indices, size_t count, const void* rows,
                    const Status& caller_check, zfcSparseResult_t* out, const void* stream,
-                   const StreamApply* apply = nullptr, int* overflowed = nullptr)
+                   const StreamApply* apply = nullptr, int* overflowed = nullptr,
+                   const CallerOutput* into = nullptr)
       : plan_(plan), indices_(indices), count_(count), rows_(rows),
         caller_check_(caller_check), out_(out), stream_(stream),
         mine_(call_header(plan.spec, count, apply)), set_(plan.ws, plan.spec.vocab),
-        staging_(plan.staging), apply_(apply), overflowed_(overflowed) {}
+        staging_(plan.staging), apply_(apply), overflowed_(overflowed),
+        into_(into != nullptr ? *into : CallerOutput{}), has_into_(into != nullptr),
+        direct_(has_into_ && plan.comm->group_depth == 0) {
+    if (has_into_) {  // every rank's room, which every rank checks against U_g
+      mine_.capacity = static_cast<int64_t>(std::min<size_t>(into_.capacity, INT64_MAX));
+    }
+  }
 
   void prepare(zfcOpStats_t* op) override {
     op->tokens += count_;
@@ -180,6 +189,7 @@ class SparseReduceCall final : public CollectiveCall {
     if (apply_ != nullptr && mine_.status == zfcSuccess) {
       header_fail(&mine_, check_apply_target(*apply_));
     }
+    if (has_into_ && mine_.status == zfcSuccess) header_fail(&mine_, check_into());
     mine_.local_unique = static_cast<int64_t>(set_.local_unique_count());
     ride_ = mine_.status == zfcSuccess && keys_ride(plan_, apply_ != nullptr);
   }
@@ -197,6 +207,7 @@ class SparseReduceCall final : public CollectiveCall {
       if (overflowed_ != nullptr) *overflowed_ = result_.overflowed ? 1 : 0;
       return;
     }
+    if (has_into_ && !direct_) copy_to_caller();
     out_->indices = result_.indices;
     out_->rows = result_.rows;
     out_->num_unique = result_.num_unique;
@@ -206,6 +217,10 @@ class SparseReduceCall final : public CollectiveCall {
   }
 
  private:
+  Status check_into() const;
+  Status place_result(SparseCall<K>& call, size_t ug, void** indices);
+  void copy_to_caller();
+
   zfcSparsePlan& plan_;
   const void* indices_;
   size_t count_;
@@ -220,8 +235,67 @@ class SparseReduceCall final : public CollectiveCall {
   bool ride_ = false;
   const StreamApply* apply_;
   int* overflowed_;
+  CallerOutput into_;
+  bool has_into_;
+  // Alone, the exchange writes the caller's buffers itself; in a group the result passes
+  // through the plan and is copied at publish, so that a call of the group that fails
+  // leaves every buffer as it was.
+  bool direct_;
   SparseOutput result_;
 };
+
+// zfcSparseReduceInto's own checks, before anything is exchanged.
+template <class K>
+Status SparseReduceCall<K>::check_into() const {
+  if (into_.capacity > 0 && into_.indices == nullptr) {
+    return error(zfcInvalidArgument, "out_indices is NULL with capacity %zu", into_.capacity);
+  }
+  if (into_.capacity > 0 && plan_.spec.dim > 0 && into_.rows == nullptr) {
+    return error(zfcInvalidArgument, "out_rows is NULL with capacity %zu", into_.capacity);
+  }
+  MemorySpace space = MemorySpace::kHost;
+  if (!staging_.on_device()) {
+    ZFC_RETURN_IF_ERROR(resolve_memory_space({{"out_indices", into_.indices},
+                                              {"out_rows", into_.rows}},
+                                             nullptr, &space));
+  }
+  if (staging_.on_device() || space == MemorySpace::kDevice) {
+    return error(zfcUnsupported, "zfcSparseReduceInto takes host buffers in this version");
+  }
+  return Status::Ok();
+}
+
+// The result's indices, and its rows where the exchange left them elsewhere: in the
+// caller's buffers with zfcSparseReduceInto alone (the exchanges write the rows there
+// already), else in the plan's workspace.
+template <class K>
+Status SparseReduceCall<K>::place_result(SparseCall<K>& call, size_t ug, void** indices) {
+  const size_t index_bytes = plan_.spec.index_type == zfcInt32 ? 4 : 8;
+  // Every rank checks every rank's room, as the exchanges do (whichever ran).
+  ZFC_RETURN_IF_ERROR(check_result_room(call.agreed, call.transport.size(), ug));
+  if (direct_ && call.out_rows != into_.rows) {
+    if (ug > 0) std::memcpy(into_.rows, call.out_rows, ug * plan_.spec.dim * sizeof(float));
+    call.out_rows = into_.rows;
+  }
+  *indices = direct_ ? into_.indices
+                     : plan_.ws.template get<char>(Slot::kResultIndices, ug * index_bytes);
+  kernels::store_keys(set_.global(), ug, plan_.spec.index_type, *indices);
+  return Status::Ok();
+}
+
+// A grouped zfcSparseReduceInto, once every call of the group ran: the result into the
+// caller's buffers.
+template <class K>
+void SparseReduceCall<K>::copy_to_caller() {
+  const size_t ug = result_.num_unique;
+  const size_t index_bytes = plan_.spec.index_type == zfcInt32 ? 4 : 8;
+  if (ug > 0) {
+    std::memcpy(into_.indices, result_.indices, ug * index_bytes);
+    std::memcpy(into_.rows, result_.rows, ug * plan_.spec.dim * sizeof(float));
+  }
+  result_.indices = into_.indices;
+  result_.rows = into_.rows;
+}
 
 template <class K>
 Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
@@ -231,6 +305,7 @@ Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   SparseCall<K> call{*comm->transport, comm->nodes, ws,  spec, op, set_, agreed, host_rows_,
                      {comm->node_transport.get(), comm->rail_transport.get()}};
   call.apply = apply_;
+  call.caller_rows = direct_ ? into_.rows : nullptr;
   zfcAlgorithm_t algorithm = spec.algorithm;
   ZFC_RETURN_IF_ERROR(run_exchange(call, comm->machine, &algorithm));
   if (spec.algorithm == zfcAlgoAuto && apply_ == nullptr) {
@@ -240,10 +315,7 @@ Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   const size_t ug = streamed ? call.applied_unique : set_.global_count();
   const size_t index_bytes = spec.index_type == zfcInt32 ? 4 : 8;
   void* result_indices = nullptr;
-  if (!streamed) {
-    result_indices = ws.get<char>(Slot::kResultIndices, ug * index_bytes);
-    kernels::store_keys(set_.global(), ug, spec.index_type, result_indices);
-  }
+  if (!streamed) ZFC_RETURN_IF_ERROR(place_result(call, ug, &result_indices));
   if (apply_ != nullptr && !streamed && call.finite) {
     // An exchange that does not stream: its whole result, as zfcApplyUpdate would apply it.
     PhaseTimer timer(op, zfcPhaseScatter);
@@ -252,7 +324,7 @@ Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   }
   result_.indices = result_indices;
   result_.rows = call.out_rows;
-  if (staging_.on_device() && apply_ == nullptr) {
+  if (staging_.on_device() && apply_ == nullptr && !has_into_) {
     ZFC_RETURN_IF_ERROR(plan_.device_result.store(result_indices, ug * index_bytes,
                                                   call.out_rows, ug * spec.dim * sizeof(float),
                                                   stream_, &result_.indices, &result_.rows));
@@ -343,11 +415,13 @@ Status parse_plan_config(const zfcSparsePlanConfig_t* user, const Config& comm_c
 }
 
 Status sparse_reduce(zfcSparsePlan& plan, const void* indices, size_t count, const void* rows,
-                     const Status& caller_check, zfcSparseResult_t* out, const void* stream) {
+                     const Status& caller_check, zfcSparseResult_t* out, const void* stream,
+                     const CallerOutput* into) {
   return with_key_type(plan.spec.vocab, [&](auto tag) -> Status {
     using K = typename decltype(tag)::type;
     return run_or_record<SparseReduceCall<K>>(*plan.comm, &plan, plan, indices, count, rows,
-                                              caller_check, out, stream);
+                                              caller_check, out, stream, nullptr, nullptr,
+                                              into);
   });
 }
 

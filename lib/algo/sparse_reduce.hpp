@@ -38,12 +38,22 @@ struct SparseOutput {
   zfcAlgorithm_t algorithm = zfcAlgoAuto;
 };
 
+// zfcSparseReduceInto: the caller's buffers for the result, room for `capacity` indices (of
+// the plan's index type) and capacity x dim rows.
+struct CallerOutput {
+  void* indices = nullptr;
+  float* rows = nullptr;
+  size_t capacity = 0;
+};
+
 // Collective, or recorded when a group is open on the plan's communicator (it then runs at
-// zfcGroupEnd, and *out is set there). On success *out points into the plan's workspace.
+// zfcGroupEnd, and *out is set there). On success *out points into the plan's workspace,
+// or, with `into`, at the caller's buffers, which the exchange then writes directly.
 // `caller_check` is what the entry point found wrong with its own arguments (agreed with the
 // other ranks like the checks made here); out must be valid when it is ok.
 Status sparse_reduce(zfcSparsePlan& plan, const void* indices, size_t count, const void* rows,
-                     const Status& caller_check, zfcSparseResult_t* out, const void* stream);
+                     const Status& caller_check, zfcSparseResult_t* out, const void* stream,
+                     const CallerOutput* into = nullptr);
 
 // zfcSparseReduceApply: the same exchange, its rows applied to apply's table (streamed by
 // the key-routed exchange, which zfcAlgoAuto then is) instead of returned; *overflowed (may

@@ -6,6 +6,20 @@
 using zfc::error;
 using zfc::Status;
 
+namespace {
+
+// A bad `out` is this rank's argument error: agreed with the others like any other.
+Status check_result_struct(const zfcSparseResult_t* out) {
+  if (out == nullptr) return error(zfcInvalidArgument, "out is NULL");
+  if (out->size != sizeof(zfcSparseResult_t)) {
+    return error(zfcInvalidUsage, "out has size %zu, expected %zu: initialise it with "
+                 "ZFC_SPARSE_RESULT_INITIALIZER", out->size, sizeof(zfcSparseResult_t));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 extern "C" {
 
 zfcResult_t zfcSparsePlanCreate(zfcComm_t comm, const zfcSparsePlanConfig_t* config,
@@ -29,15 +43,20 @@ zfcResult_t zfcSparseReduce(zfcSparsePlan_t plan, const void* indices, size_t co
   zfcComm* comm = plan != nullptr ? plan->comm : nullptr;
   return zfc::guarded(comm, [&]() -> Status {
     if (plan == nullptr) return zfc::null_handle("plan");
-    // A bad `out` is this rank's argument error: agreed with the others like any other.
-    Status out_check = Status::Ok();
-    if (out == nullptr) {
-      out_check = error(zfcInvalidArgument, "out is NULL");
-    } else if (out->size != sizeof(zfcSparseResult_t)) {
-      out_check = error(zfcInvalidUsage, "out has size %zu, expected %zu: initialise it with "
-                        "ZFC_SPARSE_RESULT_INITIALIZER", out->size, sizeof(zfcSparseResult_t));
-    }
-    return zfc::sparse_reduce(*plan, indices, count, rows, out_check, out, stream);
+    return zfc::sparse_reduce(*plan, indices, count, rows, check_result_struct(out), out,
+                              stream);
+  });
+}
+
+zfcResult_t zfcSparseReduceInto(zfcSparsePlan_t plan, const void* indices, size_t count,
+                                const void* rows, void* out_indices, float* out_rows,
+                                size_t capacity, zfcSparseResult_t* out, void* stream) {
+  zfcComm* comm = plan != nullptr ? plan->comm : nullptr;
+  return zfc::guarded(comm, [&]() -> Status {
+    if (plan == nullptr) return zfc::null_handle("plan");
+    const zfc::CallerOutput into{out_indices, out_rows, capacity};
+    return zfc::sparse_reduce(*plan, indices, count, rows, check_result_struct(out), out,
+                              stream, &into);
   });
 }
 

@@ -82,7 +82,38 @@ py::object sparse_result(const zfcSparseResult_t& out, zfcDataType_t index_type,
                                      zfcGetAlgorithmName(out.algorithm));
 }
 
-py::object reduce(py::object self, py::handle indices, py::handle rows, py::handle stream_obj) {
+// reduce(out=(indices, rows)): the caller's arrays the result goes to (zfcSparseReduceInto),
+// writable host arrays of the plan's index type and float32, `capacity` and (capacity, dim).
+struct CallerArrays {
+  std::unique_ptr<Array> indices, rows;
+  py::object owner;  // keeps the arrays alive under the result's views
+  size_t capacity = 0;
+};
+
+CallerArrays borrow_out(py::handle out, const zfcSparsePlanConfig_t& cfg) {
+  CallerArrays a;
+  if (!py::isinstance<py::tuple>(out) || py::len(out) != 2) {
+    raise_invalid("out must be a tuple (indices, rows)");
+  }
+  py::tuple t = py::reinterpret_borrow<py::tuple>(out);
+  a.indices = borrow(t[0], "out indices", Access::kWrite, nullptr);
+  a.rows = borrow(t[1], "out rows", Access::kWrite, nullptr);
+  if (a.indices->ndim() != 1 || index_type_of(*a.indices) != cfg.index_type) {
+    raise_invalid("out indices must be a vector of %s",
+                  cfg.index_type == zfcInt32 ? "int32" : "int64");
+  }
+  a.capacity = a.indices->extent(0);
+  if (a.rows->dtype != Dtype::kFloat32 || a.rows->ndim() != 2 ||
+      a.rows->extent(0) != a.capacity || a.rows->extent(1) != cfg.dim) {
+    raise_invalid("out rows must be a float32 matrix (%zu, %zu): one row per out index",
+                  a.capacity, cfg.dim);
+  }
+  a.owner = t;
+  return a;
+}
+
+py::object reduce(py::object self, py::handle indices, py::handle rows, py::handle stream_obj,
+                  py::handle out_obj) {
   SparsePlan& plan = self.cast<SparsePlan&>();
   zfcSparsePlan_t h = plan.get();
   zfcComm_t c = plan.comm().get();
@@ -96,14 +127,25 @@ py::object reduce(py::object self, py::handle indices, py::handle rows, py::hand
   }
   row_type_of(*r, cfg.row_type);
   require_size(*r, i->size() * cfg.dim, "count x dim (one row per index)");
+  CallerArrays into;
+  if (!out_obj.is_none()) into = borrow_out(out_obj, cfg);
+  const bool caller = into.indices != nullptr;
   const bool device = i->device || r->device;
   const int device_id = i->device_id;
   const zfcDataType_t index_type = cfg.index_type;
+  void* out_ids = caller ? into.indices->data : nullptr;
+  float* out_rows = caller ? static_cast<float*>(into.rows->data) : nullptr;
+  const size_t capacity = into.capacity;
+  auto run = [=](const void* ids, size_t count, const void* values, zfcSparseResult_t* out) {
+    return caller ? zfcSparseReduceInto(h, ids, count, values, out_ids, out_rows, capacity, out,
+                                        stream)
+                  : zfcSparseReduce(h, ids, count, values, out, stream);
+  };
   if (group_open(c)) {
     // Recorded: the library reads the arrays and writes the result when the group ends. The
     // view owner, taken now, also keeps the plan from being freed before then.
     auto call = std::make_shared<PendingCall>("reduce");
-    call->objects.push_back(SparsePlan::view_owner(self));
+    call->objects.push_back(caller ? into.owner : py::object(SparsePlan::view_owner(self)));
     call->make_result = [=](PendingCall& p) {
       return sparse_result(p.sparse, index_type, device, device_id, p.objects[0]);
     };
@@ -113,18 +155,22 @@ py::object reduce(py::object self, py::handle indices, py::handle rows, py::hand
     zfcSparseResult_t* out = &call->sparse;
     call->arrays.push_back(std::move(i));
     call->arrays.push_back(std::move(r));
-    return record_in_group(c, std::move(call), [&] {
-      return zfcSparseReduce(h, indices_data, count, rows_data, out, stream);
-    });
+    if (caller) {
+      call->arrays.push_back(std::move(into.indices));
+      call->arrays.push_back(std::move(into.rows));
+    }
+    return record_in_group(c, std::move(call),
+                           [&] { return run(indices_data, count, rows_data, out); });
   }
   zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
   zfcResult_t res;
   {
     py::gil_scoped_release unlocked;
-    res = zfcSparseReduce(h, i->data, i->size(), r->data, &out, stream);
+    res = run(i->data, i->size(), r->data, &out);
   }
   check(res, c);
-  return sparse_result(out, index_type, device, device_id, SparsePlan::view_owner(self));
+  return sparse_result(out, index_type, device, device_id,
+                       caller ? into.owner : py::object(SparsePlan::view_owner(self)));
 }
 
 }  // namespace
@@ -144,12 +190,16 @@ void bind_plan(py::module_& m) {
            "communicator's), 'none', 'fp16' or 'bf16', with `scale`; stream_chunk_bytes:\n"
            "reduce_apply's rows per round (0: the library's 1 MiB).")
       .def("reduce", &reduce, py::arg("indices"), py::arg("rows"), py::kw_only(),
-           py::arg("stream") = py::none(),
+           py::arg("stream") = py::none(), py::arg("out") = py::none(),
            "Collective. indices: this rank's K indices; rows: K x dim gradient rows.\n"
            "Returns SparseResult(indices, rows, num_unique, overflowed, algorithm): the\n"
            "sorted distinct indices of all ranks and their summed fp32 rows, identical on\n"
            "every rank. Both are read-only views of the plan's buffers (DeviceArray for\n"
            "device inputs), valid until the plan's next reduce: copy what must outlive it.\n"
+           "out=(indices, rows): writable host arrays (capacity,) of the index type and\n"
+           "(capacity, dim) float32 that receive the result instead (zfcSparseReduceInto);\n"
+           "the result's views are then their first num_unique entries. A capacity below\n"
+           "U_g on any rank raises InvalidArgumentError on every rank.\n"
            "Inside comm.group(): a Pending whose wait() gives it once the group ended (a\n"
            "plan runs at most once per group).")
       .def("destroy", &SparsePlan::destroy,

@@ -84,6 +84,15 @@ def test_out_of_memory(comm):
     assert comm.allreduce(np.ones(1, np.float32)).out[0] == comm.size
 
 
+def _one_process_only():
+    # These tests each stand up their own rendezvous on a port drawn free by bind(0) and
+    # closed again; the pytest processes of one run share the host, so two of them could
+    # draw the same port and meet each other's server. One process runs them.
+    from mpi4py import MPI
+    if MPI.COMM_WORLD.rank != 0:
+        pytest.skip("runs in the first process only (a port drawn free is not reserved)")
+
+
 def _set_rendezvous(monkeypatch, rank, size, port):
     for name, value in [("RANK", rank), ("WORLD_SIZE", size), ("MASTER_ADDR", "127.0.0.1"),
                         ("MASTER_PORT", port), ("LOCAL_RANK", rank)]:
@@ -91,6 +100,7 @@ def _set_rendezvous(monkeypatch, rank, size, port):
 
 
 def test_system_error_for_a_port_in_use(monkeypatch):
+    _one_process_only()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()
@@ -101,6 +111,7 @@ def test_system_error_for_a_port_in_use(monkeypatch):
 
 
 def test_timeout_when_no_peer_arrives(monkeypatch):
+    _one_process_only()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -80,3 +80,33 @@ def test_bad_table_input_raises_everywhere_and_writes_nothing(comm):
         assert plan.reduce_apply(np.array([4], np.int32), np.ones((1, DIM), np.float32),
                                  table, update="add", alpha=0.0) is False
     assert np.array_equal(table, kept)  # alpha 0 adds +0 to row 4
+
+
+def test_reduce_into_the_callers_arrays(comm):
+    idx, rows = step_input(comm.rank, 7)
+    with zipfcoll.SparsePlan(comm, DIM, VOCAB) as plan:
+        plain = plan.reduce(idx, rows)
+        want_ids, want_rows = plain.indices.copy(), plain.rows.copy()
+        ug = plain.num_unique
+        out_ids = np.full(ug + comm.rank, -1, dtype=np.int32)
+        out_rows = np.full((ug + comm.rank, DIM), np.nan, dtype=np.float32)
+        res = plan.reduce(idx, rows, out=(out_ids, out_rows))
+        assert res.num_unique == ug
+        assert np.shares_memory(res.rows, out_rows)
+        assert np.array_equal(out_ids[:ug], want_ids)
+        assert np.array_equal(out_rows[:ug].view(np.uint32), want_rows.view(np.uint32))
+        assert np.isnan(out_rows[ug:]).all()
+        # Grouped, the arrays are written when the group ends.
+        again = np.zeros((ug, DIM), dtype=np.float32)
+        with comm.group():
+            pending = plan.reduce(idx, rows, out=(np.zeros(ug, np.int32), again))
+        assert np.array_equal(again.view(np.uint32), want_rows.view(np.uint32))
+        assert np.shares_memory(pending.wait().rows, again)
+        # Room for one row fewer than U_g on the last rank: every rank raises, nothing written.
+        room = ug - 1 if comm.rank == comm.size - 1 else ug
+        short = np.full((room, DIM), 7.0, dtype=np.float32)
+        with pytest.raises(zipfcoll.InvalidArgumentError, match="capacity"):
+            plan.reduce(idx, rows, out=(np.zeros(room, np.int32), short))
+        assert (short == 7.0).all()
+        with pytest.raises(zipfcoll.InvalidArgumentError, match="out rows"):
+            plan.reduce(idx, rows, out=(out_ids, out_rows[:, :2]))

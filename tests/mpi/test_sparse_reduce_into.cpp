@@ -1,0 +1,253 @@
+// zfcSparseReduceInto: the result of zfcSparseReduce written into the caller's buffers. The
+// same indices and bits as the plan-owned result for every algorithm and index type, the
+// same bytes on the wire, no U_g x dim result in the plan's workspace, a capacity below U_g
+// on any rank refused on every rank before anything is written, and the call in a group.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "sparse_helpers.hpp"
+
+namespace zfc {
+namespace test {
+namespace {
+
+const zfcAlgorithm_t kAlgorithms[] = {zfcAlgoAllGather,        zfcAlgoUniqueAllReduce,
+                                      zfcAlgoDenseVocab,       zfcAlgoUniqueAllGather,
+                                      zfcAlgoOwnerPartitioned, zfcAlgoKeyRouted,
+                                      zfcAlgoHierarchical,     zfcAlgoAuto};
+constexpr size_t kDim = 12;
+constexpr int64_t kVocab = 2000;
+
+// A NaN whose bits no result has: what an untouched buffer still holds.
+float sentinel() {
+  const uint32_t bits = 0x7fc0dead;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+bool untouched(const std::vector<float>& v) {
+  const float s = sentinel();
+  for (float x : v) {
+    if (std::memcmp(&x, &s, sizeof x) != 0) return false;
+  }
+  return true;
+}
+
+struct Call {
+  zfcResult_t result = zfcInternalError;
+  zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
+  zfcOpStats_t stats{};
+  std::string error;
+  std::vector<char> kept_ids;  // a plan-owned result, copied before the plan goes
+  std::vector<float> kept_rows;
+};
+
+zfcSparsePlan_t make_plan(zfcComm_t comm, zfcAlgorithm_t algorithm, zfcDataType_t index_type) {
+  zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
+  cfg.dim = kDim;
+  cfg.vocab_size = kVocab;
+  cfg.index_type = index_type;
+  cfg.algorithm = algorithm;
+  zfcSparsePlan_t plan = nullptr;
+  EXPECT_EQ(zfcSparsePlanCreate(comm, &cfg, &plan), zfcSuccess);
+  return plan;
+}
+
+// One call on a fresh plan: zfcSparseReduce, or, with `rows_out`, zfcSparseReduceInto.
+Call reduce(zfcComm_t comm, zfcAlgorithm_t algorithm, zfcDataType_t index_type,
+            const RankInput& mine, void* ids_out, float* rows_out, size_t capacity) {
+  zfcSparsePlan_t plan = make_plan(comm, algorithm, index_type);
+  const std::vector<char> ids = typed_indices(mine.indices, index_type);
+  Call c;
+  c.result = rows_out == nullptr && ids_out == nullptr
+                 ? zfcSparseReduce(plan, ids.data(), mine.indices.size(), mine.rows.data(),
+                                   &c.out, nullptr)
+                 : zfcSparseReduceInto(plan, ids.data(), mine.indices.size(),
+                                       mine.rows.data(), ids_out, rows_out, capacity, &c.out,
+                                       nullptr);
+  if (c.result != zfcSuccess) c.error = zfcGetLastError(comm);
+  zfcStats_t stats = ZFC_STATS_INITIALIZER;
+  zfcCommGetStats(comm, &stats);
+  c.stats = stats.last;
+  // A plan's own result dies with the plan (moving the vectors keeps their buffers).
+  if (c.result == zfcSuccess && rows_out == nullptr && ids_out == nullptr) {
+    const size_t index_bytes = index_type == zfcInt32 ? 4 : 8;
+    const char* ids_in = static_cast<const char*>(c.out.indices);
+    c.kept_ids.assign(ids_in, ids_in + c.out.num_unique * index_bytes);
+    c.kept_rows.assign(c.out.rows, c.out.rows + c.out.num_unique * kDim);
+    c.out.indices = c.kept_ids.data();
+    c.out.rows = c.kept_rows.data();
+  }
+  zfcSparsePlanDestroy(plan);
+  return c;
+}
+
+// A communicator of nodes of two ranks where that makes several nodes (hierarchical needs
+// them), else the test's own.
+class IntoTest : public WorldTest {
+ protected:
+  void SetUp() override {
+    WorldTest::SetUp();
+    if (size_ > 2 && size_ % 2 == 0) {
+      zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
+      cfg.ranks_per_node = 2;
+      ASSERT_EQ(open_world_comm(&nodes_, &cfg), zfcSuccess) << zfcGetLastError(nullptr);
+    }
+  }
+  void TearDown() override {
+    if (nodes_ != nullptr) zfcCommDestroy(nodes_);
+    WorldTest::TearDown();
+  }
+  // The communicator an algorithm runs on; NULL: not here.
+  zfcComm_t comm_for(zfcAlgorithm_t a) const {
+    if (a != zfcAlgoHierarchical) return comm_;
+    return nodes_;
+  }
+  Workload workload() const {
+    return zipf_workload(size_, kDim, kVocab, 1.1, 17, [](int r) {
+      return r == 1 ? size_t{0} : 90 + 23 * static_cast<size_t>(r);
+    });
+  }
+  zfcComm_t nodes_ = nullptr;
+};
+
+TEST_F(IntoTest, TheCallersBuffersGetTheBitsOfThePlansResult) {
+  const Workload w = workload();
+  const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
+  for (zfcAlgorithm_t a : kAlgorithms) {
+    zfcComm_t comm = comm_for(a);
+    if (comm == nullptr) continue;
+    for (zfcDataType_t type : {zfcInt32, zfcInt64}) {
+      const std::string what = std::string(zfcGetAlgorithmName(a)) +
+                               (type == zfcInt32 ? " int32" : " int64");
+      const Call plain = reduce(comm, a, type, mine, nullptr, nullptr, 0);
+      ASSERT_EQ(plain.result, zfcSuccess) << what << ": " << plain.error;
+      const size_t ug = plain.out.num_unique, index_bytes = type == zfcInt32 ? 4 : 8;
+      // Ranks give different rooms, each enough; the room past U_g stays as it was.
+      const size_t capacity = ug + static_cast<size_t>(rank_);
+      std::vector<char> ids(capacity * index_bytes + 1, '\x5a');
+      std::vector<float> rows(capacity * kDim, sentinel());
+      const Call into = reduce(comm, a, type, mine, ids.data(), rows.data(), capacity);
+      ASSERT_EQ(into.result, zfcSuccess) << what << ": " << into.error;
+      EXPECT_EQ(into.out.indices, ids.data()) << what;
+      EXPECT_EQ(into.out.rows, rows.data()) << what;
+      ASSERT_EQ(into.out.num_unique, ug) << what;
+      EXPECT_EQ(into.out.algorithm, plain.out.algorithm) << what;
+      EXPECT_EQ(into.out.overflowed, 0) << what;
+      EXPECT_EQ(std::memcmp(ids.data(), plain.out.indices, ug * index_bytes), 0) << what;
+      EXPECT_EQ(std::memcmp(rows.data(), plain.out.rows, ug * kDim * sizeof(float)), 0) << what;
+      EXPECT_TRUE(untouched(std::vector<float>(rows.begin() + ug * kDim, rows.end()))) << what;
+      EXPECT_EQ(ids.back(), '\x5a') << what;
+      // The same exchange: the same bytes and rounds; the result is not in the workspace.
+      EXPECT_EQ(into.stats.bytes_sent, plain.stats.bytes_sent) << what;
+      EXPECT_EQ(into.stats.bytes_received, plain.stats.bytes_received) << what;
+      EXPECT_EQ(into.stats.rounds, plain.stats.rounds) << what;
+      EXPECT_LE(into.stats.peak_workspace_bytes + ug * kDim * sizeof(float),
+                plain.stats.peak_workspace_bytes)
+          << what << ": into " << into.stats.peak_workspace_bytes << ", plain "
+          << plain.stats.peak_workspace_bytes << ", U_g " << ug;
+    }
+  }
+}
+
+TEST_F(IntoTest, ACapacityBelowUgOnOneRankFailsEveryRankBeforeAnyWrite) {
+  const Workload w = workload();
+  const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
+  for (zfcAlgorithm_t a : kAlgorithms) {
+    zfcComm_t comm = comm_for(a);
+    if (comm == nullptr) continue;
+    const Call plain = reduce(comm, a, zfcInt64, mine, nullptr, nullptr, 0);
+    ASSERT_EQ(plain.result, zfcSuccess) << plain.error;
+    const size_t ug = plain.out.num_unique;
+    ASSERT_GT(ug, 0u);
+    const size_t capacity = rank_ == size_ - 1 ? ug - 1 : ug;
+    std::vector<int64_t> ids(ug, -7);
+    std::vector<float> rows(ug * kDim, sentinel());
+    const Call into = reduce(comm, a, zfcInt64, mine, ids.data(), rows.data(), capacity);
+    const std::string what = zfcGetAlgorithmName(a);
+    EXPECT_EQ(into.result, zfcInvalidArgument) << what;
+    const std::string expected = "rank " + std::to_string(size_ - 1) + ": capacity " +
+                                 std::to_string(ug - 1) + " is smaller";
+    EXPECT_NE(into.error.find(expected), std::string::npos) << what << ": " << into.error;
+    EXPECT_TRUE(untouched(rows)) << what;
+    EXPECT_EQ(ids, std::vector<int64_t>(ug, -7)) << what;
+  }
+}
+
+TEST_F(IntoTest, MissingBuffersAreAgreedErrors) {
+  const Workload w = workload();
+  const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
+  std::vector<int32_t> ids(kVocab);
+  std::vector<float> rows(static_cast<size_t>(kVocab) * kDim);
+  const bool culprit = rank_ == 0;
+  const Call c = reduce(comm_, zfcAlgoAuto, zfcInt32, mine, ids.data(),
+                        culprit ? nullptr : rows.data(), ids.size());
+  EXPECT_EQ(c.result, zfcInvalidArgument);
+  EXPECT_NE(c.error.find("out_rows is NULL with capacity 2000"), std::string::npos) << c.error;
+  const Call d = reduce(comm_, zfcAlgoAuto, zfcInt32, mine, culprit ? nullptr : ids.data(),
+                        rows.data(), ids.size());
+  EXPECT_EQ(d.result, zfcInvalidArgument);
+  EXPECT_NE(d.error.find("out_indices is NULL"), std::string::npos) << d.error;
+}
+
+// Every rank brings nothing: U_g is 0, and no room is needed.
+TEST_F(IntoTest, AnEmptyResultNeedsNoRoom) {
+  const RankInput none;
+  int32_t id = -1;
+  const Call c = reduce(comm_, zfcAlgoOwnerPartitioned, zfcInt32, none, &id, nullptr, 0);
+  ASSERT_EQ(c.result, zfcSuccess) << c.error;
+  EXPECT_EQ(c.out.num_unique, 0u);
+  EXPECT_EQ(id, -1);
+}
+
+TEST_F(IntoTest, InAGroupTheBuffersAreWrittenAtItsEndAndOnlyOnSuccess) {
+  const Workload w = workload();
+  const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
+  const Call plain = reduce(comm_, zfcAlgoKeyRouted, zfcInt64, mine, nullptr, nullptr, 0);
+  ASSERT_EQ(plain.result, zfcSuccess) << plain.error;
+  const size_t ug = plain.out.num_unique;
+  zfcSparsePlan_t plan = make_plan(comm_, zfcAlgoKeyRouted, zfcInt64);
+  std::vector<int64_t> ids(ug);
+  std::vector<float> rows(ug * kDim, sentinel());
+  zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
+  float loss = static_cast<float>(rank_ + 1);
+  ASSERT_EQ(zfcGroupStart(comm_), zfcSuccess);
+  ASSERT_EQ(zfcSparseReduceInto(plan, mine.indices.data(), mine.indices.size(),
+                                mine.rows.data(), ids.data(), rows.data(), ug, &out, nullptr),
+            zfcSuccess);
+  ASSERT_EQ(zfcAllReduce(comm_, &loss, &loss, 1, zfcFloat32, nullptr, nullptr, nullptr),
+            zfcSuccess);
+  EXPECT_TRUE(untouched(rows));  // recorded, not run
+  ASSERT_EQ(zfcGroupEnd(comm_), zfcSuccess) << zfcGetLastError(comm_);
+  EXPECT_EQ(loss, static_cast<float>(size_ * (size_ + 1) / 2));
+  ASSERT_EQ(out.num_unique, ug);
+  EXPECT_EQ(out.rows, rows.data());
+  EXPECT_EQ(std::memcmp(ids.data(), plain.out.indices, ug * sizeof(int64_t)), 0);
+  EXPECT_EQ(std::memcmp(rows.data(), plain.out.rows, ug * kDim * sizeof(float)), 0);
+  // A room too small on the last rank fails the group on every rank, and no buffer of the
+  // group is written: neither the caller's rows nor an allreduce's (one that does not ride).
+  const size_t room = rank_ == size_ - 1 ? ug - 1 : ug;
+  std::vector<float> short_rows(room * kDim, sentinel());
+  std::vector<float> dense(1000, 1.0f), summed(1000, sentinel());
+  ASSERT_EQ(zfcGroupStart(comm_), zfcSuccess);
+  ASSERT_EQ(zfcAllReduce(comm_, dense.data(), summed.data(), dense.size(), zfcFloat32, nullptr,
+                         nullptr, nullptr),
+            zfcSuccess);
+  ASSERT_EQ(zfcSparseReduceInto(plan, mine.indices.data(), mine.indices.size(),
+                                mine.rows.data(), ids.data(), short_rows.data(), room, &out,
+                                nullptr),
+            zfcSuccess);
+  EXPECT_EQ(zfcGroupEnd(comm_), zfcInvalidArgument);
+  EXPECT_NE(std::string(zfcGetLastError(comm_)).find("capacity"), std::string::npos)
+      << zfcGetLastError(comm_);
+  EXPECT_TRUE(untouched(short_rows));
+  EXPECT_TRUE(untouched(summed));
+  EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace zfc
