@@ -23,4 +23,13 @@ zfcResult_t finish_call(zfcComm* comm, const Status& status) {
 
 Status null_handle(const char* what) { return error(zfcInvalidArgument, "%s is NULL", what); }
 
+Status check_result_struct(const zfcSparseResult_t* out) {
+  if (out == nullptr) return error(zfcInvalidArgument, "out is NULL");
+  if (out->size != sizeof(zfcSparseResult_t)) {
+    return error(zfcInvalidUsage, "out has size %zu, expected %zu: initialise it with "
+                 "ZFC_SPARSE_RESULT_INITIALIZER", out->size, sizeof(zfcSparseResult_t));
+  }
+  return Status::Ok();
+}
+
 }  // namespace zfc

@@ -30,4 +30,8 @@ zfcResult_t guarded(zfcComm* comm, F&& f) {
 // The error for a NULL handle.
 Status null_handle(const char* what);
 
+// A bad zfcSparseResult_t (NULL, or another size) is this rank's argument error, agreed with
+// the other ranks like any other.
+Status check_result_struct(const zfcSparseResult_t* out);
+
 }  // namespace zfc

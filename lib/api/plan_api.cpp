@@ -6,20 +6,6 @@
 using zfc::error;
 using zfc::Status;
 
-namespace {
-
-// A bad `out` is this rank's argument error: agreed with the others like any other.
-Status check_result_struct(const zfcSparseResult_t* out) {
-  if (out == nullptr) return error(zfcInvalidArgument, "out is NULL");
-  if (out->size != sizeof(zfcSparseResult_t)) {
-    return error(zfcInvalidUsage, "out has size %zu, expected %zu: initialise it with "
-                 "ZFC_SPARSE_RESULT_INITIALIZER", out->size, sizeof(zfcSparseResult_t));
-  }
-  return Status::Ok();
-}
-
-}  // namespace
-
 extern "C" {
 
 zfcResult_t zfcSparsePlanCreate(zfcComm_t comm, const zfcSparsePlanConfig_t* config,
@@ -43,7 +29,7 @@ zfcResult_t zfcSparseReduce(zfcSparsePlan_t plan, const void* indices, size_t co
   zfcComm* comm = plan != nullptr ? plan->comm : nullptr;
   return zfc::guarded(comm, [&]() -> Status {
     if (plan == nullptr) return zfc::null_handle("plan");
-    return zfc::sparse_reduce(*plan, indices, count, rows, check_result_struct(out), out,
+    return zfc::sparse_reduce(*plan, indices, count, rows, zfc::check_result_struct(out), out,
                               stream);
   });
 }
@@ -55,7 +41,7 @@ zfcResult_t zfcSparseReduceInto(zfcSparsePlan_t plan, const void* indices, size_
   return zfc::guarded(comm, [&]() -> Status {
     if (plan == nullptr) return zfc::null_handle("plan");
     const zfc::CallerOutput into{out_indices, out_rows, capacity};
-    return zfc::sparse_reduce(*plan, indices, count, rows, check_result_struct(out), out,
+    return zfc::sparse_reduce(*plan, indices, count, rows, zfc::check_result_struct(out), out,
                               stream, &into);
   });
 }

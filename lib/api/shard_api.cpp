@@ -19,16 +19,6 @@ Status check_layout(int64_t vocab_size, int ranks) {
   return Status::Ok();
 }
 
-// A bad zfcSparseResult_t is this rank's argument error, agreed with the others.
-Status check_out(const zfcSparseResult_t* out) {
-  if (out == nullptr) return error(zfcInvalidArgument, "out is NULL");
-  if (out->size != sizeof(zfcSparseResult_t)) {
-    return error(zfcInvalidUsage, "out has size %zu, expected %zu: initialise it with "
-                 "ZFC_SPARSE_RESULT_INITIALIZER", out->size, sizeof(zfcSparseResult_t));
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 extern "C" {
@@ -66,7 +56,7 @@ zfcResult_t zfcShardedGather(zfcSparsePlan_t plan, const float* shard, size_t sh
   zfcComm* comm = plan != nullptr ? plan->comm : nullptr;
   return zfc::guarded(comm, [&]() -> Status {
     if (plan == nullptr) return zfc::null_handle("plan");
-    const Status check = check_out(out);
+    const Status check = zfc::check_result_struct(out);
     const zfc::ShardBuffers buffers{const_cast<float*>(shard), nullptr, shard_rows};
     return zfc::sharded_gather(*plan, buffers, indices, count, check, out, positions, stream);
   });
