@@ -124,7 +124,7 @@ zfcResult_t GradientSync::sync(const std::vector<int32_t>& inputs, Gradients* g,
       return r;
     }
   }
-  int dense_over = 0, in_over = 0, out_over = 0;
+  int dense_over = 0, in_over = 0, out_over = 0, scalars_over = 0;
   zfcSparseResult_t in = ZFC_SPARSE_RESULT_INITIALIZER, o = ZFC_SPARSE_RESULT_INITIALIZER;
   auto t = Clock::now();
   zfcResult_t r = zfcAllReduce(comm_, g->dense.data(), g->dense.data(), g->dense.size(),
@@ -137,7 +137,9 @@ zfcResult_t GradientSync::sync(const std::vector<int32_t>& inputs, Gradients* g,
   t = Clock::now();
   if ((r = sync_output(g, update, &o, &out_over)) != zfcSuccess) return failed(r);
   out->out_s = seconds_since(t);
-  r = zfcAllReduce(comm_, scalars, scalars, n, zfcFloat32, nullptr, nullptr, nullptr);
+  // A loss that is not finite skips the step too (grouped, the library then leaves sharded
+  // tables as they were), whatever the tables' layout.
+  r = zfcAllReduce(comm_, scalars, scalars, n, zfcFloat32, nullptr, &scalars_over, nullptr);
   if (r != zfcSuccess) return failed(r);
   if (grouped_) {
     r = zfcGroupEnd(comm_);
@@ -163,7 +165,7 @@ zfcResult_t GradientSync::sync(const std::vector<int32_t>& inputs, Gradients* g,
   }
   // Every rank sees every overflow flag (the library reports them on every rank).
   out->overflowed = dense_over != 0 || in.overflowed != 0 || o.overflowed != 0 ||
-                    in_over != 0 || out_over != 0;
+                    in_over != 0 || out_over != 0 || scalars_over != 0;
   return zfcSuccess;
 }
 

@@ -490,10 +490,12 @@ ZFC_API zfcResult_t zfcSparseReduce(zfcSparsePlan_t plan, const void* indices, s
  * as by zfcSparseReduce, its indices and rows pointing at out_indices and out_rows. Ranks
  * may pass different capacities (U_g <= min(vocab_size, the ranks' summed counts) bounds
  * what is needed); when some rank's capacity is below U_g, every rank fails alike with
- * zfcInvalidArgument naming that rank, before any buffer is written. Host buffers only in
- * this version (device buffers are zfcUnsupported). May be recorded in a group; the
- * result then passes through the plan's workspace and the buffers are written at
- * zfcGroupEnd, once every call of the group has succeeded. */
+ * zfcInvalidArgument naming that rank, before any buffer is written (if the transport
+ * itself fails part-way, out_rows may be partly written). out_rows may overlap the input
+ * rows; the result then passes through the plan. Host buffers only in this version
+ * (device buffers are zfcUnsupported). May be recorded in a group; the result then passes
+ * through the plan's workspace and the buffers are written at zfcGroupEnd, once every call
+ * of the group has succeeded. */
 ZFC_API zfcResult_t zfcSparseReduceInto(zfcSparsePlan_t plan, const void* indices, size_t count,
                                         const void* rows, void* out_indices, float* out_rows,
                                         size_t capacity, zfcSparseResult_t* out, void* stream);

@@ -99,7 +99,10 @@ Status CallGroup::end(zfcComm& comm) {
     const Status s = calls[i]->check_agreed(agreed.calls[i]);
     if (!s.ok()) return in_group(i, s);
   }
-  for (size_t i : run_order(calls)) ZFC_RETURN_IF_ERROR(calls[i]->run(agreed.calls[i], op));
+  for (size_t i : run_order(calls)) {
+    const Status s = calls[i]->run(agreed.calls[i], op);
+    if (!s.ok()) return in_group(i, s);  // every rank fails in the same call
+  }
   const bool overflow = std::any_of(calls.begin(), calls.end(),
                                     [](const auto& c) { return c->overflowed(); });
   for (auto& c : calls) {

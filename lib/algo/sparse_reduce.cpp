@@ -152,6 +152,13 @@ Status check_apply_target(const StreamApply& apply) {
 }
 
 // The header of a call: a fused apply's also carries its update and stream chunk.
+// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte.
+bool overlaps(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
+  if (a == nullptr || b == nullptr || a_bytes == 0 || b_bytes == 0) return false;
+  const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return x < y + b_bytes && y < x + a_bytes;
+}
+
 OpHeader call_header(const PlanSpec& spec, size_t count, const StreamApply* apply) {
   if (apply == nullptr) return plan_header(OpKind::kSparseReduce, spec, count);
   OpHeader h = plan_header(OpKind::kSparseApply, spec, count);
@@ -175,7 +182,9 @@ class SparseReduceCall final : public CollectiveCall {
         mine_(call_header(plan.spec, count, apply)), set_(plan.ws, plan.spec.vocab),
         staging_(plan.staging), apply_(apply), overflowed_(overflowed),
         into_(into != nullptr ? *into : CallerOutput{}), has_into_(into != nullptr),
-        direct_(has_into_ && plan.comm->group_depth == 0) {
+        direct_(has_into_ && plan.comm->group_depth == 0 &&
+                !overlaps(into_.rows, into_.capacity * plan.spec.dim * sizeof(float), rows,
+                          count * plan.spec.dim * kernels::float_type_bytes(plan.spec.row_type))) {
     if (has_into_) {  // every rank's room, which every rank checks against U_g
       mine_.capacity = static_cast<int64_t>(std::min<size_t>(into_.capacity, INT64_MAX));
     }
@@ -239,7 +248,8 @@ class SparseReduceCall final : public CollectiveCall {
   bool has_into_;
   // Alone, the exchange writes the caller's buffers itself; in a group the result passes
   // through the plan and is copied at publish, so that a call of the group that fails
-  // leaves every buffer as it was.
+  // leaves every buffer as it was; so it does when the result's rows overlap the input
+  // rows, which some exchanges read after they begin to write the result.
   bool direct_;
   SparseOutput result_;
 };

@@ -48,7 +48,8 @@ struct CallerOutput {
 
 // Collective, or recorded when a group is open on the plan's communicator (it then runs at
 // zfcGroupEnd, and *out is set there). On success *out points into the plan's workspace,
-// or, with `into`, at the caller's buffers, which the exchange then writes directly.
+// or, with `into`, at the caller's buffers (which the exchange writes directly when the call
+// runs alone and they do not overlap its input rows, else they are copied from the plan).
 // `caller_check` is what the entry point found wrong with its own arguments (agreed with the
 // other ranks like the checks made here); out must be valid when it is ok.
 Status sparse_reduce(zfcSparsePlan& plan, const void* indices, size_t count, const void* rows,

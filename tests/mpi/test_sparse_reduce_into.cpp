@@ -2,6 +2,7 @@
 // same indices and bits as the plan-owned result for every algorithm and index type, the
 // same bytes on the wire, no U_g x dim result in the plan's workspace, a capacity below U_g
 // on any rank refused on every rank before anything is written, and the call in a group.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -191,6 +192,35 @@ TEST_F(IntoTest, MissingBuffersAreAgreedErrors) {
                         rows.data(), ids.size());
   EXPECT_EQ(d.result, zfcInvalidArgument);
   EXPECT_NE(d.error.find("out_indices is NULL"), std::string::npos) << d.error;
+}
+
+// The result may overwrite the input rows (the caller's one buffer for both): every
+// algorithm still gives the bits of the plan-owned result.
+TEST_F(IntoTest, TheResultMayOverwriteTheInputRows) {
+  const Workload w = workload();
+  const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
+  for (zfcAlgorithm_t a : kAlgorithms) {
+    zfcComm_t comm = comm_for(a);
+    if (comm == nullptr) continue;
+    const Call plain = reduce(comm, a, zfcInt64, mine, nullptr, nullptr, 0);
+    ASSERT_EQ(plain.result, zfcSuccess) << plain.error;
+    const size_t ug = plain.out.num_unique, count = mine.indices.size();
+    const size_t room = std::max(ug, count);
+    RankInput shared = mine;  // the input rows, at the head of a buffer of `room` rows
+    shared.rows.resize(room * kDim, sentinel());
+    zfcSparsePlan_t plan = make_plan(comm, a, zfcInt64);
+    std::vector<int64_t> ids(room);
+    zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
+    ASSERT_EQ(zfcSparseReduceInto(plan, shared.indices.data(), count, shared.rows.data(),
+                                  ids.data(), shared.rows.data(), room, &out, nullptr),
+              zfcSuccess)
+        << zfcGetLastError(comm);
+    EXPECT_EQ(out.rows, shared.rows.data());
+    ASSERT_EQ(out.num_unique, ug);
+    EXPECT_EQ(std::memcmp(shared.rows.data(), plain.out.rows, ug * kDim * sizeof(float)), 0)
+        << zfcGetAlgorithmName(a);
+    EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
+  }
 }
 
 // Every rank brings nothing: U_g is 0, and no room is needed.

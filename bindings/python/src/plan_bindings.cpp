@@ -145,9 +145,10 @@ py::object reduce(py::object self, py::handle indices, py::handle rows, py::hand
     // Recorded: the library reads the arrays and writes the result when the group ends. The
     // view owner, taken now, also keeps the plan from being freed before then.
     auto call = std::make_shared<PendingCall>("reduce");
-    call->objects.push_back(caller ? into.owner : py::object(SparsePlan::view_owner(self)));
+    call->objects.push_back(SparsePlan::view_owner(self));
+    if (caller) call->objects.push_back(into.owner);  // what the result's views are of
     call->make_result = [=](PendingCall& p) {
-      return sparse_result(p.sparse, index_type, device, device_id, p.objects[0]);
+      return sparse_result(p.sparse, index_type, device, device_id, p.objects.back());
     };
     const void* indices_data = i->data;
     const void* rows_data = r->data;
