@@ -151,7 +151,6 @@ Status check_apply_target(const StreamApply& apply) {
   return Status::Ok();
 }
 
-// The header of a call: a fused apply's also carries its update and stream chunk.
 // Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte.
 bool overlaps(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
   if (a == nullptr || b == nullptr || a_bytes == 0 || b_bytes == 0) return false;
@@ -159,6 +158,7 @@ bool overlaps(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
   return x < y + b_bytes && y < x + a_bytes;
 }
 
+// The header of a call: a fused apply's also carries its update and stream chunk.
 OpHeader call_header(const PlanSpec& spec, size_t count, const StreamApply* apply) {
   if (apply == nullptr) return plan_header(OpKind::kSparseReduce, spec, count);
   OpHeader h = plan_header(OpKind::kSparseApply, spec, count);
@@ -184,7 +184,8 @@ class SparseReduceCall final : public CollectiveCall {
         into_(into != nullptr ? *into : CallerOutput{}), has_into_(into != nullptr),
         direct_(has_into_ && plan.comm->group_depth == 0 &&
                 !overlaps(into_.rows, into_.capacity * plan.spec.dim * sizeof(float), rows,
-                          count * plan.spec.dim * kernels::float_type_bytes(plan.spec.row_type))) {
+                          count * plan.spec.dim *
+                              kernels::float_type_bytes(plan.spec.row_type))) {
     if (has_into_) {  // every rank's room, which every rank checks against U_g
       mine_.capacity = static_cast<int64_t>(std::min<size_t>(into_.capacity, INT64_MAX));
     }
@@ -246,10 +247,10 @@ class SparseReduceCall final : public CollectiveCall {
   int* overflowed_;
   CallerOutput into_;
   bool has_into_;
-  // Alone, the exchange writes the caller's buffers itself; in a group the result passes
+  // Alone, the exchange writes the caller's buffers itself. In a group the result passes
   // through the plan and is copied at publish, so that a call of the group that fails
-  // leaves every buffer as it was; so it does when the result's rows overlap the input
-  // rows, which some exchanges read after they begin to write the result.
+  // leaves every buffer as it was; it does too when the result's rows overlap the input
+  // rows, which some exchanges still read after they begin to write the result.
   bool direct_;
   SparseOutput result_;
 };
@@ -293,8 +294,8 @@ Status SparseReduceCall<K>::place_result(SparseCall<K>& call, size_t ug, void** 
   return Status::Ok();
 }
 
-// A grouped zfcSparseReduceInto, once every call of the group ran: the result into the
-// caller's buffers.
+// A zfcSparseReduceInto whose result passed through the plan (in a group, or over its
+// input rows), once the exchange and the group ran: the result into the caller's buffers.
 template <class K>
 void SparseReduceCall<K>::copy_to_caller() {
   const size_t ug = result_.num_unique;
