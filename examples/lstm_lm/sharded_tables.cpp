@@ -99,7 +99,7 @@ void ShardedTables::cut_from(const Model& whole, const Optimizer& opt) {
   });
 }
 
-zfcResult_t ShardedTables::assemble(bool want, Model* m, Optimizer* opt,
+zfcResult_t ShardedTables::assemble(bool want, bool with_state, Model* m, Optimizer* opt,
                                     std::string* error) const {
   std::vector<int32_t> words(static_cast<size_t>(shape_.vocab));
   std::iota(words.begin(), words.end(), 0);
@@ -108,11 +108,14 @@ zfcResult_t ShardedTables::assemble(bool want, Model* m, Optimizer* opt,
     return gather_whole(comm_, shape_.vocab, shard.data(), t.shard_rows, t.width, words, want,
                         dst, error);
   };
-  const bool states = opt != nullptr && !in.state.empty();
-  zfcResult_t r = whole(in, in.rows, &m->emb_in);
-  if (r == zfcSuccess && states) r = whole(in, in.state, &opt->acc_in);
-  if (r == zfcSuccess && out_sharded_) r = whole(out, out.rows, &m->emb_out);
-  if (r == zfcSuccess && out_sharded_ && states) r = whole(out, out.state, &opt->acc_out);
+  // Every rank makes the same calls; only those that want the tables get them.
+  const bool states = with_state && !in.state.empty();
+  zfcResult_t r = whole(in, in.rows, want ? &m->emb_in : nullptr);
+  if (r == zfcSuccess && states) r = whole(in, in.state, want ? &opt->acc_in : nullptr);
+  if (r == zfcSuccess && out_sharded_) r = whole(out, out.rows, want ? &m->emb_out : nullptr);
+  if (r == zfcSuccess && out_sharded_ && states) {
+    r = whole(out, out.state, want ? &opt->acc_out : nullptr);
+  }
   return r;
 }
 

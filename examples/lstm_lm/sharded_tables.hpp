@@ -36,10 +36,12 @@ class ShardedTables {
   // Local: this rank's rows (and accumulators) of whole tables, a loaded checkpoint's.
   void cut_from(const Model& whole, const Optimizer& opt);
   // Collective: on ranks with `want`, the whole sharded tables are written into m's (and,
-  // with opt, their accumulators into opt's), resized; other ranks receive nothing. Rows
-  // travel uncompressed, so they are the shards' bits. Returns the library's code; *error
-  // gets its message.
-  zfcResult_t assemble(bool want, Model* m, Optimizer* opt, std::string* error) const;
+  // with_state, their accumulators into opt's), resized; other ranks receive nothing (m and
+  // opt may be NULL there). with_state must be alike on every rank. Rows travel
+  // uncompressed, so they are the shards' bits. Returns the library's code; *error gets its
+  // message.
+  zfcResult_t assemble(bool want, bool with_state, Model* m, Optimizer* opt,
+                       std::string* error) const;
   // Local: empties m's and opt's copies of the sharded tables (the shards hold them).
   void drop_whole(Model* m, Optimizer* opt) const;
   // Bytes of the sharded tables' rows and accumulators: this rank's, and whole.

@@ -392,9 +392,9 @@ double Trainer::validation_perplexity() {
     steps = std::min<int64_t>(steps, std::max<int64_t>(1, o_.valid_tokens / (size_ * B * T)));
   }
   // A full softmax reads every output row: sharded tables are gathered whole for it.
-  Model scratch;
-  const Model* m = whole_model(true, &scratch, nullptr);
-  if (m == nullptr) return NAN;
+  WholeModel whole;
+  if (!whole_model(true, false, &whole)) return NAN;
+  const Model* m = whole.model;
   State state = m->zero_state(B);
   std::vector<int32_t> inputs, targets;
   double loss = 0;
@@ -426,9 +426,9 @@ double Trainer::unigram_perplexity() const {
 
 void Trainer::generate(int n) {
   if (n <= 0) return;
-  Model scratch;
-  const Model* m = whole_model(rank_ == 0, &scratch, nullptr);
-  if (rank_ != 0 || m == nullptr) return;
+  WholeModel whole;
+  if (!whole_model(rank_ == 0, false, &whole) || rank_ != 0) return;
+  const Model* m = whole.model;
   State state = m->zero_state(1);
   uint64_t rng = o_.seed * 0x9e3779b97f4a7c15ull + 7;
   int32_t token = corpus_.vocab.bytes ? '\n' : corpus_.vocab.eos;
@@ -467,12 +467,10 @@ bool Trainer::save(const std::string& path) {
     return false;
   }
   // Rank 0 writes, whole tables (gathered, when sharded); every rank learns whether it could.
-  Model scratch;
-  Optimizer whole_opt = *opt_;
-  const Model* m = whole_model(rank_ == 0, &scratch, &whole_opt);
-  if (m == nullptr) return false;
-  float failed = rank_ == 0 && !save_checkpoint(path, *m, corpus_.vocab, o_.optimizer,
-                                                whole_opt, p) ? 1.0f : 0.0f;
+  WholeModel whole;
+  if (!whole_model(rank_ == 0, true, &whole)) return false;
+  float failed = rank_ == 0 && !save_checkpoint(path, *whole.model, corpus_.vocab,
+                                                o_.optimizer, *whole.opt, p) ? 1.0f : 0.0f;
   if (sync_->sum(&failed, 1) != zfcSuccess || failed != 0) return false;
   saved_step_ = step_;
   saved_path_ = path;

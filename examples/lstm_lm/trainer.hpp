@@ -18,6 +18,13 @@ namespace lm {
 
 class Trainer {
  public:
+  struct WholeModel {
+    const Model* model = nullptr;  // NULL on a rank that did not want it (sharded)
+    const Optimizer* opt = nullptr;
+    Model copy;                    // sharded: model_ with the gathered tables
+    std::unique_ptr<Optimizer> opt_copy;
+  };
+
   // Collective over comm. The model and optimizer are fresh from o.seed, or the checkpoint's.
   Trainer(const Options& o, zfcComm_t comm, Corpus corpus);
   ~Trainer();
@@ -57,9 +64,11 @@ class Trainer {
   // Collective, sharded tables: this step's rows (fetched_), the batch's ids made places
   // among them (inputs_, targets_, the candidates in *spec; out_ids_ keeps the words).
   bool fetch_batch_rows(OutputSpec* spec, Embeddings* emb);
-  // Collective: the model with whole tables (and, with opt, whole accumulators) on ranks
-  // with `want`: model_ itself when the tables are replicated.
-  const Model* whole_model(bool want, Model* scratch, Optimizer* opt);
+  // Collective: the model with whole tables (and, with_state, the optimizer with whole
+  // accumulators) on ranks with `want`: model_ and *opt_ themselves when the tables are
+  // replicated, copies with the shards gathered in when they are sharded (then only on
+  // those ranks). Returns false after printing the library's error.
+  bool whole_model(bool want, bool with_state, WholeModel* w);
 
   Options o_;
   zfcComm_t comm_;

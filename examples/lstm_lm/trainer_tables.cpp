@@ -52,16 +52,27 @@ bool Trainer::fetch_batch_rows(OutputSpec* spec, Embeddings* emb) {
   return true;
 }
 
-const Model* Trainer::whole_model(bool want, Model* scratch, Optimizer* opt) {
-  if (!tables_) return &model_;
-  *scratch = model_;
+bool Trainer::whole_model(bool want, bool with_state, WholeModel* w) {
+  if (!tables_) {
+    w->model = &model_;
+    w->opt = opt_.get();
+    return true;
+  }
+  if (want) {
+    w->copy = model_;
+    if (with_state) w->opt_copy = std::make_unique<Optimizer>(*opt_);
+  }
   std::string why;
-  if (tables_->assemble(want, scratch, opt, &why) != zfcSuccess) {
+  if (tables_->assemble(want, with_state, &w->copy, w->opt_copy.get(), &why) != zfcSuccess) {
     std::fprintf(stderr, "rank %d: gathering the sharded tables failed: %s\n", rank_,
                  why.c_str());
-    return nullptr;
+    return false;
   }
-  return scratch;
+  if (want) {
+    w->model = &w->copy;
+    w->opt = with_state ? w->opt_copy.get() : opt_.get();
+  }
+  return true;
 }
 
 }  // namespace lm

@@ -73,6 +73,8 @@ void reduce_gathered_tokens(SparseCall<K>& call, const K* all_keys, const char* 
 
 }  // namespace
 
+namespace {
+
 Status check_result_room(const Agreed& agreed, int ranks, size_t ug) {
   for (int r = 0; r < ranks; ++r) {
     const OpHeader& h = agreed.headers[r];
@@ -86,6 +88,8 @@ Status check_result_room(const Agreed& agreed, int ranks, size_t ug) {
   }
   return Status::Ok();
 }
+
+}  // namespace
 
 Status result_rows(Workspace& ws, const Agreed& agreed, int ranks, float* caller_rows,
                    size_t ug, size_t dim, Slot slot, float** out) {

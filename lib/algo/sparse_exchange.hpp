@@ -63,12 +63,11 @@ struct SparseCall {
   float* caller_rows = nullptr;
 };
 
-// Whether every rank's room for the result (its header's capacity, in a
-// zfcSparseReduceInto) holds ug rows. Every rank asks with the same ug and the same headers,
-// so a room too small fails every rank alike, before anything of the caller's is written.
-Status check_result_room(const Agreed& agreed, int ranks, size_t ug);
-// Where an exchange writes its U_g x dim result, once check_result_room passed: the
-// caller's buffer (zfcSparseReduceInto, alone) or the plan's workspace (in `slot`).
+// Where an exchange writes its U_g x dim result: the caller's buffer (zfcSparseReduceInto,
+// alone) or the plan's workspace (in `slot`), once every rank's room for the result (its
+// header's capacity, in a zfcSparseReduceInto) holds ug rows. Every rank asks with the same
+// ug and the same headers, so a room too small fails every rank alike, before anything of
+// the caller's is written.
 Status result_rows(Workspace& ws, const Agreed& agreed, int ranks, float* caller_rows,
                    size_t ug, size_t dim, Slot slot, float** out);
 template <class K>

@@ -228,7 +228,7 @@ class SparseReduceCall final : public CollectiveCall {
 
  private:
   Status check_into() const;
-  Status place_result(SparseCall<K>& call, size_t ug, void** indices);
+  void place_indices(size_t ug, void** indices);
   void copy_to_caller();
 
   zfcSparsePlan& plan_;
@@ -276,22 +276,15 @@ Status SparseReduceCall<K>::check_into() const {
   return Status::Ok();
 }
 
-// The result's indices, and its rows where the exchange left them elsewhere: in the
-// caller's buffers with zfcSparseReduceInto alone (the exchanges write the rows there
-// already), else in the plan's workspace.
+// The result's indices: in the caller's buffer with zfcSparseReduceInto alone, else in the
+// plan's workspace. Every exchange took its rows from result_rows, which checked every
+// rank's room against U_g and, alone, gave it the caller's rows.
 template <class K>
-Status SparseReduceCall<K>::place_result(SparseCall<K>& call, size_t ug, void** indices) {
+void SparseReduceCall<K>::place_indices(size_t ug, void** indices) {
   const size_t index_bytes = plan_.spec.index_type == zfcInt32 ? 4 : 8;
-  // Every rank checks every rank's room, as the exchanges do (whichever ran).
-  ZFC_RETURN_IF_ERROR(check_result_room(call.agreed, call.transport.size(), ug));
-  if (direct_ && call.out_rows != into_.rows) {
-    if (ug > 0) std::memcpy(into_.rows, call.out_rows, ug * plan_.spec.dim * sizeof(float));
-    call.out_rows = into_.rows;
-  }
   *indices = direct_ ? into_.indices
                      : plan_.ws.template get<char>(Slot::kResultIndices, ug * index_bytes);
   kernels::store_keys(set_.global(), ug, plan_.spec.index_type, *indices);
-  return Status::Ok();
 }
 
 // A zfcSparseReduceInto whose result passed through the plan (in a group, or over its
@@ -326,7 +319,7 @@ Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   const size_t ug = streamed ? call.applied_unique : set_.global_count();
   const size_t index_bytes = spec.index_type == zfcInt32 ? 4 : 8;
   void* result_indices = nullptr;
-  if (!streamed) ZFC_RETURN_IF_ERROR(place_result(call, ug, &result_indices));
+  if (!streamed) place_indices(ug, &result_indices);
   if (apply_ != nullptr && !streamed && call.finite) {
     // An exchange that does not stream: its whole result, as zfcApplyUpdate would apply it.
     PhaseTimer timer(op, zfcPhaseScatter);

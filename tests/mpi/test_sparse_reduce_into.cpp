@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "sparse_helpers.hpp"
 
@@ -102,10 +103,14 @@ class IntoTest : public WorldTest {
     if (nodes_ != nullptr) zfcCommDestroy(nodes_);
     WorldTest::TearDown();
   }
-  // The communicator an algorithm runs on; NULL: not here.
-  zfcComm_t comm_for(zfcAlgorithm_t a) const {
-    if (a != zfcAlgoHierarchical) return comm_;
-    return nodes_;
+  // The algorithms that run here, each with the communicator it runs on.
+  std::vector<std::pair<zfcAlgorithm_t, zfcComm_t>> algorithms() const {
+    std::vector<std::pair<zfcAlgorithm_t, zfcComm_t>> runs;
+    for (zfcAlgorithm_t a : kAlgorithms) {
+      zfcComm_t comm = a == zfcAlgoHierarchical ? nodes_ : comm_;
+      if (comm != nullptr) runs.emplace_back(a, comm);
+    }
+    return runs;
   }
   Workload workload() const {
     return zipf_workload(size_, kDim, kVocab, 1.1, 17, [](int r) {
@@ -118,9 +123,7 @@ class IntoTest : public WorldTest {
 TEST_F(IntoTest, TheCallersBuffersGetTheBitsOfThePlansResult) {
   const Workload w = workload();
   const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
-  for (zfcAlgorithm_t a : kAlgorithms) {
-    zfcComm_t comm = comm_for(a);
-    if (comm == nullptr) continue;
+  for (const auto& [a, comm] : algorithms()) {
     for (zfcDataType_t type : {zfcInt32, zfcInt64}) {
       const std::string what = std::string(zfcGetAlgorithmName(a)) +
                                (type == zfcInt32 ? " int32" : " int64");
@@ -157,9 +160,7 @@ TEST_F(IntoTest, TheCallersBuffersGetTheBitsOfThePlansResult) {
 TEST_F(IntoTest, ACapacityBelowUgOnOneRankFailsEveryRankBeforeAnyWrite) {
   const Workload w = workload();
   const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
-  for (zfcAlgorithm_t a : kAlgorithms) {
-    zfcComm_t comm = comm_for(a);
-    if (comm == nullptr) continue;
+  for (const auto& [a, comm] : algorithms()) {
     const Call plain = reduce(comm, a, zfcInt64, mine, nullptr, nullptr, 0);
     ASSERT_EQ(plain.result, zfcSuccess) << plain.error;
     const size_t ug = plain.out.num_unique;
@@ -199,9 +200,7 @@ TEST_F(IntoTest, MissingBuffersAreAgreedErrors) {
 TEST_F(IntoTest, TheResultMayOverwriteTheInputRows) {
   const Workload w = workload();
   const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
-  for (zfcAlgorithm_t a : kAlgorithms) {
-    zfcComm_t comm = comm_for(a);
-    if (comm == nullptr) continue;
+  for (const auto& [a, comm] : algorithms()) {
     const Call plain = reduce(comm, a, zfcInt64, mine, nullptr, nullptr, 0);
     ASSERT_EQ(plain.result, zfcSuccess) << plain.error;
     const size_t ug = plain.out.num_unique, count = mine.indices.size();
