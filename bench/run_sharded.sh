@@ -2,7 +2,9 @@
 # The measurements behind docs/benchmarks/sharded.md (about 3 minutes on 2 cores): zfc_perf
 # sharded on real text (K = 640, D = 512, V = 10^5), G = 2, 3, 4 and 8, fp32 and fp16: a
 # table trained with SGD, replicated (allgather baseline, owner_partitioned) against sharded
-# by rows; and zfc_model's projection of replicated, fused and sharded steps to 4096 ranks.
+# by rows, the routed exchanges direct (ZIPFCOLL_ROUTE=direct), and at G = 8 once more
+# forwarded; and zfc_model's projection of replicated, fused and sharded steps to 4096 ranks,
+# each exchange routed as the cost model chooses.
 # Then bench/sharded_report.py writes the page and its plot (sharded_vs_G.png), checking the
 # targets of bytes, table memory and projected efficiency against the raw outputs.
 #
@@ -29,10 +31,15 @@ rm -rf "$raw"; mkdir -p "$raw"
 for g in 2 3 4 8; do
   name="gutenberg_G${g}_K640"
   echo "[$name]"
-  "${mpirun[@]}" -np "$g" "$build/bench/zfc_perf" sharded -n 10 -w 2 --compression none,fp16 \
-    --corpus "$data/gutenberg" --vocab 100000 -K 640 -D 512 --json "$raw/$name.json" \
-    > "$raw/$name.txt"
+  "${mpirun[@]}" -np "$g" -x ZIPFCOLL_ROUTE=direct "$build/bench/zfc_perf" sharded -n 10 -w 2 \
+    --compression none,fp16 --corpus "$data/gutenberg" --vocab 100000 -K 640 -D 512 \
+    --json "$raw/$name.json" > "$raw/$name.txt"
 done
+# The same step at G = 8 with every routed exchange forwarded: its relays, measured.
+echo "[forwarded_G8_K640]"
+"${mpirun[@]}" -np 8 -x ZIPFCOLL_ROUTE=forwarded "$build/bench/zfc_perf" sharded -n 10 -w 2 \
+  --compression none,fp16 --corpus "$data/gutenberg" --vocab 100000 -K 640 -D 512 \
+  --json "$raw/forwarded_G8_K640.json" > "$raw/forwarded_G8_K640.txt"
 echo "[zfc_model]"
 "$build/bench/zfc_model" --corpus "$data/gutenberg" --ranks 8,16,64,256,1024,4096 \
   --json "$raw/model.jsonl" > "$raw/model.txt"

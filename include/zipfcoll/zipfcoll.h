@@ -378,7 +378,10 @@ typedef struct {
  * zfcAllReduce and zfcSparseReduce (of any plan) on it. Bytes are counted where data is
  * handed to the transport: a block of n bytes that must reach m peers counts n*m bytes sent,
  * each block received from a peer counts as received, and the per-call header of agreement
- * (96 bytes per rank) is included. A group (zfcGroupStart) counts as one entry whose `calls`
+ * (96 bytes per rank) is included. An exchange routed forwarded (docs/algorithms.md; set by
+ * the cost model or ZIPFCOLL_ROUTE=auto|direct|forwarded, the same on every rank) counts its
+ * relays in bytes_sent and bytes_received, and each block once, at its destination, in
+ * bytes_received_max and bytes_received_sum. A group (zfcGroupStart) counts as one entry whose `calls`
  * is the number of calls it held. Fails with zfcInvalidUsage if stats->size is not the
  * size of a known layout. */
 ZFC_API zfcResult_t zfcCommGetStats(zfcComm_t comm, zfcStats_t* stats);

@@ -49,6 +49,23 @@ struct Cost {
   void alltoallv(Level l, double messages, double each_way, double avg) {
     collective(l, std::min(ranks(l) - 1, std::max(messages, 1.0)), each_way, avg);
   }
+  // An alltoallv over all ranks, routed as choose_route decides from `decide` (the most a
+  // rank sends, which the runtime knows before it): directly, G - 1 messages; or forwarded,
+  // in which every block moves forwarded_relays(G) times on average. A rank then also relays
+  // (relays - 1) x `decide` of others' blocks, which it receives and packs and unpacks;
+  // `each_way` (the busiest rank's) grows by that, `avg` (the ranks' mean) by the relays. The
+  // transport keeps every step's message until the exchange ends.
+  void routed_alltoallv(double decide, double each_way, double avg) {
+    if (choose_route(m, in.ranks, in.nodes, decide) == Route::kDirect) {
+      alltoallv(Level::kFlat, g(), each_way, avg);
+      return;
+    }
+    const double relays = forwarded_relays(in.ranks);
+    const double moved = each_way + (relays - 1.0) * decide;
+    collective(Level::kFlat, forwarded_steps(in.ranks), moved, relays * avg);
+    local(2.0 * moved);
+    scratch(relays * decide);  // a rank's messages, relayed blocks and its own
+  }
   // An allgather(v) of `total` bytes over the level's ranks, `largest` from one rank: in
   // log depth or a ring, as the transports choose (transport.hpp).
   void gather(Level l, double total, double largest) {
@@ -259,8 +276,8 @@ void route_to_owners(Cost& c) {
   scatter(c, ui);
   c.local(encode_bytes(c, ui * d) + 2.0 * ui * (kb + d * w));  // encode, pack
   const double counts = 8.0 * (c.g() - 1);
-  c.alltoallv(Level::kFlat, c.g(), std::max(ui, busiest) * (kb + d * w) * f + counts,
-              (ui + routed) * (kb + d * w) * f + 2.0 * counts);
+  c.routed_alltoallv(ui * (kb + d * w), std::max(ui, busiest) * (kb + d * w) * f + counts,
+                     (ui + routed) * (kb + d * w) * f + 2.0 * counts);
   c.local(kMergeBytesPerKey * busiest + kLocateBytesPerKey * busiest +
           busiest * d * (w + 8.0));
   c.scratch(ui * d * (4.0 + w) + ui * kb + routed * (kb + d * (w + 4.0)));
@@ -301,9 +318,9 @@ void sharded_step(Cost& c) {
   const double owned = static_cast<double>(in.global_unique) / c.g();
   // The gather (its header round and deduplication are common()'s).
   c.local(kLocateBytesPerKey * ui);
-  c.alltoallv(Level::kFlat, c.g(), most * kb * f + heads, (ui + routed) * kb * f + 2 * heads);
+  c.routed_alltoallv(ui * kb, most * kb * f + heads, (ui + routed) * kb * f + 2 * heads);
   c.local(busiest * d * (4.0 + w) + ui * d * (w + 4.0));  // owners encode, ranks decode
-  c.alltoallv(Level::kFlat, c.g(), most * d * w * f, (ui + routed) * d * w * f);
+  c.routed_alltoallv(ui * d * w, most * d * w * f, (ui + routed) * d * w * f);
   // The update: its own header round and deduplication, then the routing.
   c.gather(Level::kFlat, kHeaderBytes * c.g(), kHeaderBytes);
   c.local(kDedupeBytesPerToken * in.max_tokens);
@@ -318,6 +335,24 @@ bool can_run_hierarchical(const CostInputs& in) {
 }
 
 }  // namespace
+
+Route choose_route(const MachineModel& m, int ranks, int nodes, double bytes) {
+  if (ranks <= 2 || m.route == RoutePolicy::kDirect) return Route::kDirect;
+  if (m.route == RoutePolicy::kForwarded) return Route::kForwarded;
+  const LinkParams& link = nodes > 1 ? m.inter : m.intra;
+  const double relays = forwarded_relays(ranks);
+  // Each byte a rank sends costs its link's time, and, forwarded, a pack and an unpack at
+  // every relay; the latencies do not scale with ranks per core.
+  double direct = link.latency_s * (ranks - 1), forwarded = link.latency_s * forwarded_steps(ranks);
+  if (link.bytes_per_s > 0) {
+    direct += bytes * m.ranks_per_core / link.bytes_per_s;
+    forwarded += relays * bytes * m.ranks_per_core / link.bytes_per_s;
+  }
+  if (m.local_bytes_per_s > 0) {
+    forwarded += 2.0 * relays * bytes * m.ranks_per_core / m.local_bytes_per_s;
+  }
+  return forwarded < direct ? Route::kForwarded : Route::kDirect;
+}
 
 double node_unique(const CostInputs& in, int ranks_per_node) {
   const double g = in.ranks, ug = static_cast<double>(in.global_unique);

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "core/machine_model.hpp"
+#include "transport/transport.hpp"
 #include "zipfcoll/zipfcoll.h"
 
 namespace zfc {
@@ -47,6 +48,13 @@ double node_unique(const CostInputs& in, int ranks_per_node);
 // The prediction for `algorithm` (not auto). zfcAlgoHierarchical needs in.nodes to divide
 // in.ranks with several ranks per node; otherwise it is predicted as owner_partitioned.
 Prediction predict(zfcAlgorithm_t algorithm, const CostInputs& in, const MachineModel& m);
+
+// How an alltoallv over `ranks` ranks on `nodes` nodes, in which a rank sends at most
+// `bytes` bytes, reaches its peers: forwarded when that is predicted faster, its
+// ceil(log2 G) latencies and its relays against the direct exchange's G - 1 latencies
+// (transport.hpp), unless the model's RoutePolicy (ZIPFCOLL_ROUTE) fixes it. `bytes` must be
+// known identically on every rank (the headers give it), so that every rank chooses the same.
+Route choose_route(const MachineModel& m, int ranks, int nodes, double bytes);
 
 // One step of a sharded table: zfcShardedGather and zfcShardedReduceApply together.
 Prediction predict_sharded(const CostInputs& in, const MachineModel& m);

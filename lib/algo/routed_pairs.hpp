@@ -86,7 +86,8 @@ struct RoutedPairs {
 
 // Step 1: the (key, row) pairs of this rank's distinct keys, rows summed in token order and
 // encoded for `wire`, sent to the keys' owners (algo/key_owner.hpp) in one alltoallv, each
-// owner's block led by its pair count; *out describes what this rank received.
+// owner's block led by its pair count (routed as routed_route chooses); *out describes what
+// this rank received.
 template <class K>
 Status route_pairs(SparseCall<K>& call, const Wire& wire, RoutedPairs* out) {
   Transport& t = call.transport;
@@ -118,11 +119,13 @@ Status route_pairs(SparseCall<K>& call, const Wire& wire, RoutedPairs* out) {
   char* in = nullptr;
   {
     PhaseTimer timer(call.op, zfcPhaseRowExchange);
+    const Route route = routed_route(call.machine, call.agreed, size, call.nodes.node_count(),
+                                     static_cast<double>(sizeof(K) + dim * wire.bytes));
     ZFC_RETURN_IF_ERROR(t.alltoallv_blocks(send, s.send_bytes, s.send_displs, s.recv_bytes,
                                            s.recv_displs, [&](size_t total) {
                                              in = ws.get<char>(Slot::kRoutedPairs, total);
                                              return in;
-                                           }));
+                                           }, route));
   }
   ZFC_RETURN_IF_ERROR(read_leads(in, s, pairs, size, t.rank(), "key-routed pairs", from));
   out->in = in;

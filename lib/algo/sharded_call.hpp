@@ -33,11 +33,20 @@ class ShardedCall : public CollectiveCall {
   // The view of the call the routed exchanges take (algo/routed_pairs.hpp).
   SparseCall<K> sparse_call(const Agreed& agreed, zfcOpStats_t* op) {
     zfcComm& comm = *plan_.comm;
-    return SparseCall<K>{*comm.transport, comm.nodes, plan_.ws, plan_.spec, op, set_, agreed,
-                         rows_, {}};
+    SparseCall<K> call{*comm.transport, comm.nodes, plan_.ws, plan_.spec, op, set_, agreed,
+                       rows_, {}};
+    call.machine = &comm.machine;
+    return call;
   }
 
   Transport& transport() { return *plan_.comm->transport; }
+
+  // The route of an alltoallv of one item of `item_bytes` per distinct id (routed_route).
+  Route route(const Agreed& agreed, double item_bytes) {
+    zfcComm& comm = *plan_.comm;
+    return routed_route(&comm.machine, agreed, comm.transport->size(), comm.nodes.node_count(),
+                        item_bytes);
+  }
 
   zfcSparsePlan& plan_;
   ShardBuffers shard_;

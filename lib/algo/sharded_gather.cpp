@@ -5,6 +5,7 @@
 //      the plan's wire type, led by what the owner received in round 1 (8 bytes, for the
 //      ledger). Every size of this round is known to both ends: a plain alltoallv.
 // A rank sends and receives O(U_i) ids and O(U_i * dim) row values; nothing grows with G.
+// Both rounds run direct or forwarded as the cost model chooses (choose_route).
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -56,7 +57,7 @@ class ShardedGatherCall final : public ShardedCall<K> {
   }
 
  private:
-  Status ask_owners(zfcOpStats_t* op, int32_t** order, char** asked);
+  Status ask_owners(const Agreed& agreed, zfcOpStats_t* op, int32_t** order, char** asked);
   Status answer(const Agreed& agreed, zfcOpStats_t* op, const char* asked, char** replies);
 
   zfcSparseResult_t* out_;
@@ -91,7 +92,8 @@ void ShardedGatherCall<K>::prepare(zfcOpStats_t* op) {
 // Round 1. *order lists this rank's distinct ids (by their place among them) in the order
 // sent, owner by owner; *asked is what arrived.
 template <class K>
-Status ShardedGatherCall<K>::ask_owners(zfcOpStats_t* op, int32_t** order, char** asked) {
+Status ShardedGatherCall<K>::ask_owners(const Agreed& agreed, zfcOpStats_t* op, int32_t** order,
+                                        char** asked) {
   Transport& t = this->transport();
   Workspace& ws = this->plan_.ws;
   const int size = t.size();
@@ -117,7 +119,7 @@ Status ShardedGatherCall<K>::ask_owners(zfcOpStats_t* op, int32_t** order, char*
                             ids_.recv_displs(), [&](size_t total) {
                               *asked = ws.get<char>(Slot::kRoutedPairs, total);
                               return *asked;
-                            });
+                            }, this->route(agreed, sizeof(K)));
 }
 
 // Round 2: every rank's ids answered with their rows; *replies is what this rank got back.
@@ -170,7 +172,8 @@ Status ShardedGatherCall<K>::answer(const Agreed& agreed, zfcOpStats_t* op, cons
                           replies_.recv_displs()[size - 1] + replies_.recv_bytes()[size - 1]);
   PhaseTimer timer(op, zfcPhaseRowExchange);
   return t.alltoallv(send, replies_.send_bytes(), replies_.send_displs(), *replies,
-                     replies_.recv_bytes(), replies_.recv_displs(), received);
+                     replies_.recv_bytes(), replies_.recv_displs(), received,
+                     this->route(agreed, static_cast<double>(row_bytes)));
 }
 
 template <class K>
@@ -182,7 +185,7 @@ Status ShardedGatherCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   const size_t dim = spec.dim, ui = this->set_.local_unique_count();
   int32_t* order = nullptr;
   char* asked = nullptr;
-  ZFC_RETURN_IF_ERROR(ask_owners(op, &order, &asked));
+  ZFC_RETURN_IF_ERROR(ask_owners(agreed, op, &order, &asked));
   char* replies = nullptr;
   ZFC_RETURN_IF_ERROR(answer(agreed, op, asked, &replies));
   for (int j = 0; j < size; ++j) {

@@ -1,6 +1,9 @@
 #include "algo/sparse_exchange.hpp"
 
+#include <algorithm>
+
 #include "algo/allreduce.hpp"
+#include "algo/cost_model.hpp"
 #include "algo/rank_order.hpp"
 #include "core/stats.hpp"
 #include "kernels/cast.hpp"
@@ -256,5 +259,13 @@ Status exchange_unique_allgather(SparseCall<K>& call) {
 ZFC_INSTANTIATE_EXCHANGES(uint32_t)
 ZFC_INSTANTIATE_EXCHANGES(uint64_t)
 #undef ZFC_INSTANTIATE_EXCHANGES
+
+Route routed_route(const MachineModel* machine, const Agreed& agreed, int ranks, int nodes,
+                   double item_bytes) {
+  if (machine == nullptr) return Route::kDirect;
+  int64_t most = 0;
+  for (int r = 0; r < ranks; ++r) most = std::max(most, agreed.headers[r].local_unique);
+  return choose_route(*machine, ranks, nodes, static_cast<double>(most) * item_bytes);
+}
 
 }  // namespace zfc

@@ -10,6 +10,7 @@
 #include "algo/agreement.hpp"
 #include "algo/index_set.hpp"
 #include "core/config.hpp"
+#include "core/machine_model.hpp"
 #include "core/node_map.hpp"
 #include "core/workspace.hpp"
 #include "kernels/row_update.hpp"
@@ -61,7 +62,15 @@ struct SparseCall {
   // zfcSparseReduceInto: the caller's buffer the exchange writes its result to (result_rows);
   // NULL: the plan's workspace.
   float* caller_rows = nullptr;
+  // The communicator's agreed machine model, which routes the alltoallv of the routed
+  // exchanges (routed_route); NULL: they run direct.
+  const MachineModel* machine = nullptr;
 };
+
+// The route of an alltoallv in which each rank sends one item of `item_bytes` per distinct
+// key: chosen from the most distinct keys any rank has (the headers), so alike on every rank.
+Route routed_route(const MachineModel* machine, const Agreed& agreed, int ranks, int nodes,
+                   double item_bytes);
 
 // Where an exchange writes its U_g x dim result: the caller's buffer (zfcSparseReduceInto,
 // alone) or the plan's workspace (in `slot`), once every rank's room for the result (its

@@ -310,6 +310,7 @@ Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
                      {comm->node_transport.get(), comm->rail_transport.get()}};
   call.apply = apply_;
   call.caller_rows = direct_ ? into_.rows : nullptr;
+  call.machine = &comm->machine;
   zfcAlgorithm_t algorithm = spec.algorithm;
   ZFC_RETURN_IF_ERROR(run_exchange(call, comm->machine, &algorithm));
   if (spec.algorithm == zfcAlgoAuto && apply_ == nullptr) {

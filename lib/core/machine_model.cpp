@@ -205,7 +205,26 @@ cpu_set_t my_cpus() {
   return set;
 }
 
+const char* route_name(int32_t policy) {
+  return policy == 1 ? "direct" : policy == 2 ? "forwarded" : "auto";
+}
+
 }  // namespace
+
+Status read_route_policy(RoutePolicy* out) {
+  const char* v = std::getenv("ZIPFCOLL_ROUTE");
+  if (v == nullptr || *v == '\0' || std::strcmp(v, "auto") == 0) {
+    *out = RoutePolicy::kAuto;
+  } else if (std::strcmp(v, "direct") == 0) {
+    *out = RoutePolicy::kDirect;
+  } else if (std::strcmp(v, "forwarded") == 0) {
+    *out = RoutePolicy::kForwarded;
+  } else {
+    return error(zfcInvalidArgument, "ZIPFCOLL_ROUTE is \"%s\"; it may be auto, direct or "
+                 "forwarded", v);
+  }
+  return Status::Ok();
+}
 
 Status calibrate_machine(zfcComm* comm) {
   Transport& flat = *comm->transport;
@@ -216,6 +235,24 @@ Status calibrate_machine(zfcComm* comm) {
   std::vector<RankPlace> places(ranks);
   ZFC_RETURN_IF_ERROR(flat.allgather(&place, sizeof place, places.data()));
   const double crowd = most_ranks_per_core(places);
+  // Every rank must route alike, or the ranks of one exchange would not meet.
+  RoutePolicy route = RoutePolicy::kAuto;
+  const Status read = read_route_policy(&route);
+  const int32_t policy = read.ok() ? static_cast<int32_t>(route) : -1;
+  std::vector<int32_t> policies(ranks);
+  ZFC_RETURN_IF_ERROR(flat.allgather(&policy, sizeof policy, policies.data()));
+  ZFC_RETURN_IF_ERROR(read);
+  for (size_t r = 0; r < ranks; ++r) {
+    if (policies[r] == -1) {
+      return error(zfcInvalidArgument, "rank %zu: ZIPFCOLL_ROUTE is not auto, direct or "
+                   "forwarded", r);
+    }
+    if (policies[r] != policy) {
+      return error(zfcMismatch, "rank %zu sets ZIPFCOLL_ROUTE to %s, rank %d to %s: set the "
+                   "same on every rank", r, route_name(policies[r]), flat.rank(),
+                   route_name(policy));
+    }
+  }
 
   const ModelFigures& given = comm->config.model;
   ModelFigures f = given;
@@ -229,6 +266,7 @@ Status calibrate_machine(zfcComm* comm) {
   f = ModelFigures{agreed[0], agreed[1], agreed[2], agreed[3], agreed[4], crowd};
   comm->machine_figures = f;
   comm->machine = model_from_figures(f);
+  comm->machine.route = route;
   const int mask = given.given_mask();
   if (flat.rank() == 0) {
     ZFC_LOG(kInfo, 0,

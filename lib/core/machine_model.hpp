@@ -15,6 +15,11 @@ struct zfcComm;
 
 namespace zfc {
 
+// How the routed exchanges' alltoallvs reach their peers (algo/cost_model.hpp's
+// choose_route): as the model predicts faster, or always one way. ZIPFCOLL_ROUTE=auto,
+// direct or forwarded sets it; every rank must set the same.
+enum class RoutePolicy { kAuto = 0, kDirect = 1, kForwarded = 2 };
+
 struct MachineModel {
   LinkParams intra;               // between ranks of one node
   LinkParams inter;               // between nodes (the same as intra on one node)
@@ -24,7 +29,11 @@ struct MachineModel {
   // copies (its local passes, and the copies of a transfer, which the CPU makes over shared
   // memory and sockets) costs this many times more. Latencies are waits and do not scale.
   double ranks_per_core = 1.0;
+  RoutePolicy route = RoutePolicy::kAuto;
 };
+
+// Reads ZIPFCOLL_ROUTE (unset or empty: auto). *out is set only on success.
+Status read_route_policy(RoutePolicy* out);
 
 // The cost model's parameters from figures in the C API's units. Given and measured figures
 // go through this one conversion, so a model printed and given back predicts the same.

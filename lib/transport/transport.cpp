@@ -1,5 +1,6 @@
 #include "transport/transport.hpp"
 
+#include <cstdint>
 #include <vector>
 
 namespace zfc {
@@ -75,8 +76,33 @@ Status Transport::allgatherv(const void* send, void* recv, const size_t* recv_by
 
 Status Transport::alltoallv(const void* send, const size_t* send_bytes,
                             const size_t* send_displs, void* recv, const size_t* recv_bytes,
-                            const size_t* recv_displs, const uint64_t* received) {
+                            const size_t* recv_displs, const uint64_t* received, Route route) {
   ZFC_RETURN_IF_ERROR(check_usable());
+  // The forwarded exchange packs what arrives in rank order: receive sizes packed so run it.
+  size_t packed = 0;
+  for (int j = 0; j < size_ && packed != SIZE_MAX; ++j) {
+    packed = recv_displs[j] == packed ? packed + recv_bytes[j] : SIZE_MAX;
+  }
+  if (route == Route::kForwarded && forwards() && size_ > 2 && packed != SIZE_MAX) {
+    const size_t n = static_cast<size_t>(size_);
+    std::vector<size_t> got(2 * n);
+    std::vector<char> stray;  // where a total other than the one expected lands
+    ZFC_RETURN_IF_ERROR(alltoallv_blocks(send, send_bytes, send_displs, got.data(),
+                                         got.data() + n, [&](size_t total) {
+                                           if (total == packed) return static_cast<char*>(recv);
+                                           stray.resize(total);
+                                           return stray.data();
+                                         }, route));
+    for (int j = 0; j < size_; ++j) {
+      const size_t at = static_cast<size_t>(j);
+      if (got[at] != recv_bytes[j] || got[n + at] != recv_displs[j]) {
+        return note(error(zfcTransportError, "rank %d: rank %d sent %zu bytes in an exchange "
+                          "whose sizes say %zu", rank_, j, got[at], recv_bytes[j]));
+      }
+      if (received != nullptr && j != rank_) note_received(j, received[j]);
+    }
+    return Status::Ok();
+  }
   count_exchange(send_bytes, recv_bytes);
   if (received != nullptr) {
     for (int r = 0; r < size_; ++r) {
@@ -109,8 +135,26 @@ Status Transport::allgather_blocks(const void* send, size_t bytes, size_t* recv_
 
 Status Transport::alltoallv_blocks(const void* send, const size_t* send_bytes,
                                    const size_t* send_displs, size_t* recv_bytes,
-                                   size_t* recv_displs, const PlaceFn& place) {
+                                   size_t* recv_displs, const PlaceFn& place, Route route) {
   ZFC_RETURN_IF_ERROR(check_usable());
+  // With two ranks the forwarded exchange is the direct one.
+  if (route == Route::kForwarded && forwards() && size_ > 2) {
+    std::vector<Hop> hops;
+    const Status s = note(do_alltoallv_forwarded(send, send_bytes, send_displs, recv_bytes,
+                                                 recv_displs, place, &hops));
+    ++ledger_->rounds;
+    ZFC_RETURN_IF_ERROR(s);
+    for (const Hop& h : hops) {
+      count_sent(h.to, h.sent);
+      count_received(h.from, h.received);
+    }
+    uint64_t mine = 0;
+    for (int r = 0; r < size_; ++r) {
+      if (r != rank_) mine += recv_bytes[r];
+    }
+    note_received(rank_, mine);
+    return s;
+  }
   uint32_t rounds = 0;
   const Status s = note(
       do_alltoallv_blocks(send, send_bytes, send_displs, recv_bytes, recv_displs, place, &rounds));
@@ -160,6 +204,12 @@ Status Transport::do_alltoallv_blocks(const void* send, const size_t* send_bytes
   char* out = place(pack_received(take.data(), n, recv_bytes, recv_displs));
   *rounds = 2;
   return do_alltoallv(send, send_bytes, send_displs, out, recv_bytes, recv_displs);
+}
+
+Status Transport::do_alltoallv_forwarded(const void*, const size_t*, const size_t*, size_t*,
+                                         size_t*, const PlaceFn&, std::vector<Hop>*) {
+  return error(zfcInternalError, "rank %d: the %s transport has no forwarded exchange", rank_,
+               name());
 }
 
 Status Transport::barrier() {

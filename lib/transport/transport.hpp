@@ -7,6 +7,7 @@
 // counts as received. Blocks a rank exchanges with itself are not counted.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -63,6 +64,31 @@ inline double gather_steps(int ranks, double total_bytes) {
                                               : double(ranks - 1);
 }
 
+// How an alltoallv reaches its peers: directly, one message per pair of ranks (G - 1
+// latencies), or forwarded in ceil(log2 G) steps of one message each way, blocks relayed
+// on the way (transport/forwarded_exchange.hpp). The cost model chooses (choose_route).
+enum class Route { kDirect, kForwarded };
+
+// The steps of a forwarded exchange over `ranks`: ceil(log2 ranks).
+inline int forwarded_steps(int ranks) {
+  int steps = 0;
+  for (long d = 1; d < ranks; d *= 2) ++steps;
+  return steps;
+}
+
+// How many times a forwarded exchange over `ranks` moves a block, on average over the
+// blocks a rank sends its G - 1 peers: the mean number of bits set in 1 .. G - 1.
+inline double forwarded_relays(int ranks) {
+  if (ranks <= 1) return 0.0;
+  double bits = 0.0;
+  for (int k = 0; (1L << k) < ranks; ++k) {
+    // How many of 0 .. ranks - 1 have bit k set.
+    const long period = 2L << k, whole = ranks / period, rest = ranks % period;
+    bits += double(whole * (period / 2) + std::max(0L, rest - period / 2));
+  }
+  return bits / double(ranks - 1);
+}
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -91,9 +117,11 @@ class Transport {
   // received[r] (size() entries, may be NULL) is what rank r receives from its peers in
   // this call, for the ledger; without it only this rank's share is entered there, and the
   // caller enters the others' with note_received() once it knows them.
+  // Route::kForwarded runs the forwarded exchange where the transport has one (see
+  // alltoallv_blocks) and checks that what arrives has the sizes given.
   Status alltoallv(const void* send, const size_t* send_bytes, const size_t* send_displs,
                    void* recv, const size_t* recv_bytes, const size_t* recv_displs,
-                   const uint64_t* received = nullptr);
+                   const uint64_t* received = nullptr, Route route = Route::kDirect);
 
   // Where a call whose receive sizes only the senders know puts what arrives: given the
   // total, a buffer of at least that many bytes, valid until the caller's next use of it.
@@ -114,8 +142,28 @@ class Transport {
   // exchanges a message, empty or not. One round on MPI and UCX (probed lengths), two on
   // other transports (the sizes first). The ledger gets this rank's share only; the caller
   // enters the others' with note_received() once it knows them.
+  //
+  // Route::kForwarded, on a transport that forwards() (MPI, UCX): one round of ceil(log2 G)
+  // steps in which each rank exchanges one message with one peer each way, relaying blocks
+  // (transport/forwarded_exchange.hpp); elsewhere the direct exchange. The traffic counters
+  // count every block each time it moves, relays included, since the network carries it
+  // that often; the ledger counts each block once, at the rank it was sent to, as for the
+  // direct exchange (the busiest rank's and the summed bytes of zfcOpStats_t).
   Status alltoallv_blocks(const void* send, const size_t* send_bytes, const size_t* send_displs,
-                          size_t* recv_bytes, size_t* recv_displs, const PlaceFn& place);
+                          size_t* recv_bytes, size_t* recv_displs, const PlaceFn& place,
+                          Route route = Route::kDirect);
+
+  // Whether Route::kForwarded runs forwarded on this transport.
+  virtual bool forwards() const { return false; }
+
+  // One step of a forwarded exchange as this rank saw it: the payload bytes it sent rank
+  // `to` and received from rank `from` (the framing not counted).
+  struct Hop {
+    int to;
+    uint64_t sent;
+    int from;
+    uint64_t received;
+  };
 
   // Enters `bytes` received by this transport's rank r in the ledger (see alltoallv).
   void note_received(int r, uint64_t bytes);
@@ -178,6 +226,12 @@ class Transport {
                                      const size_t* send_displs, size_t* recv_bytes,
                                      size_t* recv_displs, const PlaceFn& place,
                                      uint32_t* rounds);
+  // The forwarded exchange (forwards() true): *hops gets its steps. The default, for
+  // transports that cannot learn a message's length on arrival, is never called.
+  virtual Status do_alltoallv_forwarded(const void* send, const size_t* send_bytes,
+                                        const size_t* send_displs, size_t* recv_bytes,
+                                        size_t* recv_displs, const PlaceFn& place,
+                                        std::vector<Hop>* hops);
 
  private:
   // An alltoallv's bytes to and from each peer, and this rank's received total in the ledger.

@@ -1,15 +1,18 @@
 // The transport calls whose receive sizes only the senders know (Transport::allgather_blocks
 // and alltoallv_blocks), on the communicator's own transport (MPI, or UCX in the _ucx runs):
 // uneven and empty blocks, blocks large enough for the transports' rendezvous protocols,
-// ranks that disagree on every size, and the ledger's bytes and rounds.
+// ranks that disagree on every size, and the ledger's bytes and rounds; the alltoallvs both
+// direct and forwarded (Route::kForwarded), with the bytes each rank's network carries.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "common/forwarded_traffic.hpp"
 #include "common/mpi_world.hpp"
 #include "core/comm.hpp"
+#include "transport/forwarded_exchange.hpp"
 
 namespace zfc {
 namespace test {
@@ -74,49 +77,162 @@ TEST_F(BlockExchangeTest, AllgatherBlocksOfUnevenAndEmptySizes) {
   }
 }
 
-TEST_F(BlockExchangeTest, AlltoallvBlocksOfUnevenAndEmptySizes) {
+// What rank `from` sends in an exchange's round: sizes, packed displacements and the bytes.
+struct ExchangeSend {
+  std::vector<size_t> bytes, displs;
+  std::vector<char> data;
+};
+
+ExchangeSend exchange_send(int from, int size, int round, size_t large) {
+  ExchangeSend e;
+  size_t total = 0;
+  for (int j = 0; j < size; ++j) {
+    e.bytes.push_back(pair_bytes(from, j, round, large));
+    e.displs.push_back(total);
+    total += e.bytes.back();
+  }
+  e.data.resize(total);
+  for (int j = 0; j < size; ++j) {
+    for (size_t i = 0; i < e.bytes[static_cast<size_t>(j)]; ++i) {
+      e.data[e.displs[static_cast<size_t>(j)] + i] = pattern(from, j, i);
+    }
+  }
+  return e;
+}
+
+// Every rank's blocks of a round, from rank s to rank t.
+std::vector<std::vector<uint64_t>> round_blocks(int size, int round, size_t large) {
+  std::vector<std::vector<uint64_t>> b(static_cast<size_t>(size));
+  for (int s = 0; s < size; ++s) {
+    for (int t = 0; t < size; ++t) b[static_cast<size_t>(s)].push_back(pair_bytes(s, t, round, large));
+  }
+  return b;
+}
+
+// Checks what arrived from every rank in a round.
+void expect_received(const std::vector<char>& in, const size_t* recv_bytes,
+                     const size_t* recv_displs, int me, int size, int round, size_t large) {
+  size_t at = 0;
+  for (int i = 0; i < size; ++i) {
+    const size_t got = pair_bytes(i, me, round, large);
+    ASSERT_EQ(recv_bytes[i], got) << "round " << round << " from " << i;
+    ASSERT_EQ(recv_displs[i], at);
+    for (size_t b = 0; b < got; ++b) {
+      ASSERT_EQ(in[at + b], pattern(i, me, b)) << "from " << i << " byte " << b;
+    }
+    at += got;
+  }
+  EXPECT_EQ(in.size(), at);
+}
+
+// Both routes: the same blocks arrive; the ledger holds this rank's share (each block once,
+// at its destination) in one round; the traffic counters hold what the network carried:
+// each block once directly, at every relay when forwarded (common/forwarded_traffic.hpp).
+class RoutedBlockExchangeTest : public BlockExchangeTest,
+                                public ::testing::WithParamInterface<Route> {};
+
+TEST_P(RoutedBlockExchangeTest, AlltoallvBlocksOfUnevenAndEmptySizes) {
   Transport& t = transport();
+  const Route route = GetParam();
   const size_t n = static_cast<size_t>(size_);
   std::vector<char> in;
   for (int round = 0; round < 6; ++round) {
     const size_t large = round % 2 == 0 ? 24 : 200000;
-    std::vector<size_t> send_bytes(n), send_displs(n), recv_bytes(n, 99), recv_displs(n, 99);
-    size_t total = 0;
-    for (int j = 0; j < size_; ++j) {
-      send_bytes[static_cast<size_t>(j)] = pair_bytes(rank_, j, round, large);
-      send_displs[static_cast<size_t>(j)] = total;
-      total += send_bytes[static_cast<size_t>(j)];
-    }
-    std::vector<char> send(total);
-    for (int j = 0; j < size_; ++j) {
-      const size_t at = send_displs[static_cast<size_t>(j)];
-      for (size_t i = 0; i < send_bytes[static_cast<size_t>(j)]; ++i) {
-        send[at + i] = pattern(rank_, j, i);
-      }
-    }
+    const ExchangeSend send = exchange_send(rank_, size_, round, large);
+    std::vector<size_t> recv_bytes(n, 99), recv_displs(n, 99);
     t.ledger().start(size_);
-    ASSERT_TRUE(t.alltoallv_blocks(send.data(), send_bytes.data(), send_displs.data(),
+    const TrafficCounters before = t.traffic();
+    ASSERT_TRUE(t.alltoallv_blocks(send.data.data(), send.bytes.data(), send.displs.data(),
                                    recv_bytes.data(), recv_displs.data(), [&](size_t bytes) {
                                      in.assign(bytes, '\0');
                                      return in.data();
-                                   })
+                                   }, route)
                     .ok());
-    size_t at = 0, from_peers = 0;
-    for (int i = 0; i < size_; ++i) {
-      const size_t got = pair_bytes(i, rank_, round, large);
-      ASSERT_EQ(recv_bytes[static_cast<size_t>(i)], got) << "round " << round << " from " << i;
-      ASSERT_EQ(recv_displs[static_cast<size_t>(i)], at);
-      for (size_t b = 0; b < got; ++b) {
-        ASSERT_EQ(in[at + b], pattern(i, rank_, b)) << "from " << i << " byte " << b;
-      }
-      at += got;
-      if (i != rank_) from_peers += got;
+    expect_received(in, recv_bytes.data(), recv_displs.data(), rank_, size_, round, large);
+    const std::vector<std::vector<uint64_t>> blocks = round_blocks(size_, round, large);
+    EXPECT_EQ(t.ledger().by_rank[static_cast<size_t>(rank_)],
+              direct_traffic(blocks)[static_cast<size_t>(rank_)].received);
+    EXPECT_EQ(t.ledger().rounds, 1u);
+    const WireBytes wire = (route == Route::kForwarded ? forwarded_traffic(blocks)
+                                                       : direct_traffic(blocks))[static_cast<size_t>(rank_)];
+    EXPECT_EQ(t.traffic().bytes_sent - before.bytes_sent, wire.sent) << "round " << round;
+    EXPECT_EQ(t.traffic().bytes_received - before.bytes_received, wire.received)
+        << "round " << round;
+  }
+}
+
+// The alltoallv whose sizes both ends know, forwarded or not: the same bytes in the caller's
+// buffer, and the ledger's entries for the other ranks as the caller gives them.
+TEST_P(RoutedBlockExchangeTest, AlltoallvOfKnownSizes) {
+  Transport& t = transport();
+  const Route route = GetParam();
+  const size_t n = static_cast<size_t>(size_);
+  for (int round = 0; round < 4; ++round) {
+    const size_t large = round % 2 == 0 ? 24 : 200000;
+    const ExchangeSend send = exchange_send(rank_, size_, round, large);
+    const std::vector<std::vector<uint64_t>> blocks = round_blocks(size_, round, large);
+    const std::vector<WireBytes> delivered = direct_traffic(blocks);
+    std::vector<size_t> recv_bytes(n), recv_displs(n);
+    std::vector<uint64_t> received(n);
+    size_t total = 0;
+    for (size_t j = 0; j < n; ++j) {
+      recv_bytes[j] = blocks[j][static_cast<size_t>(rank_)];
+      recv_displs[j] = total;
+      total += recv_bytes[j];
+      received[j] = delivered[j].received;
     }
-    EXPECT_EQ(in.size(), at);
-    // This rank's share only; every pair exchanged one message, in one round.
-    EXPECT_EQ(t.ledger().by_rank[static_cast<size_t>(rank_)], from_peers);
+    std::vector<char> in(total, '\0');
+    t.ledger().start(size_);
+    ASSERT_TRUE(t.alltoallv(send.data.data(), send.bytes.data(), send.displs.data(), in.data(),
+                            recv_bytes.data(), recv_displs.data(), received.data(), route)
+                    .ok());
+    expect_received(in, recv_bytes.data(), recv_displs.data(), rank_, size_, round, large);
+    for (size_t r = 0; r < n; ++r) EXPECT_EQ(t.ledger().by_rank[r], delivered[r].received);
     EXPECT_EQ(t.ledger().rounds, 1u);
   }
+}
+
+INSTANTIATE_TEST_SUITE_P(BothRoutes, RoutedBlockExchangeTest,
+                         ::testing::Values(Route::kDirect, Route::kForwarded),
+                         [](const ::testing::TestParamInfo<Route>& p) {
+                           return std::string(p.param == Route::kDirect ? "direct" : "forwarded");
+                         });
+
+// A forwarded step whose message does not frame its blocks is refused, not read past.
+TEST(ForwardedExchangeFraming, AMessageThatDoesNotFrameItsBlocksIsRefused) {
+  const int n = 4;
+  std::vector<size_t> send_bytes(n, 3), displs = {0, 3, 6, 9}, recv_bytes(n), recv_displs(n);
+  const std::vector<char> send(12, 'x');
+  ForwardBuffers buffers;
+  std::vector<Transport::Hop> hops;
+  std::vector<char> out;
+  auto place = [&](size_t total) {
+    out.resize(total);
+    return out.data();
+  };
+  // Each message claims one block of 5 bytes in slot 1 but carries 2.
+  auto short_block = [](int, int, uint32_t, const std::vector<char>&, std::vector<char>* take) {
+    const uint64_t head[3] = {1, 1, 5};
+    take->assign(reinterpret_cast<const char*>(head), reinterpret_cast<const char*>(head) + 24);
+    take->push_back('a');
+    take->push_back('b');
+    return Status::Ok();
+  };
+  const Status s = forwarded_alltoallv_blocks(n, 0, send.data(), send_bytes.data(), displs.data(),
+                                              recv_bytes.data(), recv_displs.data(), place,
+                                              buffers, &hops, short_block);
+  EXPECT_EQ(s.code(), zfcTransportError) << s.message();
+  // A block in a slot the step may not fill (slot 2 at the step of distance 1).
+  auto wrong_slot = [](int, int, uint32_t, const std::vector<char>&, std::vector<char>* take) {
+    const uint64_t head[3] = {1, 2, 1};
+    take->assign(reinterpret_cast<const char*>(head), reinterpret_cast<const char*>(head) + 24);
+    take->push_back('a');
+    return Status::Ok();
+  };
+  const Status w = forwarded_alltoallv_blocks(n, 0, send.data(), send_bytes.data(), displs.data(),
+                                              recv_bytes.data(), recv_displs.data(), place,
+                                              buffers, &hops, wrong_slot);
+  EXPECT_EQ(w.code(), zfcTransportError) << w.message();
 }
 
 // An operation whose first blocks differ in size on every rank (the keys riding with the

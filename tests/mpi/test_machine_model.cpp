@@ -200,6 +200,38 @@ TEST_F(MachineModelTest, BadTextOnOneRankFailsEveryRank) {
   EXPECT_EQ(comm_, nullptr);
 }
 
+// Opens a communicator with ZIPFCOLL_ROUTE set to `route` on this rank, then restores the
+// run's setting.
+zfcResult_t open_with_route(const char* route, zfcComm_t* comm) {
+  const char* was = std::getenv("ZIPFCOLL_ROUTE");
+  const std::string saved = was != nullptr ? was : "";
+  setenv("ZIPFCOLL_ROUTE", route, 1);
+  const zfcResult_t r = open_world_comm(comm, nullptr);
+  if (was != nullptr) setenv("ZIPFCOLL_ROUTE", saved.c_str(), 1); else unsetenv("ZIPFCOLL_ROUTE");
+  return r;
+}
+
+TEST_F(MachineModelTest, RoutesSetDifferentlyFailEveryRank) {
+  if (world_size() == 1) GTEST_SKIP() << "needs two ranks";
+  const bool last = world_rank() == world_size() - 1;
+  EXPECT_EQ(open_with_route(last ? "forwarded" : "direct", &comm_), zfcMismatch);
+  const std::string msg = zfcGetLastError(nullptr);
+  EXPECT_NE(msg.find("sets ZIPFCOLL_ROUTE to"), std::string::npos) << msg;
+  EXPECT_EQ(comm_, nullptr);
+}
+
+TEST_F(MachineModelTest, AnUnknownRouteFailsEveryRank) {
+  const int last = world_size() - 1;
+  EXPECT_EQ(open_with_route(world_rank() == last ? "sideways" : "auto", &comm_),
+            zfcInvalidArgument);
+  const std::string msg = zfcGetLastError(nullptr);
+  const std::string want = world_rank() == last
+                               ? "ZIPFCOLL_ROUTE is \"sideways\""
+                               : "rank " + std::to_string(last) + ": ZIPFCOLL_ROUTE is not";
+  EXPECT_NE(msg.find(want), std::string::npos) << msg;
+  EXPECT_EQ(comm_, nullptr);
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace zfc

@@ -95,10 +95,15 @@ TEST(CostModel, Choices) {
   // A character model: every rank sees nearly every one of 98 characters. With 512-wide
   // rows the keys riding with the headers cost less than dense_vocab's presence column and
   // its pass over the rows; with 64-wide rows, more (dense_vocab needs no keys at all).
+  // Exchanges routed directly, as where forwarding is not to be had (NCCL): forwarded,
+  // key_routed's pairs would take 3 latencies instead of 7 and win here.
+  MachineModel direct = m;
+  direct.route = RoutePolicy::kDirect;
   CostInputs chars = inputs(8, 19200, 98, 98, 98);
-  EXPECT_EQ(choose_before_index_exchange(chars, m), zfcAlgoAuto);
+  EXPECT_EQ(choose_before_index_exchange(chars, direct), zfcAlgoAuto);
   chars.dim = 64;
-  EXPECT_EQ(choose_before_index_exchange(chars, m), zfcAlgoDenseVocab);
+  EXPECT_EQ(choose_before_index_exchange(chars, direct), zfcAlgoDenseVocab);
+  EXPECT_EQ(choose_before_index_exchange(chars, m), zfcAlgoKeyRouted);
 
   // Every token distinct and nothing shared: the unique exchanges only add an index step.
   CostInputs distinct = inputs(8, 64, 64, 512, 1 << 30);
@@ -151,6 +156,57 @@ TEST(CostModel, LatencyAndBandwidthBothCount) {
   const double far = predict(zfcAlgoUniqueAllReduce, in, machine(100, 100, 500)).seconds;
   EXPECT_GT(slow, 3 * fast);
   EXPECT_GT(far, fast + 7 * 3 * 400e-6);  // 3 collectives of 7 steps at least
+}
+
+}  // namespace
+}  // namespace zfc
+
+namespace zfc {
+namespace {
+
+// The route of a routed exchange: forwarded where latencies outweigh the relayed bytes, as
+// the runtime decides (choose_route); ZIPFCOLL_ROUTE's policy overrides the model.
+TEST(CostModel, ForwardedWhereLatenciesOutweighTheRelays) {
+  const MachineModel m = machine(50, 50, 5.0);
+  EXPECT_EQ(choose_route(m, 2, 1, 1e3), Route::kDirect);   // one message either way
+  EXPECT_EQ(choose_route(m, 3, 1, 1e3), Route::kDirect);   // two steps, no fewer latencies
+  EXPECT_EQ(choose_route(m, 4096, 1, 4e5), Route::kForwarded);
+  EXPECT_EQ(choose_route(m, 8, 1, 1e9), Route::kDirect);   // bandwidth-bound: relays cost
+  MachineModel fixed = m;
+  fixed.route = RoutePolicy::kDirect;
+  EXPECT_EQ(choose_route(fixed, 4096, 1, 4e5), Route::kDirect);
+  fixed.route = RoutePolicy::kForwarded;
+  EXPECT_EQ(choose_route(fixed, 8, 1, 1e9), Route::kForwarded);
+  EXPECT_EQ(choose_route(fixed, 2, 1, 1e3), Route::kDirect);
+  EXPECT_DOUBLE_EQ(forwarded_relays(8), 12.0 / 7.0);
+  EXPECT_DOUBLE_EQ(forwarded_relays(3), 1.0);
+  EXPECT_EQ(forwarded_steps(4096), 12);
+  EXPECT_EQ(forwarded_steps(5), 3);
+}
+
+// A sharded step routed directly moves O(U_i D) rows per rank: with U_i fixed, its bytes
+// less the per-peer framing (two 96-byte headers, 8-byte heads in two alltoallvs, a 16-byte
+// report: 448 bytes sent and received per peer) barely move from 8 to 4096 ranks. Routed as
+// the model chooses, 4096 ranks forward, relaying each row about 6 times, for a step that is
+// faster still.
+TEST(CostModel, AShardedStepRoutedDirectlyIsFlatInTheRankCount) {
+  MachineModel direct = machine(450, 50, 2.0);
+  direct.route = RoutePolicy::kDirect;
+  CostInputs in = inputs(8, 640, 300, 1500, 100000);
+  in.dim = 512;
+  in.row_bytes = 2;
+  const Prediction p8 = predict_sharded(in, direct);
+  CostInputs big = inputs(4096, 640, 300, 50000, 100000);
+  big.dim = 512;
+  big.row_bytes = 2;
+  const Prediction p4096 = predict_sharded(big, direct);
+  const auto rows = [](const Prediction& p, double g) { return p.bytes - 448.0 * (g - 1); };
+  EXPECT_GT(rows(p8, 8), 0.0);
+  EXPECT_LT(rows(p4096, 4096), 1.25 * rows(p8, 8));
+  const MachineModel chosen = machine(450, 50, 2.0);
+  const Prediction routed = predict_sharded(big, chosen);
+  EXPECT_LT(routed.seconds, p4096.seconds);
+  EXPECT_GT(routed.bytes, 4.0 * rows(p4096, 4096));
 }
 
 }  // namespace

@@ -303,10 +303,10 @@ TEST(StructLayouts, AStepShapeOfTheEarlierLayoutPricesTheUnfusedStep) {
   EXPECT_GT(applied.seconds, plain.seconds);
 }
 
-// A sharded step moves O(U_i D) rows per rank: with U_i fixed, its bytes less the per-peer
-// framing (two 96-byte headers, 8-byte heads in two alltoallvs, a 16-byte report: 448 bytes
-// sent and received per peer) barely move from 8 to 4096 ranks, while every replicated
-// exchange's grow with U_g.
+// A sharded step moves O(U_i D) rows per rank, while every replicated exchange's bytes grow
+// with U_g: at 4096 ranks, even with the relays of its forwarded exchanges, a sharded step
+// moves a fifth of owner_partitioned's bytes or less (test_cost_model.cpp checks the direct
+// route's bytes flat in the rank count).
 TEST(StructLayouts, AShardedStepIsPricedFlatInTheRankCount) {
   const zfcMachineModel_t model = small_machine(2.0);
   zfcStepShape_t shape = small_step();
@@ -324,10 +324,7 @@ TEST(StructLayouts, AShardedStepIsPricedFlatInTheRankCount) {
   ASSERT_EQ(zfcPredictSparseReduce(&model, &shape, zfcAlgoOwnerPartitioned, &owner),
             zfcSuccess);
   EXPECT_GT(p8.bytes, 0.0);
-  const auto rows = [](const zfcPrediction_t& p, double g) { return p.bytes - 448.0 * (g - 1); };
-  EXPECT_GT(rows(p8, 8), 0.0);
-  EXPECT_LT(rows(p4096, 4096), 1.25 * rows(p8, 8));
-  EXPECT_LT(10 * p4096.bytes, owner.bytes);
+  EXPECT_LT(5 * p4096.bytes, owner.bytes);
   shape.size = 0;
   EXPECT_EQ(zfcPredictShardedStep(&model, &shape, &p8), zfcInvalidUsage);
   EXPECT_EQ(zfcPredictShardedStep(nullptr, &shape, &p8), zfcInvalidArgument);

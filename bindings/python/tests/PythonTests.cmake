@@ -31,8 +31,10 @@ add_executable(zfc_py_reference tests/c_reference.cpp)
 target_link_libraries(zfc_py_reference PRIVATE zipfcoll MPI::MPI_C)
 target_compile_definitions(zfc_py_reference PRIVATE OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
 
+# ZIPFCOLL_ROUTE=direct: the C reference and the Python run count the same bytes whatever
+# machine model each measures (the route is otherwise the cost model's choice).
 set(py_env "PYTHONPATH=${ZIPFCOLL_PYTHON_DIR}" "PYTHONDONTWRITEBYTECODE=1"
-  "OPENBLAS_NUM_THREADS=1")
+  "OPENBLAS_NUM_THREADS=1" "ZIPFCOLL_ROUTE=direct")
 set(pytest ${Python3_EXECUTABLE} -m pytest -q -p no:cacheprovider --color=no)
 foreach(np 2 3)
   set(ref "${CMAKE_CURRENT_BINARY_DIR}/c_reference_np${np}")

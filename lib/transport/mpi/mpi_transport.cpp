@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "transport/block_gather.hpp"
+#include "transport/forwarded_exchange.hpp"
 
 namespace zfc {
 namespace {
@@ -145,7 +146,10 @@ class MpiTransport final : public Transport {
       : Transport(rank, size), comm_(comm), waits_(rank, timeout_ms), timeout_ms_(timeout_ms) {}
   ~MpiTransport() override {
     // A send still in flight reads these buffers: they are left to MPI_Finalize too.
-    if (waits_.unfinished()) new BlockGatherBuffers(std::move(blocks_));
+    if (waits_.unfinished()) {
+      new BlockGatherBuffers(std::move(blocks_));
+      new ForwardBuffers(std::move(forward_));
+    }
     // An operation still in flight keeps its communicator and types; MPI_Finalize frees
     // them. An abandoned communicator with nothing in flight is freed: Open MPI and MPICH
     // free a communicator without talking to its peers. After MPI_Finalize (a communicator
@@ -160,6 +164,7 @@ class MpiTransport final : public Transport {
   const char* name() const override { return "mpi"; }
   bool accepts_device_buffers() const override { return mpi_is_cuda_aware(); }
   bool has_unfinished_operation() const override { return waits_.unfinished(); }
+  bool forwards() const override { return true; }
 
   Status split(int color, int key, std::unique_ptr<Transport>* out) override {
     MPI_Comm child = MPI_COMM_NULL;
@@ -308,6 +313,21 @@ class MpiTransport final : public Transport {
     return Status::Ok();
   }
 
+  // Bruck's store and forward (transport/forwarded_exchange.hpp) over point-to-point
+  // messages whose lengths are learned by matching probes.
+  Status do_alltoallv_forwarded(const void* send, const size_t* send_bytes,
+                                const size_t* send_displs, size_t* recv_bytes,
+                                size_t* recv_displs, const PlaceFn& place,
+                                std::vector<Hop>* hops) override {
+    return forwarded_alltoallv_blocks(
+        size(), rank(), send, send_bytes, send_displs, recv_bytes, recv_displs, place, forward_,
+        hops, [&](int to, int from, uint32_t step, const std::vector<char>& give,
+                  std::vector<char>* take) {
+          const int tag = kForwardTag + static_cast<int>(step);
+          return exchange(to, from, tag, give.data(), give.size(), take);
+        });
+  }
+
   Status do_barrier() override {
     if (!waits_.bounded()) {
       ZFC_MPI_CHECK(MPI_Barrier(comm_), "MPI_Barrier");
@@ -322,6 +342,7 @@ class MpiTransport final : public Transport {
   // Point-to-point tags of the *_blocks calls (collectives never match them).
   static constexpr int kBlockExchangeTag = 0x7a00;
   static constexpr int kBlockGatherTag = 0x7a01;  // + the step (at most 31)
+  static constexpr int kForwardTag = 0x7a40;      // + the step (at most 31)
 
   // A point-to-point message is counted in int bytes.
   static Status fits_one_call(size_t bytes) {
@@ -348,6 +369,7 @@ class MpiTransport final : public Transport {
 
   MPI_Comm comm_;
   BlockGatherBuffers blocks_;
+  ForwardBuffers forward_;
   UnitTypes units_;
   BoundedWait waits_;
   int timeout_ms_;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "transport/block_gather.hpp"
+#include "transport/forwarded_exchange.hpp"
 
 namespace zfc {
 namespace {
@@ -156,6 +157,7 @@ class UcxTransport final : public Transport {
         members_(std::move(members)) {}
 
   const char* name() const override { return "ucx"; }
+  bool forwards() const override { return true; }
 
   Status split(int color, int key, std::unique_ptr<Transport>* out) override {
     struct Entry {
@@ -319,13 +321,20 @@ class UcxTransport final : public Transport {
     return bruck_gather_blocks(
         size(), rank(), send, bytes, recv_bytes, displs, place, blocks_,
         [&](int to, int from, uint32_t step, const std::vector<char>& give,
-            std::vector<char>* take) {
-          Pending p[2];
-          ZFC_RETURN_IF_ERROR(post_send(to, op, step, give.data(), give.size(), &p[0]));
-          Status s = probe_recv(from, op, step, take, &p[1]);
-          const Status w = wait_all(p, s.ok() ? 2 : 1);
-          return s.ok() ? w : s;
-        });
+            std::vector<char>* take) { return swap(to, from, op, step, give, take); });
+  }
+
+  // Bruck's store and forward (transport/forwarded_exchange.hpp); each message's length is
+  // learned by probing its tag.
+  Status do_alltoallv_forwarded(const void* send, const size_t* send_bytes,
+                                const size_t* send_displs, size_t* recv_bytes,
+                                size_t* recv_displs, const PlaceFn& place,
+                                std::vector<Hop>* hops) override {
+    const uint32_t op = ++ops_;
+    return forwarded_alltoallv_blocks(
+        size(), rank(), send, send_bytes, send_displs, recv_bytes, recv_displs, place, forward_,
+        hops, [&](int to, int from, uint32_t step, const std::vector<char>& give,
+                  std::vector<char>* take) { return swap(to, from, op, step, give, take); });
   }
 
   // Every pair exchanges one message, empty or not; each length is learned by probing the
@@ -384,6 +393,17 @@ class UcxTransport final : public Transport {
   }
 
  private:
+  // Sends `give` to `to` and receives, into `take` (resized to fit), what `from` sent with
+  // the same (op, step), of any length.
+  Status swap(int to, int from, uint32_t op, uint32_t step, const std::vector<char>& give,
+              std::vector<char>* take) {
+    Pending p[2];
+    ZFC_RETURN_IF_ERROR(post_send(to, op, step, give.data(), give.size(), &p[0]));
+    Status s = probe_recv(from, op, step, take, &p[1]);
+    const Status w = wait_all(p, s.ok() ? 2 : 1);
+    return s.ok() ? w : s;
+  }
+
   struct Pending {
     void* request = nullptr;  // NULL: done at once
     int peer = -1;
@@ -523,6 +543,7 @@ class UcxTransport final : public Transport {
   std::vector<int> members_;  // world rank of each rank of this communicator
   uint32_t ops_ = 0;
   BlockGatherBuffers blocks_;
+  ForwardBuffers forward_;
 };
 
 }  // namespace
