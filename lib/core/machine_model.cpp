@@ -247,6 +247,8 @@ Status calibrate_machine(zfcComm* comm) {
       return error(zfcInvalidArgument, "rank %zu: ZIPFCOLL_ROUTE is not auto, direct or "
                    "forwarded", r);
     }
+  }
+  for (size_t r = 0; r < ranks; ++r) {
     if (policies[r] != policy) {
       return error(zfcMismatch, "rank %zu sets ZIPFCOLL_ROUTE to %s, rank %d to %s: set the "
                    "same on every rank", r, route_name(policies[r]), flat.rank(),
@@ -266,7 +268,9 @@ Status calibrate_machine(zfcComm* comm) {
   f = ModelFigures{agreed[0], agreed[1], agreed[2], agreed[3], agreed[4], crowd};
   comm->machine_figures = f;
   comm->machine = model_from_figures(f);
-  comm->machine.route = route;
+  // A transport that cannot forward (NCCL) runs every exchange direct: the model prices
+  // what runs.
+  comm->machine.route = flat.forwards() ? route : RoutePolicy::kDirect;
   const int mask = given.given_mask();
   if (flat.rank() == 0) {
     ZFC_LOG(kInfo, 0,

@@ -73,7 +73,9 @@ inline Status unframe(int n, int bit, int me, int from, const std::vector<char>&
   }
   uint64_t count = 0;
   if (take.size() >= sizeof count) std::memcpy(&count, take.data(), sizeof count);
-  const uint64_t room = take.size() / (2 * sizeof(uint64_t));
+  // How many (slot, bytes) entries fit after the count.
+  const uint64_t room =
+      take.size() >= sizeof count ? (take.size() - sizeof count) / (2 * sizeof(uint64_t)) : 0;
   bool framed = take.size() >= sizeof count && count <= room;
   const size_t head = framed ? sizeof(uint64_t) * (1 + 2 * count) : 0;
   uint64_t body = 0;

@@ -1,6 +1,7 @@
 #include "transport/transport.hpp"
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace zfc {
@@ -78,26 +79,39 @@ Status Transport::alltoallv(const void* send, const size_t* send_bytes,
                             const size_t* send_displs, void* recv, const size_t* recv_bytes,
                             const size_t* recv_displs, const uint64_t* received, Route route) {
   ZFC_RETURN_IF_ERROR(check_usable());
-  // The forwarded exchange packs what arrives in rank order: receive sizes packed so run it.
-  size_t packed = 0;
-  for (int j = 0; j < size_ && packed != SIZE_MAX; ++j) {
-    packed = recv_displs[j] == packed ? packed + recv_bytes[j] : SIZE_MAX;
-  }
-  if (route == Route::kForwarded && forwards() && size_ > 2 && packed != SIZE_MAX) {
+  // Every rank takes the same route whatever its displacements: the forwarded exchange
+  // packs what arrives in rank order, straight into recv when recv is packed so, else into
+  // scratch and then to each displacement.
+  if (route == Route::kForwarded && forwards() && size_ > 2) {
     const size_t n = static_cast<size_t>(size_);
+    size_t packed = 0;
+    for (int j = 0; j < size_ && packed != SIZE_MAX; ++j) {
+      packed = recv_displs[j] == packed ? packed + recv_bytes[j] : SIZE_MAX;
+    }
     std::vector<size_t> got(2 * n);
-    std::vector<char> stray;  // where a total other than the one expected lands
+    std::vector<char> scratch;
+    char* landed = nullptr;
     ZFC_RETURN_IF_ERROR(alltoallv_blocks(send, send_bytes, send_displs, got.data(),
                                          got.data() + n, [&](size_t total) {
-                                           if (total == packed) return static_cast<char*>(recv);
-                                           stray.resize(total);
-                                           return stray.data();
+                                           if (total == packed) {
+                                             landed = static_cast<char*>(recv);
+                                           } else {
+                                             scratch.resize(total);
+                                             landed = scratch.data();
+                                           }
+                                           return landed;
                                          }, route));
     for (int j = 0; j < size_; ++j) {
-      const size_t at = static_cast<size_t>(j);
-      if (got[at] != recv_bytes[j] || got[n + at] != recv_displs[j]) {
+      if (got[static_cast<size_t>(j)] != recv_bytes[j]) {
         return note(error(zfcTransportError, "rank %d: rank %d sent %zu bytes in an exchange "
-                          "whose sizes say %zu", rank_, j, got[at], recv_bytes[j]));
+                          "whose sizes say %zu", rank_, j, got[static_cast<size_t>(j)],
+                          recv_bytes[j]));
+      }
+    }
+    for (int j = 0; j < size_; ++j) {
+      if (landed != recv && recv_bytes[j] > 0) {
+        std::memcpy(static_cast<char*>(recv) + recv_displs[j], landed + got[n + j],
+                    recv_bytes[j]);
       }
       if (received != nullptr && j != rank_) note_received(j, received[j]);
     }

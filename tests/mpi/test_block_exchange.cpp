@@ -233,6 +233,16 @@ TEST(ForwardedExchangeFraming, AMessageThatDoesNotFrameItsBlocksIsRefused) {
                                               recv_bytes.data(), recv_displs.data(), place,
                                               buffers, &hops, wrong_slot);
   EXPECT_EQ(w.code(), zfcTransportError) << w.message();
+  // A count whose entries the message is too short to hold (read past under ASan otherwise).
+  auto short_list = [](int, int, uint32_t, const std::vector<char>&, std::vector<char>* take) {
+    const uint64_t head[2] = {1, 1};
+    take->assign(reinterpret_cast<const char*>(head), reinterpret_cast<const char*>(head) + 16);
+    return Status::Ok();
+  };
+  const Status l = forwarded_alltoallv_blocks(n, 0, send.data(), send_bytes.data(), displs.data(),
+                                              recv_bytes.data(), recv_displs.data(), place,
+                                              buffers, &hops, short_list);
+  EXPECT_EQ(l.code(), zfcTransportError) << l.message();
 }
 
 // An operation whose first blocks differ in size on every rank (the keys riding with the
