@@ -164,9 +164,10 @@ void bind_groups(py::class_<Comm>& comm, py::module_& m) {
       });
   comm.def("group", [](py::object self) { return GroupScope(self); },
            "Local on entry, collective on exit: `with comm.group():` records this Comm's\n"
-           "allreduce and its plans' reduce calls, which return a Pending at once, and\n"
-           "runs them all on leaving the block under one agreement (small host allreduces\n"
-           "ride on its exchange). Every rank must record the same calls in the same order.\n"
+           "allreduce and its plans' reduce, sharded_gather and sharded_reduce_apply calls,\n"
+           "which return a Pending at once, and runs them all on leaving the block under one\n"
+           "agreement (small host allreduces ride on its exchange). Every rank must record\n"
+           "the same calls in the same order.\n"
            "Each call's buffers must stay alive and unchanged until the block ends; results\n"
            "(Pending.wait()) and outputs are written only when the whole group succeeds.\n"
            "Groups nest; unique_merge, split and SeedGroup are refused inside one.")

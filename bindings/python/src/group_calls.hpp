@@ -1,7 +1,8 @@
 // Grouped calls from Python (zfcGroupStart / zfcGroupEnd): inside `with comm.group():` the
-// communicator's allreduce and its plans' reduce are recorded by the library and return a
-// zipfcoll.Pending; the library reads their buffers and writes their outputs at the group's
-// end, so each Pending holds what its call borrowed until then and gives the result after.
+// communicator's allreduce and its plans' reduce, sharded_gather and sharded_reduce_apply
+// are recorded by the library and return a zipfcoll.Pending; the library reads their
+// buffers and writes their outputs at the group's end, so each Pending holds what its call
+// borrowed until then and gives the result after.
 #pragma once
 
 #include <pybind11/pybind11.h>

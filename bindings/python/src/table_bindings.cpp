@@ -67,15 +67,6 @@ PlanInputs borrow_inputs(const SparsePlan& plan, py::handle indices, py::handle 
   return in;
 }
 
-// The sharded calls are recorded by the library inside a group, but the Python group does not
-// yet hold their arrays and outputs: refused there, as the fused apply is by the library.
-void refuse_in_python_group(zfcComm_t c, const char* what) {
-  if (group_open(c)) {
-    raise_error(zfcInvalidUsage,
-                std::string(what) + " is not available inside comm.group() from Python");
-  }
-}
-
 bool reduce_apply(SparsePlan& plan, py::handle indices, py::handle rows, py::handle table,
                   const std::string& update, float alpha, float epsilon, py::handle state,
                   py::handle stream_obj) {
@@ -99,12 +90,20 @@ bool reduce_apply(SparsePlan& plan, py::handle indices, py::handle rows, py::han
   return overflowed != 0;
 }
 
+// A lookup's result: views of the plan's buffers (kept alive by `owner`) and the positions.
+py::object lookup_result(const zfcSparseResult_t& out, zfcDataType_t index_type, size_t dim,
+                         const py::object& owner, const py::object& positions) {
+  const auto u = static_cast<ssize_t>(out.num_unique);
+  py::object idx = host_view(out.indices, index_type, {u}, owner);
+  py::object values = host_view(out.rows, zfcFloat32, {u, static_cast<ssize_t>(dim)}, owner);
+  return result_type("ShardedLookup")(idx, values, positions);
+}
+
 py::object sharded_gather(py::object self, py::handle shard, py::handle indices,
                           bool positions) {
   SparsePlan& plan = self.cast<SparsePlan&>();
   zfcSparsePlan_t h = plan.get();
   zfcComm_t c = plan.comm().get();
-  refuse_in_python_group(c, "sharded_gather");
   const zfcSparsePlanConfig_t& cfg = plan.config();
   PlanInputs in = borrow_inputs(plan, indices, py::none(), false, nullptr);
   auto s = borrow(shard, "shard", Access::kRead, nullptr);
@@ -112,28 +111,44 @@ py::object sharded_gather(py::object self, py::handle shard, py::handle indices,
     raise_invalid("shard must be a float32 matrix (shard_rows, %zu)", cfg.dim);
   }
   py::array_t<int32_t> pos(positions ? static_cast<ssize_t>(in.indices->size()) : 0);
+  py::object pos_obj = positions ? py::object(pos) : py::none();
+  const zfcDataType_t index_type = cfg.index_type;
+  const size_t dim = cfg.dim, count = in.indices->size(), shard_rows = s->extent(0);
+  const void* ids = in.indices->data;
+  const float* rows = static_cast<const float*>(s->data);
+  int32_t* where = positions ? pos.mutable_data() : nullptr;
+  if (group_open(c)) {
+    // Recorded: the library reads the ids and the shard and writes the positions when the
+    // group ends; the view owner keeps the plan alive until then.
+    auto call = std::make_shared<PendingCall>("sharded_gather");
+    call->objects.push_back(SparsePlan::view_owner(self));
+    call->objects.push_back(pos_obj);
+    call->make_result = [=](PendingCall& p) {
+      return lookup_result(p.sparse, index_type, dim, p.objects[0], p.objects[1]);
+    };
+    zfcSparseResult_t* out = &call->sparse;
+    call->arrays.push_back(std::move(in.indices));
+    call->arrays.push_back(std::move(s));
+    return record_in_group(c, std::move(call), [&] {
+      return zfcShardedGather(h, rows, shard_rows, ids, count, out, where, nullptr);
+    });
+  }
   zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
   zfcResult_t res;
   {
     py::gil_scoped_release unlocked;
-    res = zfcShardedGather(h, static_cast<const float*>(s->data), s->extent(0),
-                           in.indices->data, in.indices->size(), &out,
-                           positions ? pos.mutable_data() : nullptr, nullptr);
+    res = zfcShardedGather(h, rows, shard_rows, ids, count, &out, where, nullptr);
   }
   check(res, c);
-  py::capsule owner = SparsePlan::view_owner(self);
-  const auto u = static_cast<ssize_t>(out.num_unique);
-  py::object idx = host_view(out.indices, cfg.index_type, {u}, owner);
-  py::object values = host_view(out.rows, zfcFloat32, {u, static_cast<ssize_t>(cfg.dim)}, owner);
-  return result_type("ShardedLookup")(idx, values, positions ? py::object(pos) : py::none());
+  return lookup_result(out, index_type, dim, SparsePlan::view_owner(self), pos_obj);
 }
 
-bool sharded_reduce_apply(SparsePlan& plan, py::handle indices, py::handle rows,
-                          py::handle shard, const std::string& update, float alpha,
-                          float epsilon, py::handle state) {
+py::object sharded_reduce_apply(py::object self, py::handle indices, py::handle rows,
+                                py::handle shard, const std::string& update, float alpha,
+                                float epsilon, py::handle state) {
+  SparsePlan& plan = self.cast<SparsePlan&>();
   zfcSparsePlan_t h = plan.get();
   zfcComm_t c = plan.comm().get();
-  refuse_in_python_group(c, "sharded_reduce_apply");
   const zfcRowUpdate_t u = row_update(update, alpha, epsilon);
   PlanInputs in = borrow_inputs(plan, indices, rows, true, nullptr);
   const size_t dim = plan.config().dim;
@@ -142,16 +157,36 @@ bool sharded_reduce_apply(SparsePlan& plan, py::handle indices, py::handle rows,
     raise_invalid("shard must be a float32 matrix (shard_rows, %zu)", dim);
   }
   auto st = borrow_matrix(state, "state", s->extent(0), dim);
+  const void* ids = in.indices->data;
+  const void* values = in.rows->data;
+  const size_t count = in.indices->size(), shard_rows = s->extent(0);
+  float* table = static_cast<float*>(s->data);
+  float* accumulators = data_of(st);
+  if (group_open(c)) {
+    // Recorded: the owners write their shards (and states) when the group ends, and only if
+    // every call of it succeeded without overflow.
+    auto call = std::make_shared<PendingCall>("sharded_reduce_apply");
+    call->objects.push_back(SparsePlan::view_owner(self));
+    call->make_result = [](PendingCall& p) { return py::object(py::bool_(p.overflowed != 0)); };
+    int* overflowed = &call->overflowed;
+    call->arrays.push_back(std::move(in.indices));
+    call->arrays.push_back(std::move(in.rows));
+    call->arrays.push_back(std::move(s));
+    if (st) call->arrays.push_back(std::move(st));
+    return record_in_group(c, std::move(call), [&] {
+      return zfcShardedReduceApply(h, ids, count, values, &u, table, accumulators, shard_rows,
+                                   overflowed, nullptr);
+    });
+  }
   int overflowed = 0;
   zfcResult_t res;
   {
     py::gil_scoped_release unlocked;
-    res = zfcShardedReduceApply(h, in.indices->data, in.indices->size(), in.rows->data, &u,
-                                static_cast<float*>(s->data), data_of(st), s->extent(0),
+    res = zfcShardedReduceApply(h, ids, count, values, &u, table, accumulators, shard_rows,
                                 &overflowed, nullptr);
   }
   check(res, c);
-  return overflowed != 0;
+  return py::bool_(overflowed != 0);
 }
 
 }  // namespace
@@ -175,14 +210,17 @@ void bind_tables(py::module_& m) {
            "shard_rows(vocab_size, ranks, rank) x dim float32 rows). Returns\n"
            "ShardedLookup(indices, rows, positions): this rank's sorted distinct indices,\n"
            "their current rows (views of the plan's buffers, valid until its next call),\n"
-           "and the place of each index among them (int32; None with positions=False).");
+           "and the place of each index among them (int32; None with positions=False).\n"
+           "Inside comm.group() it returns a Pending whose wait() gives the lookup.");
   plan.def("sharded_reduce_apply", &sharded_reduce_apply, py::arg("indices"), py::arg("rows"),
            py::arg("shard"), py::kw_only(), py::arg("update") = "sgd",
            py::arg("alpha") = 1.0f, py::arg("epsilon") = 1e-10f,
            py::arg("state") = py::none(),
            "Collective. The update of a sharded table: each rank's summed rows go to their\n"
            "owners, which apply `update` to their shard (and state) in place. Returns\n"
-           "whether some summed value was not finite (then no shard changed).");
+           "whether some summed value was not finite (then no shard changed). Inside\n"
+           "comm.group() it returns a Pending: the shards change when the group ends, and\n"
+           "none does if any call of the group overflowed.");
   m.def("shard_rows", [](int64_t vocab_size, int ranks, int rank) {
           size_t rows = 0;
           check(zfcShardRows(vocab_size, ranks, rank, &rows), nullptr);

@@ -1,6 +1,7 @@
 """Table updates from Python: the fused reduce_apply gives the bits of reduce() then the same
-update in NumPy; a sharded table, gathered, matches the replicated one; bad input raises the
-same class on every rank and writes nothing."""
+update in NumPy; a sharded table, gathered, matches the replicated one; the sharded calls in
+a group give what they give alone, and an overflow in the group changes no shard; bad input
+raises the same class on every rank and writes nothing."""
 
 import numpy as np
 import pytest
@@ -56,6 +57,60 @@ def test_sharded_table_matches_the_replicated_one(comm):
             assert plan.sharded_reduce_apply(idx, rows, shard, update="sgd", alpha=0.1) is False
         everything = plan.sharded_gather(shard, np.arange(VOCAB, dtype=np.int32))
         assert np.array_equal(everything.rows.view(np.uint32), table.view(np.uint32))
+
+
+def cut_shard(comm, table):
+    """This rank's shard of a replicated table."""
+    shard = np.empty((zipfcoll.shard_rows(VOCAB, comm.size, comm.rank), DIM), np.float32)
+    for v in range(VOCAB):
+        owner, row = zipfcoll.shard_locate(VOCAB, comm.size, v)
+        if owner == comm.rank:
+            shard[row] = table[v]
+    return shard
+
+
+def same_bits(a, b):
+    return np.array_equal(np.ascontiguousarray(a).view(np.uint32),
+                          np.ascontiguousarray(b).view(np.uint32))
+
+
+def test_sharded_calls_in_a_group_give_what_they_give_alone(comm):
+    tables = [fresh_table(), fresh_table() * np.float32(-2)]
+    alone = [cut_shard(comm, t) for t in tables]
+    grouped = [cut_shard(comm, t) for t in tables]
+    idx, rows = step_input(comm.rank, 0)
+    with zipfcoll.SparsePlan(comm, DIM, VOCAB) as a, zipfcoll.SparsePlan(comm, DIM, VOCAB) as b:
+        plans = [a, b]
+        want = [p.sharded_gather(s, idx) for p, s in zip(plans, alone)]
+        want = [(w.indices.copy(), w.rows.copy(), w.positions.copy()) for w in want]
+        with comm.group():
+            pending = [p.sharded_gather(s, idx) for p, s in zip(plans, grouped)]
+            assert not any(x.done for x in pending)
+        for x, (indices, looked, positions) in zip(pending, want):
+            got = x.wait()
+            assert np.array_equal(got.indices, indices)
+            assert same_bits(got.rows, looked)
+            assert np.array_equal(got.positions, positions)
+        for p, s in zip(plans, alone):
+            assert p.sharded_reduce_apply(idx, rows, s, update="sgd", alpha=0.1) is False
+        before = [s.copy() for s in grouped]
+        with comm.group():
+            pending = [p.sharded_reduce_apply(idx, rows, s, update="sgd", alpha=0.1)
+                       for p, s in zip(plans, grouped)]
+            # The owners write their shards when the group ends.
+            assert all(same_bits(s, k) for s, k in zip(grouped, before))
+        assert [x.wait() for x in pending] == [False, False]
+        assert all(same_bits(s, k) for s, k in zip(grouped, alone))
+        # A non-finite sum in one call of the group leaves every shard of both as it was.
+        bad = rows.copy()
+        if comm.rank == comm.size - 1:
+            bad[0, 0] = np.inf
+        before = [s.copy() for s in grouped]
+        with comm.group():
+            pending = [a.sharded_reduce_apply(idx, rows, grouped[0], update="sgd", alpha=0.1),
+                       b.sharded_reduce_apply(idx, bad, grouped[1], update="sgd", alpha=0.1)]
+        assert [x.wait() for x in pending] == [True, True]
+        assert all(same_bits(s, k) for s, k in zip(grouped, before))
 
 
 def test_bad_table_input_raises_everywhere_and_writes_nothing(comm):
