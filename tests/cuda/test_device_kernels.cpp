@@ -181,7 +181,7 @@ TEST(DeviceRows, ApplyRowsHasTheHostBits) {
   }
 }
 
-TEST(DeviceCasts, EncodeDecodeAndSumsHaveTheHostBits) {
+TEST(DeviceCasts, EncodeDecodeSumsAndAddsHaveTheHostBits) {
   ZFC_REQUIRE_GPU();
   workload::SplitMix64 rng(13);
   const size_t n = 100003;
@@ -230,6 +230,29 @@ TEST(DeviceCasts, EncodeDecodeAndSumsHaveTheHostBits) {
   const std::vector<float> got = d_acc.to_host();
   for (size_t i = 0; i < len; ++i) {
     ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(acc[i]));
+  }
+  // One more block joining a running sum, from each wire type: the host's add_to.
+  std::vector<uint16_t> halves(len), brains(len);
+  for (size_t i = 0; i < len; ++i) {
+    halves[i] = kernels::f32_to_f16(v[i] * 7.0f);
+    brains[i] = kernels::f32_to_bf16(v[i] * 7.0f);
+  }
+  DeviceVector<uint16_t> d_halves(halves), d_brains(brains);
+  for (zfcDataType_t wire : {zfcFloat32, zfcFloat16, zfcBFloat16}) {
+    const void* src = wire == zfcFloat32   ? static_cast<const void*>(v.data() + len)
+                      : wire == zfcFloat16 ? static_cast<const void*>(halves.data())
+                                           : static_cast<const void*>(brains.data());
+    const void* d_src = wire == zfcFloat32   ? static_cast<const void*>(d_v.get() + len)
+                        : wire == zfcFloat16 ? static_cast<const void*>(d_halves.get())
+                                             : static_cast<const void*>(d_brains.get());
+    std::vector<float> sum = acc;
+    kernels::add_to(src, wire, len, sum.data());
+    DeviceVector<float> d_sum(acc);
+    ASSERT_TRUE(cuda::add_to(d_src, wire, len, d_sum.get(), nullptr).ok());
+    const std::vector<float> added = d_sum.to_host();
+    for (size_t i = 0; i < len; ++i) {
+      ASSERT_EQ(kernels::f32_bits(added[i]), kernels::f32_bits(sum[i])) << wire << " " << i;
+    }
   }
   // Non-finite flag and division.
   std::vector<float> w = {1.0f, -2.0f, 3.0f};
