@@ -1,9 +1,9 @@
 // Wire-format kernels on the device: encode with scale, decode with the non-finite flag,
 // the rank-ordered fp32 sum of wire blocks, and the finite check. The conversions are the
-// host's own code (kernels/half_bits.hpp), so both give the same bits.
+// host's own code (host_device/half_bits.hpp), so both give the same bits.
 #include "cuda_check.hpp"
 #include "device_kernels.hpp"
-#include "kernels/half_bits.hpp"
+#include "host_device/half_bits.hpp"
 
 namespace zfc {
 namespace cuda {

@@ -5,14 +5,14 @@
 //
 // Every result is the same bits the host kernels (lib/kernels) give for the same input:
 // sums run from +0 in the host's order (token order within a row, rank order across
-// blocks), the 16-bit conversions are the host's own code (kernels/half_bits.hpp), and the
+// blocks), the 16-bit conversions are the host's own code (host_device/half_bits.hpp), and the
 // kernels are compiled without fused multiply-add contraction. Counts are below 2^31.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "base/status.hpp"
+#include "host_device/status.hpp"
 #include "zipfcoll/zipfcoll.h"
 
 namespace zfc {

@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-#include "base/status.hpp"
+#include "host_device/status.hpp"
 
 namespace zfc {
 namespace cuda {

@@ -9,7 +9,7 @@
 #include "cuda_check.hpp"
 #include "device_kernels.hpp"
 #include "grid_kernels.cuh"
-#include "kernels/half_bits.hpp"
+#include "host_device/half_bits.hpp"
 
 namespace zfc {
 namespace cuda {

@@ -7,7 +7,8 @@
 function(zipfcoll_add_plugin kind)
   cmake_parse_arguments(P "" "" "SOURCES;LIBS" ${ARGN})
   set(target zipfcoll_plugin_${kind})
-  add_library(${target} MODULE ${P_SOURCES} base/status.cpp)
+  add_library(${target} MODULE ${P_SOURCES}
+    ${PROJECT_SOURCE_DIR}/common/host_device/status.cpp)
   set_target_properties(${target} PROPERTIES
     OUTPUT_NAME zipfcoll-${kind}
     PREFIX lib
@@ -19,7 +20,7 @@ function(zipfcoll_add_plugin kind)
     # from an installed plugin.
     INSTALL_RPATH_USE_LINK_PATH ON)
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/include
-    ${ZIPFCOLL_GENERATED_INCLUDE} ${CMAKE_CURRENT_SOURCE_DIR})
+    ${ZIPFCOLL_GENERATED_INCLUDE} ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/common)
   target_compile_options(${target} PRIVATE
     $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wno-unused-parameter>)
   target_compile_definitions(${target} PRIVATE ${ZIPFCOLL_HAVE_DEFINITIONS})

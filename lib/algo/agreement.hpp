@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "base/status.hpp"
+#include "host_device/status.hpp"
 #include "core/workspace.hpp"
 #include "transport/transport.hpp"
 

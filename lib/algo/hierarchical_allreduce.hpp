@@ -16,7 +16,7 @@
 
 #include <cstddef>
 
-#include "base/status.hpp"
+#include "host_device/status.hpp"
 #include "core/config.hpp"
 #include "core/node_map.hpp"
 #include "core/wire_kernels.hpp"

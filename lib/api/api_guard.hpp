@@ -5,7 +5,7 @@
 #include <new>
 #include <stdexcept>
 
-#include "base/status.hpp"
+#include "host_device/status.hpp"
 #include "core/comm.hpp"
 #include "core/logging.hpp"
 

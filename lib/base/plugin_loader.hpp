@@ -6,7 +6,7 @@
 // safely); one that does not is tried again on the next call. Safe from several threads.
 #pragma once
 
-#include "base/status.hpp"
+#include "host_device/status.hpp"
 
 namespace zfc {
 

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <string>
 
-#include "base/status.hpp"
+#include "host_device/status.hpp"
 
 namespace zfc {
 

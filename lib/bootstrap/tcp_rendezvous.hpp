@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "base/status.hpp"
+#include "host_device/status.hpp"
 
 namespace zfc {
 

@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "base/status.hpp"
+#include "host_device/status.hpp"
 #include "bootstrap/launch_env.hpp"
 
 namespace zfc {

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "base/status.hpp"
+#include "host_device/status.hpp"
 
 namespace zfc {
 

@@ -10,7 +10,7 @@
 #include <initializer_list>
 #include <memory>
 
-#include "base/status.hpp"
+#include "host_device/status.hpp"
 #include "core/memory_space.hpp"
 
 namespace zfc {

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "base/status.hpp"
+#include "host_device/status.hpp"
 #include "core/config.hpp"
 
 struct zfcComm;

@@ -6,7 +6,7 @@
 
 #include <initializer_list>
 
-#include "base/status.hpp"
+#include "host_device/status.hpp"
 
 namespace zfc {
 

@@ -3,7 +3,7 @@
 
 #include <chrono>
 
-#include "base/status.hpp"
+#include "host_device/status.hpp"
 #include "core/fault_hook.hpp"
 #include "zipfcoll/zipfcoll.h"
 

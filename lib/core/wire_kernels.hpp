@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <memory>
 
-#include "base/status.hpp"
+#include "host_device/status.hpp"
 #include "core/workspace.hpp"
 #include "zipfcoll/zipfcoll.h"
 

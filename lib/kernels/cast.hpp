@@ -1,11 +1,11 @@
 // Conversions between fp32 and the 16-bit wire formats, with compression scaling, over
-// arrays in host memory (the scalar conversions are in half_bits.hpp).
+// arrays in host memory (the scalar conversions are in host_device/half_bits.hpp).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/half_bits.hpp"
+#include "host_device/half_bits.hpp"
 #include "zipfcoll/zipfcoll.h"
 
 namespace zfc {

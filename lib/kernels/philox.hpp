@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "kernels/half_bits.hpp"  // ZFC_HOST_DEVICE
+#include "host_device/half_bits.hpp"  // ZFC_HOST_DEVICE
 
 namespace zfc {
 namespace kernels {

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "base/status.hpp"
+#include "host_device/status.hpp"
 #include "zipfcoll/zipfcoll.h"
 
 namespace zfc {

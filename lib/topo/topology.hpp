@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "base/status.hpp"
+#include "host_device/status.hpp"
 
 namespace zfc {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "fuzz_check.hpp"
-#include "kernels/half_bits.hpp"
+#include "host_device/half_bits.hpp"
 #include "zipfcoll/zipfcoll.h"
 
 namespace {

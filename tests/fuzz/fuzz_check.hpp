@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "base/status.hpp"
+#include "host_device/status.hpp"
 
 namespace zfc {
 namespace fuzz {

@@ -12,7 +12,7 @@
 
 #include "fuzz_check.hpp"
 #include "kernels/cast.hpp"
-#include "kernels/half_bits.hpp"
+#include "host_device/half_bits.hpp"
 #include "kernels/unique.hpp"
 
 namespace {

@@ -104,7 +104,9 @@ ExchangeSend exchange_send(int from, int size, int round, size_t large) {
 std::vector<std::vector<uint64_t>> round_blocks(int size, int round, size_t large) {
   std::vector<std::vector<uint64_t>> b(static_cast<size_t>(size));
   for (int s = 0; s < size; ++s) {
-    for (int t = 0; t < size; ++t) b[static_cast<size_t>(s)].push_back(pair_bytes(s, t, round, large));
+    for (int t = 0; t < size; ++t) {
+      b[static_cast<size_t>(s)].push_back(pair_bytes(s, t, round, large));
+    }
   }
   return b;
 }
@@ -153,8 +155,9 @@ TEST_P(RoutedBlockExchangeTest, AlltoallvBlocksOfUnevenAndEmptySizes) {
     EXPECT_EQ(t.ledger().by_rank[static_cast<size_t>(rank_)],
               direct_traffic(blocks)[static_cast<size_t>(rank_)].received);
     EXPECT_EQ(t.ledger().rounds, 1u);
-    const WireBytes wire = (route == Route::kForwarded ? forwarded_traffic(blocks)
-                                                       : direct_traffic(blocks))[static_cast<size_t>(rank_)];
+    const std::vector<WireBytes> moved =
+        route == Route::kForwarded ? forwarded_traffic(blocks) : direct_traffic(blocks);
+    const WireBytes wire = moved[static_cast<size_t>(rank_)];
     EXPECT_EQ(t.traffic().bytes_sent - before.bytes_sent, wire.sent) << "round " << round;
     EXPECT_EQ(t.traffic().bytes_received - before.bytes_received, wire.received)
         << "round " << round;
@@ -206,43 +209,31 @@ TEST(ForwardedExchangeFraming, AMessageThatDoesNotFrameItsBlocksIsRefused) {
   ForwardBuffers buffers;
   std::vector<Transport::Hop> hops;
   std::vector<char> out;
-  auto place = [&](size_t total) {
-    out.resize(total);
-    return out.data();
+  // Rank 0 of 4 runs the exchange, and every message it receives is `message`: a count, then
+  // (slot, bytes) entries, then `body` bytes.
+  auto receiving = [&](std::vector<uint64_t> list, size_t body) {
+    const Status s = forwarded_alltoallv_blocks(
+        n, 0, send.data(), send_bytes.data(), displs.data(), recv_bytes.data(),
+        recv_displs.data(),
+        [&](size_t total) {
+          out.resize(total);
+          return out.data();
+        },
+        buffers, &hops,
+        [&](int, int, uint32_t, const std::vector<char>&, std::vector<char>* take) {
+          const char* head = reinterpret_cast<const char*>(list.data());
+          take->assign(head, head + list.size() * sizeof(uint64_t));
+          take->insert(take->end(), body, 'a');
+          return Status::Ok();
+        });
+    return s.code();
   };
-  // Each message claims one block of 5 bytes in slot 1 but carries 2.
-  auto short_block = [](int, int, uint32_t, const std::vector<char>&, std::vector<char>* take) {
-    const uint64_t head[3] = {1, 1, 5};
-    take->assign(reinterpret_cast<const char*>(head), reinterpret_cast<const char*>(head) + 24);
-    take->push_back('a');
-    take->push_back('b');
-    return Status::Ok();
-  };
-  const Status s = forwarded_alltoallv_blocks(n, 0, send.data(), send_bytes.data(), displs.data(),
-                                              recv_bytes.data(), recv_displs.data(), place,
-                                              buffers, &hops, short_block);
-  EXPECT_EQ(s.code(), zfcTransportError) << s.message();
-  // A block in a slot the step may not fill (slot 2 at the step of distance 1).
-  auto wrong_slot = [](int, int, uint32_t, const std::vector<char>&, std::vector<char>* take) {
-    const uint64_t head[3] = {1, 2, 1};
-    take->assign(reinterpret_cast<const char*>(head), reinterpret_cast<const char*>(head) + 24);
-    take->push_back('a');
-    return Status::Ok();
-  };
-  const Status w = forwarded_alltoallv_blocks(n, 0, send.data(), send_bytes.data(), displs.data(),
-                                              recv_bytes.data(), recv_displs.data(), place,
-                                              buffers, &hops, wrong_slot);
-  EXPECT_EQ(w.code(), zfcTransportError) << w.message();
-  // A count whose entries the message is too short to hold (read past under ASan otherwise).
-  auto short_list = [](int, int, uint32_t, const std::vector<char>&, std::vector<char>* take) {
-    const uint64_t head[2] = {1, 1};
-    take->assign(reinterpret_cast<const char*>(head), reinterpret_cast<const char*>(head) + 16);
-    return Status::Ok();
-  };
-  const Status l = forwarded_alltoallv_blocks(n, 0, send.data(), send_bytes.data(), displs.data(),
-                                              recv_bytes.data(), recv_displs.data(), place,
-                                              buffers, &hops, short_list);
-  EXPECT_EQ(l.code(), zfcTransportError) << l.message();
+  EXPECT_EQ(receiving({0}, 0), zfcSuccess);               // nothing sent this rank: fine
+  EXPECT_EQ(receiving({1, 1, 5}, 2), zfcTransportError);  // a block of 5 bytes carrying 2
+  EXPECT_EQ(receiving({1, 2, 1}, 1), zfcTransportError);  // slot 2 at the step of distance 1
+  EXPECT_EQ(receiving({1, 1}, 0), zfcTransportError);     // too short for its one entry
+  EXPECT_EQ(receiving({2, 1, 1, 1, 1}, 2), zfcTransportError);  // slot 1 twice
+  EXPECT_EQ(receiving({}, 0), zfcTransportError);         // not even a count
 }
 
 // An operation whose first blocks differ in size on every rank (the keys riding with the

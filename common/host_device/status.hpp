@@ -1,6 +1,7 @@
 // The error value every internal layer returns: a zfcResult_t plus a message that names the
 // bad value and, where known, the rank. It is the leaf of the dependency graph, so that the
-// transports and kernels can report errors without depending on the core.
+// transports and kernels, the CUDA code in cuda/ too, can report errors without depending on
+// the core; it lives in common/host_device, the one part of the host's code cuda/ may include.
 #pragma once
 
 #include <string>

@@ -2,6 +2,7 @@
 // and on a CUDA device, so that both produce the same bits. fp16 follows IEEE 754 binary16
 // with round-to-nearest-even; bf16 is the top half of an fp32, also rounded to nearest even,
 // and a NaN stays a quiet NaN. Both require the default FP environment (no flush-to-zero).
+// It lives in common/host_device, which both lib/ and cuda/ include.
 #pragma once
 
 #include <cstdint>

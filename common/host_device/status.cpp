@@ -1,4 +1,4 @@
-#include "base/status.hpp"
+#include "host_device/status.hpp"
 
 #include <cstdarg>
 #include <cstdio>
