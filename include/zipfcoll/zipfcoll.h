@@ -381,9 +381,9 @@ typedef struct {
  * (96 bytes per rank) is included. An exchange routed forwarded (docs/algorithms.md; set by
  * the cost model or ZIPFCOLL_ROUTE=auto|direct|forwarded, the same on every rank) counts its
  * relays in bytes_sent and bytes_received, and each block once, at its destination, in
- * bytes_received_max and bytes_received_sum. A group (zfcGroupStart) counts as one entry whose `calls`
- * is the number of calls it held. Fails with zfcInvalidUsage if stats->size is not the
- * size of a known layout. */
+ * bytes_received_max and bytes_received_sum. A group (zfcGroupStart) counts as one entry
+ * whose `calls` is the number of calls it held. Fails with zfcInvalidUsage if stats->size is
+ * not the size of a known layout. */
 ZFC_API zfcResult_t zfcCommGetStats(zfcComm_t comm, zfcStats_t* stats);
 /* Local. Zeroes the statistics. */
 ZFC_API zfcResult_t zfcCommResetStats(zfcComm_t comm);
