@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "perf_common.hpp"
+#include "perf_device.hpp"
 
 namespace {
 
@@ -30,8 +31,12 @@ struct Op {
   zfcCompression_t how;
 };
 
+// The host arrays, and with -g 1 their device copies, which the zfc calls take.
 struct Buffers {
   std::vector<float> send, recv;
+  DeviceCopy d_send, d_recv;
+  const float* zfc_send = nullptr;
+  float* zfc_recv = nullptr;
 };
 
 void run_once(const PerfContext& ctx, const Op& op, Buffers& b, size_t count, int* overflowed) {
@@ -41,7 +46,7 @@ void run_once(const PerfContext& ctx, const Op& op, Buffers& b, size_t count, in
     *overflowed = 0;
     return;
   }
-  const zfcResult_t r = zfcAllReduce(ctx.comm, b.send.data(), b.recv.data(), count,
+  const zfcResult_t r = zfcAllReduce(ctx.comm, b.zfc_send, b.zfc_recv, count,
                                      zfcFloat32, &op.how, overflowed, nullptr);
   if (r != zfcSuccess) perf_fail("zfcAllReduce", r, ctx.comm);
 }
@@ -161,6 +166,12 @@ int run_allreduce(PerfContext& ctx) {
     b.send.resize(count);
     b.recv.assign(count, 0.0f);
     for (size_t i = 0; i < count; ++i) b.send[i] = element(ctx.rank, i);
+    b.zfc_send = b.send.data();
+    b.zfc_recv = b.recv.data();
+    if (o.gpus > 0) {
+      b.zfc_send = static_cast<const float*>(b.d_send.upload(b.send.data(), count * 4));
+      b.zfc_recv = static_cast<float*>(b.d_recv.reserve(count * 4));
+    }
     const std::vector<double> t = time_ops(ctx, ops, b, count);
     double mpi_seconds = 0;
     for (size_t k = 0; k < ops.size(); ++k) {
@@ -171,6 +182,7 @@ int run_allreduce(PerfContext& ctx) {
       if (o.check) {
         int overflowed = 0;
         run_once(ctx, ops[k], b, count, &overflowed);
+        if (o.gpus > 0 && !ops[k].mpi) DeviceCopy::download(b.zfc_recv, b.recv.data(), count * 4);
         wrong = count_wrong(ctx, ops[k], b, count, overflowed);
         total_wrong += wrong;
       }

@@ -23,6 +23,9 @@ void usage() {
       "  -n ITERS          timed iterations (20)\n"
       "  -w ITERS          warm-up iterations (5)\n"
       "  -c 0|1            check every result against a reference (1)\n"
+      "  -g 0|1            GPUs per rank: 1 puts the zfc calls' buffers on this rank's GPU\n"
+      "                    (rank mod the devices; allreduce and sparse, not the table\n"
+      "                    updates); the MPI baseline stays on host memory (0)\n"
       "  --compression L   comma list of none, fp16, bf16 (all)\n"
       "  --scale F         fp16 compression scale (1)\n"
       "  --json FILE       write every row, with machine and options, as JSON\n"
@@ -118,6 +121,7 @@ bool apply(const char* a, const char* v, PerfOptions* o) {
   if (is("-n")) return parse_int(v, &o->iters);
   if (is("-w")) return parse_int(v, &o->warmup);
   if (is("-c")) return parse_int(v, &o->check);
+  if (is("-g")) return parse_int(v, &o->gpus) && (o->gpus == 0 || o->gpus == 1);
   if (is("-K")) return parse_size(v, &o->tokens);
   if (is("-D")) return parse_size(v, &o->dim);
   if (is("-L")) return parse_size(v, &o->window_len);
@@ -183,7 +187,8 @@ bool validate(PerfOptions* o) {
            (o->step_bytes > 0 || o->factor > 1.0) && o->iters > 0;
   }
   const bool tables = o->mode == "sharded" || !o->apply.empty();
-  const bool sharded_ok = !tables || o->candidates == 0;
+  // The table updates take host buffers in this version.
+  const bool sharded_ok = !tables || (o->candidates == 0 && o->gpus == 0);
   return (o->mode == "sparse" || o->mode == "sharded") && sharded_ok && o->tokens > 0 && o->dim > 0 && o->vocab >= 2 &&
          o->seed_groups >= 1 && o->ranks_per_node >= 0 && o->candidates <= static_cast<size_t>(o->vocab) &&
          o->vocab <= INT32_MAX && o->window_len > 0 && o->iters > 0 && o->scale > 0 &&

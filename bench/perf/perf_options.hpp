@@ -18,6 +18,7 @@ struct PerfOptions {
   int iters = 20;                // -n
   int warmup = 5;                // -w
   int check = 1;                 // -c
+  int gpus = 0;                  // -g: 1 puts the zfc calls' buffers on this rank's GPU
   std::vector<std::string> compressions;  // --compression none,fp16,bf16
   float scale = 1.0f;            // --scale: F of fp16xF
   // Workload (sparse).

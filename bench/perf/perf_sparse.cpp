@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "perf_common.hpp"
+#include "perf_device.hpp"
 #include "sparse_result_hash.hpp"
 #include "sparse_reference.hpp"
 
@@ -156,14 +157,21 @@ void run_steps(const PerfContext& ctx, const zfc::workload::StepSource& source,
                std::vector<Variant>& vs) {
   const PerfOptions& o = ctx.options;
   const StepIndices indices = step_indices(ctx, source);
+  DeviceCopy d_idx, d_rows;  // -g 1: the step's inputs on this rank's GPU, copied untimed
   for (int step = -o.warmup; step < o.iters; ++step) {
     const std::vector<int32_t> idx = indices(step, ctx.rank);
     const std::vector<float> rows = source.rows(step, ctx.rank, idx.size(), o.dim);
+    const void* idx_in = idx.data();
+    const void* rows_in = rows.data();
+    if (o.gpus > 0) {
+      idx_in = d_idx.upload(idx.data(), idx.size() * sizeof(int32_t));
+      rows_in = d_rows.upload(rows.data(), rows.size() * sizeof(float));
+    }
     for (Variant& v : vs) {
       MPI_Barrier(MPI_COMM_WORLD);
       const double t0 = MPI_Wtime();
       const zfcResult_t r =
-          zfcSparseReduce(v.plan, idx.data(), idx.size(), rows.data(), &v.last, nullptr);
+          zfcSparseReduce(v.plan, idx_in, idx.size(), rows_in, &v.last, nullptr);
       const double sec = MPI_Wtime() - t0;
       if (r != zfcSuccess) perf_fail("zfcSparseReduce", r, v.comm);
       if (step < 0) continue;
@@ -199,8 +207,12 @@ std::vector<double> check_last_step(const PerfContext& ctx,
                       ctx.ranks / node_count(ctx, ctx.comm));
   std::vector<double> wrong;
   for (const Variant& v : vs) {
-    double w = count_sparse_wrong(ref, v.last, compression_kind(v.wire), o.scale, ctx.ranks);
-    uint64_t lo = hash_sparse_result(v.last), hi = lo;
+    // -g 1: the result is on the device (the plan's copy); checked on the host.
+    const HostSparseResult host =
+        o.gpus > 0 ? copy_to_host(v.last, sizeof(int32_t)) : HostSparseResult{};
+    const zfcSparseResult_t& last = o.gpus > 0 ? host.result : v.last;
+    double w = count_sparse_wrong(ref, last, compression_kind(v.wire), o.scale, ctx.ranks);
+    uint64_t lo = hash_sparse_result(last), hi = lo;
     MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
     if (lo != hi) w += static_cast<double>(v.last.num_unique * (o.dim + 1));

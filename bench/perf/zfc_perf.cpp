@@ -10,6 +10,7 @@
 
 #include "launch_check.hpp"
 #include "perf_common.hpp"
+#include "perf_device.hpp"
 
 namespace {
 
@@ -26,6 +27,7 @@ std::vector<std::string> run_metadata(const PerfContext& ctx) {
                      ", \"iters\": " + std::to_string(o.iters) +
                      ", \"warmup\": " + std::to_string(o.warmup) +
                      ", \"check\": " + std::to_string(o.check) +
+                     ", \"gpus\": " + std::to_string(o.gpus) +
                      ", \"scale\": " + std::to_string(o.scale);
   if (o.mode == "sparse" || o.mode == "sharded") {
     opts += ", \"tokens_per_rank\": " + std::to_string(o.tokens) +
@@ -97,12 +99,28 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return o.help ? 0 : 2;
   }
+  if (o.gpus > 0) {
+    // Every rank needs its GPU; without one everywhere the run is skipped (77, as ctest's
+    // GPU tests are), saying why.
+    std::string why;
+    int ok = select_rank_device(rank, &why) ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!ok) {
+      if (rank == 0) {
+        std::printf("# zfc_perf -g 1 skipped: %s\n", why.empty() ? "a rank has no GPU"
+                                                                : why.c_str());
+      }
+      MPI_Finalize();
+      return 77;
+    }
+  }
   std::vector<NamedComm> comms;
   for (const std::string& t : o.transports) comms.push_back({t, open_comm(t, rank, o.ranks_per_node)});
   zfcComm_t comm = comms.front().comm;
   if (rank == 0) {
-    std::printf("# zfc_perf %s (zipfcoll %s), %d ranks\n# rank 0: %s\n", o.mode.c_str(),
-                ZFC_VERSION_STRING, ranks, zfcCommGetTopology(comm));
+    std::printf("# zfc_perf %s (zipfcoll %s), %d ranks, %s buffers\n# rank 0: %s\n",
+                o.mode.c_str(), ZFC_VERSION_STRING, ranks, o.gpus > 0 ? "device" : "host",
+                zfcCommGetTopology(comm));
     zfcMachineModel_t m = ZFC_MACHINE_MODEL_INITIALIZER;
     if (zfcCommGetMachineModel(comm, &m) == zfcSuccess) {
       std::printf("# cost model: intra-node %.2f us + %.2f GB/s, inter-node %.2f us + %.2f GB/s,"

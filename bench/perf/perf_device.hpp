@@ -1,0 +1,42 @@
+// Device buffers for zfc_perf -g 1: the zfc calls' inputs and outputs in this rank's GPU's
+// memory (rank mod the device count), copied there and back outside the timed region. A
+// build without CUDA has the same interface and refuses, saying why.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "zipfcoll/zipfcoll.h"
+
+// Makes this rank's GPU current; false, with *why, when there is none (or no CUDA build).
+bool select_rank_device(int rank, std::string* why);
+
+// A device buffer that grows to the largest size asked of it.
+class DeviceCopy {
+ public:
+  DeviceCopy() = default;
+  ~DeviceCopy();
+  DeviceCopy(const DeviceCopy&) = delete;
+  DeviceCopy& operator=(const DeviceCopy&) = delete;
+
+  // Copies `bytes` from host memory into the buffer (grown to fit); returns the device
+  // pointer.
+  void* upload(const void* host, size_t bytes);
+  // Room for `bytes` on the device; returns the device pointer.
+  void* reserve(size_t bytes);
+  // Copies `bytes` of the device memory at `device` to host memory.
+  static void download(const void* device, void* host, size_t bytes);
+
+ private:
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// A sparse result whose arrays are on the device, copied to host memory.
+struct HostSparseResult {
+  std::vector<char> indices;
+  std::vector<float> rows;
+  zfcSparseResult_t result = ZFC_SPARSE_RESULT_INITIALIZER;
+};
+HostSparseResult copy_to_host(const zfcSparseResult_t& on_device, size_t index_bytes);
