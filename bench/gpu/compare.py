@@ -22,7 +22,8 @@ def main():
     z, t = load(a.zfc), load(a.torch)
     zr = {(r["kernel"], r["N"], r["D"]): r for r in z["rows"]}
     tr = {(r["kernel"], r["N"], r["D"]): r for r in t["rows"]}
-    lines = ["# zipfcoll on a GPU", "", f"GPU: {z['gpu']}; PyTorch {t['torch']}; ids from "
+    lines = ["# zipfcoll on a GPU", "", "How these figures are made, and the other GPU runs: "
+             "`docs/gpu.md`.", "", f"GPU: {z['gpu']}; PyTorch {t['torch']}; ids from "
              f"Zipf(1.1) over V = {z['vocab']}. Produced by:", "", "```", a.command, "```", "",
              "## Local pipeline against PyTorch (same GPU, same run)", "",
              "| N = G·K | D | U | zipfcoll (µs) | PyTorch (µs) | speedup |",

@@ -1,5 +1,7 @@
 #include "perf_device.hpp"
 
+#include <mpi.h>
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -11,11 +13,11 @@ namespace {
 
 #if defined(ZFC_PERF_CUDA)
 // A benchmark cannot go on after a failed copy or allocation: it says why and stops every
-// rank (mpirun ends the others when one exits non-zero).
+// rank, as perf_fail does.
 void must(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return;
   std::fprintf(stderr, "zfc_perf: %s failed: %s\n", what, cudaGetErrorString(e));
-  std::exit(1);
+  MPI_Abort(MPI_COMM_WORLD, 1);
 }
 #endif
 
@@ -23,7 +25,7 @@ void must(cudaError_t e, const char* what) {
 
 #if defined(ZFC_PERF_CUDA)
 
-bool select_rank_device(int rank, std::string* why) {
+bool select_rank_device(int local_rank, std::string* why) {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0) {
@@ -31,9 +33,11 @@ bool select_rank_device(int rank, std::string* why) {
            (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices") + ")";
     return false;
   }
-  const cudaError_t set = cudaSetDevice(rank % count);
-  if (set != cudaSuccess) {
-    *why = std::string("cudaSetDevice failed: ") + cudaGetErrorString(set);
+  cudaError_t e2 = cudaSetDevice(local_rank % count);
+  // The context made now, so that the library's own CUDA runtime finds this device current.
+  if (e2 == cudaSuccess) e2 = cudaFree(nullptr);
+  if (e2 != cudaSuccess) {
+    *why = std::string("cudaSetDevice failed: ") + cudaGetErrorString(e2);
     return false;
   }
   return true;

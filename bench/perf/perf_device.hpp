@@ -1,6 +1,6 @@
 // Device buffers for zfc_perf -g 1: the zfc calls' inputs and outputs in this rank's GPU's
-// memory (rank mod the device count), copied there and back outside the timed region. A
-// build without CUDA has the same interface and refuses, saying why.
+// memory (its rank on its host mod the device count), copied there and back outside the
+// timed region. A build without CUDA has the same interface and refuses, saying why.
 #pragma once
 
 #include <cstddef>
@@ -9,8 +9,9 @@
 
 #include "zipfcoll/zipfcoll.h"
 
-// Makes this rank's GPU current; false, with *why, when there is none (or no CUDA build).
-bool select_rank_device(int rank, std::string* why);
+// Makes device local_rank mod the device count current; false, with *why, when there is none
+// (or no CUDA build).
+bool select_rank_device(int local_rank, std::string* why);
 
 // A device buffer that grows to the largest size asked of it.
 class DeviceCopy {
@@ -35,6 +36,9 @@ class DeviceCopy {
 
 // A sparse result whose arrays are on the device, copied to host memory.
 struct HostSparseResult {
+  HostSparseResult() = default;
+  HostSparseResult(HostSparseResult&&) = default;  // the vectors' storage moves with them
+  HostSparseResult(const HostSparseResult&) = delete;  // result would point into the original
   std::vector<char> indices;
   std::vector<float> rows;
   zfcSparseResult_t result = ZFC_SPARSE_RESULT_INITIALIZER;

@@ -102,8 +102,14 @@ int main(int argc, char** argv) {
   if (o.gpus > 0) {
     // Every rank needs its GPU; without one everywhere the run is skipped (77, as ctest's
     // GPU tests are), saying why.
+    // This rank's place among the ranks of its host picks its GPU.
+    MPI_Comm host;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &host);
+    int local_rank = 0;
+    MPI_Comm_rank(host, &local_rank);
+    MPI_Comm_free(&host);
     std::string why;
-    int ok = select_rank_device(rank, &why) ? 1 : 0;
+    int ok = select_rank_device(local_rank, &why) ? 1 : 0;
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!ok) {
       if (rank == 0) {
