@@ -337,7 +337,7 @@ bool can_run_hierarchical(const CostInputs& in) {
 }  // namespace
 
 Route choose_route(const MachineModel& m, int ranks, int nodes, double bytes) {
-  if (ranks <= 2 || m.route == RoutePolicy::kDirect) return Route::kDirect;
+  if (!forwarding_applies(ranks) || m.route == RoutePolicy::kDirect) return Route::kDirect;
   if (m.route == RoutePolicy::kForwarded) return Route::kForwarded;
   const LinkParams& link = nodes > 1 ? m.inter : m.intra;
   const double relays = forwarded_relays(ranks);

@@ -133,10 +133,13 @@ const char* const kFigureNames[kFigures] = {"intra latency_us", "intra bandwidth
                                             "inter latency_us", "inter bandwidth_gbs",
                                             "local_gbs"};
 
-// Where a rank runs: its host and the CPUs it may run on (a plain struct for an allgather).
+// Where a rank runs: its host and the CPUs it may run on, and its ZIPFCOLL_ROUTE (the
+// RoutePolicy, -1 when it cannot be read), which every rank must set alike (a plain struct
+// for one allgather).
 struct RankPlace {
   uint64_t host;
   cpu_set_t cpus;
+  int32_t route;
 };
 
 // A rank's figures, in the order of kFigureNames.
@@ -229,32 +232,30 @@ Status read_route_policy(RoutePolicy* out) {
 Status calibrate_machine(zfcComm* comm) {
   Transport& flat = *comm->transport;
   const size_t ranks = static_cast<size_t>(flat.size());
-  RankPlace place{};
-  place.host = host_id();
-  place.cpus = my_cpus();
-  std::vector<RankPlace> places(ranks);
-  ZFC_RETURN_IF_ERROR(flat.allgather(&place, sizeof place, places.data()));
-  const double crowd = most_ranks_per_core(places);
   // Every rank must route alike, or the ranks of one exchange would not meet.
   RoutePolicy route = RoutePolicy::kAuto;
   const Status read = read_route_policy(&route);
-  const int32_t policy = read.ok() ? static_cast<int32_t>(route) : -1;
-  std::vector<int32_t> policies(ranks);
-  ZFC_RETURN_IF_ERROR(flat.allgather(&policy, sizeof policy, policies.data()));
+  RankPlace place{};
+  place.host = host_id();
+  place.cpus = my_cpus();
+  place.route = read.ok() ? static_cast<int32_t>(route) : -1;
+  std::vector<RankPlace> places(ranks);
+  ZFC_RETURN_IF_ERROR(flat.allgather(&place, sizeof place, places.data()));
   ZFC_RETURN_IF_ERROR(read);
   for (size_t r = 0; r < ranks; ++r) {
-    if (policies[r] == -1) {
+    if (places[r].route == -1) {
       return error(zfcInvalidArgument, "rank %zu: ZIPFCOLL_ROUTE is not auto, direct or "
                    "forwarded", r);
     }
   }
   for (size_t r = 0; r < ranks; ++r) {
-    if (policies[r] != policy) {
+    if (places[r].route != place.route) {
       return error(zfcMismatch, "rank %zu sets ZIPFCOLL_ROUTE to %s, rank %d to %s: set the "
-                   "same on every rank", r, route_name(policies[r]), flat.rank(),
-                   route_name(policy));
+                   "same on every rank", r, route_name(places[r].route), flat.rank(),
+                   route_name(place.route));
     }
   }
+  const double crowd = most_ranks_per_core(places);
 
   const ModelFigures& given = comm->config.model;
   ModelFigures f = given;

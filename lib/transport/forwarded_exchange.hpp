@@ -120,8 +120,7 @@ Status forwarded_alltoallv_blocks(int n, int me, const void* send, const size_t*
     b.bytes[static_cast<size_t>(i)] = send_bytes[to];
   }
   hops->clear();
-  int steps = 0;
-  for (int d = 1; d < n; d *= 2) ++steps;
+  const int steps = forwarded_steps(n);
   if (b.takes.size() < static_cast<size_t>(steps)) b.takes.resize(static_cast<size_t>(steps));
   for (int k = 0; k < steps; ++k) {
     const int d = 1 << k, to = (me + d) % n, from = (me - d + n) % n;

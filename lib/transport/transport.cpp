@@ -82,14 +82,15 @@ Status Transport::alltoallv(const void* send, const size_t* send_bytes,
   // Every rank takes the same route whatever its displacements: the forwarded exchange
   // packs what arrives in rank order, straight into recv when recv is packed so, else into
   // scratch and then to each displacement.
-  if (route == Route::kForwarded && forwards() && size_ > 2) {
+  if (runs_forwarded(route)) {
     const size_t n = static_cast<size_t>(size_);
     size_t packed = 0;
     for (int j = 0; j < size_ && packed != SIZE_MAX; ++j) {
       packed = recv_displs[j] == packed ? packed + recv_bytes[j] : SIZE_MAX;
     }
-    std::vector<size_t> got(2 * n);
-    std::vector<char> scratch;
+    std::vector<size_t>& got = arrived_;
+    got.resize(2 * n);
+    std::vector<char>& scratch = unpacked_;
     char* landed = nullptr;
     ZFC_RETURN_IF_ERROR(alltoallv_blocks(send, send_bytes, send_displs, got.data(),
                                          got.data() + n, [&](size_t total) {
@@ -151,22 +152,16 @@ Status Transport::alltoallv_blocks(const void* send, const size_t* send_bytes,
                                    const size_t* send_displs, size_t* recv_bytes,
                                    size_t* recv_displs, const PlaceFn& place, Route route) {
   ZFC_RETURN_IF_ERROR(check_usable());
-  // With two ranks the forwarded exchange is the direct one.
-  if (route == Route::kForwarded && forwards() && size_ > 2) {
-    std::vector<Hop> hops;
+  if (runs_forwarded(route)) {
     const Status s = note(do_alltoallv_forwarded(send, send_bytes, send_displs, recv_bytes,
-                                                 recv_displs, place, &hops));
+                                                 recv_displs, place, &hops_));
     ++ledger_->rounds;
     ZFC_RETURN_IF_ERROR(s);
-    for (const Hop& h : hops) {
+    for (const Hop& h : hops_) {
       count_sent(h.to, h.sent);
       count_received(h.from, h.received);
     }
-    uint64_t mine = 0;
-    for (int r = 0; r < size_; ++r) {
-      if (r != rank_) mine += recv_bytes[r];
-    }
-    note_received(rank_, mine);
+    note_own_received(recv_bytes);
     return s;
   }
   uint32_t rounds = 0;
@@ -179,12 +174,18 @@ Status Transport::alltoallv_blocks(const void* send, const size_t* send_bytes,
 }
 
 void Transport::count_exchange(const size_t* send_bytes, const size_t* recv_bytes) {
-  uint64_t mine = 0;
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
-    mine += recv_bytes[r];
     count_sent(r, send_bytes[r]);
     count_received(r, recv_bytes[r]);
+  }
+  note_own_received(recv_bytes);
+}
+
+void Transport::note_own_received(const size_t* recv_bytes) {
+  uint64_t mine = 0;
+  for (int r = 0; r < size_; ++r) {
+    if (r != rank_) mine += recv_bytes[r];
   }
   note_received(rank_, mine);
 }

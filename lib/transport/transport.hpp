@@ -69,6 +69,10 @@ inline double gather_steps(int ranks, double total_bytes) {
 // on the way (transport/forwarded_exchange.hpp). The cost model chooses (choose_route).
 enum class Route { kDirect, kForwarded };
 
+// Whether an exchange over `ranks` ranks can be forwarded at all: with two or fewer the
+// forwarded exchange is the direct one, and runs as it.
+inline bool forwarding_applies(int ranks) { return ranks > 2; }
+
 // The steps of a forwarded exchange over `ranks`: ceil(log2 ranks).
 inline int forwarded_steps(int ranks) {
   int steps = 0;
@@ -236,6 +240,12 @@ class Transport {
  private:
   // An alltoallv's bytes to and from each peer, and this rank's received total in the ledger.
   void count_exchange(const size_t* send_bytes, const size_t* recv_bytes);
+  // This rank's received total of an alltoallv (what its peers sent it) in the ledger.
+  void note_own_received(const size_t* recv_bytes);
+  // Whether this call runs forwarded: asked for, possible here, and more than two ranks.
+  bool runs_forwarded(Route route) const {
+    return route == Route::kForwarded && forwards() && forwarding_applies(size_);
+  }
   bool remote(int r) const {
     return !peer_node_.empty() && peer_node_[static_cast<size_t>(r)] !=
                                       peer_node_[static_cast<size_t>(rank_)];
@@ -254,6 +264,11 @@ class Transport {
   bool ledger_bytes_ = true;
   uint64_t sequence_ = 0;
   std::vector<int> peer_node_;
+  // Reused by the forwarded calls, which run every step: their steps, and the sizes and
+  // places of what arrived.
+  std::vector<Hop> hops_;
+  std::vector<size_t> arrived_;
+  std::vector<char> unpacked_;
 };
 
 }  // namespace zfc
