@@ -66,11 +66,59 @@ Status scatter_to_dense(void* d_temp, size_t* temp_bytes, const void* d_rows,
                         zfcDataType_t row_type, const int32_t* d_pos, uint32_t n, size_t dim,
                         float* d_dense, uint32_t m, void* stream);
 
+// Row i of d_rows added into row d_pos[i] of d_dst (m x dim, fp32, as it is) in order of i:
+// the host's scatter_add_rows. Every d_pos[i] must be in [0, m).
+Status scatter_add_rows(void* d_temp, size_t* temp_bytes, const void* d_rows,
+                        zfcDataType_t row_type, const int32_t* d_pos, uint32_t n, size_t dim,
+                        float* d_dst, uint32_t m, void* stream);
+
 // d_table[d_idx[p]] += alpha * d_rows[p] for p in [0, n) in order of p (indices zfcInt32 or
 // zfcInt64, each in [0, vocab); repeated indices are applied in order, as on the host).
 Status apply_rows(void* d_temp, size_t* temp_bytes, float* d_table, int64_t vocab, size_t dim,
                   const void* d_idx, zfcDataType_t index_type, const float* d_rows, uint32_t n,
                   float alpha, void* stream);
+
+// ---- the key-routed step's pairs -----------------------------------------------------------
+
+// d_keys[i] = d_indices[i] (zfcInt32 or zfcInt64) as K; the range is checked apart
+// (find_bad_index).
+template <class K>
+Status load_keys(const void* d_indices, zfcDataType_t type, uint32_t n, K* d_keys,
+                 void* stream);
+
+// d_out[i] = d_keys[i] as `type` (zfcInt32 or zfcInt64).
+template <class K>
+Status store_keys(const K* d_keys, uint32_t n, zfcDataType_t type, void* d_out, void* stream);
+
+// d_owner_of[i] = key_owner(d_keys[i], ranks) (host_device/key_owner.hpp), and d_counts[j]
+// (ranks words) the number of keys of owner j.
+template <class K>
+Status owner_counts(const K* d_keys, uint32_t n, int ranks, int32_t* d_owner_of,
+                    uint64_t* d_counts, void* stream);
+
+// The layout of one owner's block of pairs: `lead` bytes (its count), then the keys, then
+// the rows, each part padded to 8 bytes (algo/routed_pairs.hpp's PairBlock).
+struct PairFrame {
+  size_t lead, key_bytes, row_bytes;
+};
+
+// The pairs of n sorted distinct keys packed by owner into d_packed (packed_bytes, zeroed
+// first): owner j's block at d_displs[j], led by d_counts[j] as a uint64_t, its keys and
+// rows (row i of d_rows encoded as the host's encode does) in key order. Scratch as above.
+template <class K>
+Status pack_pairs(void* d_temp, size_t* temp_bytes, const K* d_keys, const int32_t* d_owner_of,
+                  uint32_t n, int ranks, const float* d_rows, size_t dim, zfcDataType_t wire,
+                  float scale, const PairFrame& frame, const uint64_t* d_counts,
+                  const uint64_t* d_displs, char* d_packed, size_t packed_bytes, void* stream);
+
+// Row k of d_rows (n x dim of the wire type, back to back) decoded as the host's decode into
+// row d_dest[k] of d_out; ORs 1 into *d_nonfinite when some value is inf or NaN.
+Status decode_rows_to(const void* d_rows, const int32_t* d_dest, uint32_t n, size_t dim,
+                      zfcDataType_t wire, float scale, float* d_out, int* d_nonfinite,
+                      void* stream);
+
+// *d_out = *d_in (a count the CUB kernels wrote as 32 bits, for a 64-bit word).
+Status widen_count(const uint32_t* d_in, uint64_t* d_out, void* stream);
 
 // ---- wire formats ------------------------------------------------------------------------
 

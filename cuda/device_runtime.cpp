@@ -170,6 +170,18 @@ Status copy_to_device(void* d_dst, const void* src, size_t bytes, void* stream) 
                "cudaMemcpyAsync (host to device)");
 }
 
+Status copy_on_device(void* d_dst, const void* d_src, size_t bytes, void* stream) {
+  if (bytes == 0 || d_dst == d_src) return Status::Ok();
+  return cuda_check(
+      cudaMemcpyAsync(d_dst, d_src, bytes, cudaMemcpyDeviceToDevice, as_stream(stream)),
+      "cudaMemcpyAsync (device to device)");
+}
+
+Status fill_zero(void* d_dst, size_t bytes, void* stream) {
+  if (bytes == 0) return Status::Ok();
+  return cuda_check(cudaMemsetAsync(d_dst, 0, bytes, as_stream(stream)), "cudaMemsetAsync");
+}
+
 DeviceBuffer::~DeviceBuffer() { release(); }
 
 void DeviceBuffer::release() {

@@ -36,18 +36,20 @@ struct IsHead {
 };
 
 // Block b handles runs b, b + gridDim.x, ...; every thread owns columns threadIdx.x,
-// threadIdx.x + blockDim.x, ... and adds the run's rows into a +0 accumulator in sorted
-// (= input) order, which is the host's order of additions.
+// threadIdx.x + blockDim.x, ... and adds the run's rows into an accumulator -- +0, or with
+// `accumulate` the target row's value -- in sorted (= input) order, which is the host's
+// order of additions.
 __global__ void sum_runs_kernel(const void* rows, zfcDataType_t type, const uint32_t* target,
                                 const uint32_t* order, const uint32_t* run_start,
-                                const uint32_t* num_runs, uint32_t n, size_t dim, float* dense) {
+                                const uint32_t* num_runs, uint32_t n, size_t dim, float* dense,
+                                bool accumulate) {
   const uint32_t runs = *num_runs;
   for (uint32_t r = blockIdx.x; r < runs; r += gridDim.x) {
     const uint32_t begin = run_start[r];
     const uint32_t end = r + 1 < runs ? run_start[r + 1] : n;
     float* out = dense + static_cast<size_t>(target[begin]) * dim;
     for (size_t c = threadIdx.x; c < dim; c += blockDim.x) {
-      float acc = 0.0f;
+      float acc = accumulate ? out[c] : 0.0f;
       for (uint32_t j = begin; j < end; ++j) {
         acc += load_as_f32(rows, type, static_cast<size_t>(order[j]) * dim + c);
       }
@@ -162,11 +164,12 @@ Status apply_grouped(void* d_temp, size_t* temp_bytes, float* d_table, size_t di
   return launch_check("apply_runs_kernel");
 }
 
-}  // namespace
 
-Status scatter_to_dense(void* d_temp, size_t* temp_bytes, const void* d_rows,
-                        zfcDataType_t row_type, const int32_t* d_pos, uint32_t n, size_t dim,
-                        float* d_dense, uint32_t m, void* stream) {
+// Groups the rows by target and sums each target row in input order, into zeroed rows
+// (scatter_to_dense) or into the rows as they are (scatter_add_rows).
+Status scatter_rows(void* d_temp, size_t* temp_bytes, const void* d_rows, zfcDataType_t row_type,
+                    const int32_t* d_pos, uint32_t n, size_t dim, float* d_dense, uint32_t m,
+                    bool accumulate, void* stream) {
   cudaStream_t s = as_stream(stream);
   ScratchLayout l(d_temp);
   // Positions are checked to lie in [0, m) by the caller, so as unsigned keys they are below
@@ -179,7 +182,7 @@ Status scatter_to_dense(void* d_temp, size_t* temp_bytes, const void* d_rows,
     *temp_bytes = l.bytes() + cub_bytes;
     return Status::Ok();
   }
-  if (static_cast<size_t>(m) * dim != 0) {
+  if (!accumulate && static_cast<size_t>(m) * dim != 0) {
     ZFC_RETURN_IF_ERROR(cuda_check(
         cudaMemsetAsync(d_dense, 0, static_cast<size_t>(m) * dim * sizeof(float), s),
         "cudaMemsetAsync"));
@@ -188,8 +191,24 @@ Status scatter_to_dense(void* d_temp, size_t* temp_bytes, const void* d_rows,
   ZFC_RETURN_IF_ERROR(g.run(keys, n, l.rest(), cub_bytes, s));
   sum_runs_kernel<<<row_blocks(n), row_threads(dim), 0, s>>>(d_rows, row_type, g.target, g.order,
                                                              g.run_start, g.num_runs, n, dim,
-                                                             d_dense);
+                                                             d_dense, accumulate);
   return launch_check("sum_runs_kernel");
+}
+
+}  // namespace
+
+Status scatter_to_dense(void* d_temp, size_t* temp_bytes, const void* d_rows,
+                        zfcDataType_t row_type, const int32_t* d_pos, uint32_t n, size_t dim,
+                        float* d_dense, uint32_t m, void* stream) {
+  return scatter_rows(d_temp, temp_bytes, d_rows, row_type, d_pos, n, dim, d_dense, m, false,
+                      stream);
+}
+
+Status scatter_add_rows(void* d_temp, size_t* temp_bytes, const void* d_rows,
+                        zfcDataType_t row_type, const int32_t* d_pos, uint32_t n, size_t dim,
+                        float* d_dst, uint32_t m, void* stream) {
+  return scatter_rows(d_temp, temp_bytes, d_rows, row_type, d_pos, n, dim, d_dst, m, true,
+                      stream);
 }
 
 Status apply_rows(void* d_temp, size_t* temp_bytes, float* d_table, int64_t vocab, size_t dim,

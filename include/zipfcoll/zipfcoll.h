@@ -338,6 +338,15 @@ typedef enum {
 /* Name of a phase ("local", "header", ...); "unknown" for a bad value. */
 ZFC_API const char* zfcGetPhaseName(int phase);
 
+/* Where a phase's data lived and its work ran (zfcOpStats_t.path). */
+typedef enum {
+  zfcPathNone = 0,   /* the call had no such phase (or no call was counted) */
+  zfcPathHost = 1,   /* host buffers, host kernels */
+  zfcPathStaged = 2, /* device buffers copied through host memory, host kernels */
+  zfcPathDevice = 3  /* device buffers kept on the device: device kernels on the caller's
+                        stream, device memory handed to the transport */
+} zfcDataPath_t;
+
 typedef struct {
   uint64_t calls;                /* collective operations counted */
   uint64_t tokens;               /* indices this rank passed in (K) */
@@ -359,19 +368,30 @@ typedef struct {
                                     calls) */
   uint64_t bytes_received_sum;   /* bytes_received summed over the communicator's ranks
                                     (divide by the rank count for the mean) */
+  /* ---- end of the 0.4.0 to 0.8.0 layout ---- */
+  int32_t path[zfcNumPhases];    /* zfcDataPath_t of each zfcPhase_t in the last sparse
+                                    reduce or allreduce (also in `total`); zfcPhaseTotal:
+                                    the call's */
+  uint32_t host_syncs;           /* times the call waited for work it queued on the
+                                    caller's stream: to read sizes or flags the device
+                                    wrote, or before a transport reads device memory (a
+                                    transport's waits for its own collectives are not
+                                    counted; `total`: summed) */
 } zfcOpStats_t;
 
 /* `size` must be set by the caller (ZFC_STATS_INITIALIZER does it). In `total`, counts,
  * bytes and seconds are sums over calls and peak_workspace_bytes is the maximum. The
- * library also fills the structs of the 0.1.0 layout (without the internode fields) and
- * of the 0.2.0 and 0.3.0 layout (without the busiest rank's and the summed bytes). */
+ * library also fills the structs of the 0.1.0 layout (without the internode fields), of
+ * the 0.2.0 and 0.3.0 layout (without the busiest rank's and the summed bytes) and of the
+ * 0.4.0 to 0.8.0 layout (without the paths and host_syncs). */
 typedef struct {
   size_t size;
   zfcOpStats_t last;
   zfcOpStats_t total;
 } zfcStats_t;
 
-#define ZFC_OP_STATS_ZERO {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, 0, {0, 0, 0, 0, 0, 0, 0}, 0, 0}
+#define ZFC_OP_STATS_ZERO \
+  {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, 0, {0, 0, 0, 0, 0, 0, 0}, 0, 0, {0, 0, 0, 0, 0, 0, 0}, 0}
 #define ZFC_STATS_INITIALIZER {sizeof(zfcStats_t), ZFC_OP_STATS_ZERO, ZFC_OP_STATS_ZERO}
 
 /* Local. Copies the communicator's statistics: every successful zfcUniqueMerge,

@@ -152,11 +152,21 @@ Status AllReduceCall::run_riding(const Agreed& agreed) {
   return k.all_finite(&finite_);
 }
 
+// zfcOpStats_t's path of an allreduce's phases (local, header, row exchange) and its waits.
+void note_allreduce_path(int32_t where, uint32_t syncs, zfcOpStats_t* op) {
+  op->path[zfcPhaseLocal] = where;
+  op->path[zfcPhaseHeader] = zfcPathHost;
+  op->path[zfcPhaseRowExchange] = where;
+  op->path[zfcPhaseTotal] = where;
+  op->host_syncs += syncs;
+}
+
 Status AllReduceCall::run(const Agreed& agreed, zfcOpStats_t* op) {
   PhaseTimer timer(op, zfcPhaseRowExchange);
   if (rides_) {
     ZFC_RETURN_IF_ERROR(run_riding(agreed));
     op->overflows += finite_ ? 0 : 1;
+    note_allreduce_path(zfcPathHost, 0, op);
     return Status::Ok();
   }
   Transport& t = *comm_.transport;
@@ -178,6 +188,8 @@ Status AllReduceCall::run(const Agreed& agreed, zfcOpStats_t* op) {
   }
   if (!direct_) ZFC_RETURN_IF_ERROR(staging_.finish());
   op->overflows += finite_ ? 0 : 1;
+  note_allreduce_path(direct_ ? zfcPathDevice : staging_.on_device() ? zfcPathStaged : zfcPathHost,
+                      k.syncs() + staging_.waits(), op);
   return Status::Ok();
 }
 

@@ -7,28 +7,47 @@
 namespace zfc {
 
 template <class K>
-Status IndexSet<K>::load(const void* indices, zfcDataType_t type, size_t n, bool check,
-                         bool dedupe) {
+Status IndexSet<K>::load(StepKernels<K>& k, const void* indices, zfcDataType_t type, size_t n,
+                         bool check, bool dedupe) {
   count_ = n;
-  keys_ = ws_.get<K>(Slot::kKeys, n);
-  const kernels::BadIndex bad = kernels::load_keys(indices, type, n, vocab_, check, keys_);
-  if (bad.found) {
-    return error(zfcInvalidArgument, "indices[%zu] = %lld is outside [0, %lld)", bad.position,
-                 static_cast<long long>(bad.value), static_cast<long long>(vocab_));
+  local_count_ = 0;
+  uint64_t* words = nullptr;  // the first bad index, then U_i
+  ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kKeys, n, &keys_));
+  ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kStepWords, 2, &words));
+  ZFC_RETURN_IF_ERROR(k.load_keys(indices, type, n, vocab_, check, keys_, &words[0]));
+  if (dedupe) {
+    // Before the check is read: a bad index leaves keys the kernels can still sort (the
+    // host's are zeroed), and the whole result is dropped.
+    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kLocalUnique, n, &local_unique_));
+    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kInverse, n, &inverse_));
+    ZFC_RETURN_IF_ERROR(k.unique_with_inverse(keys_, n, static_cast<uint64_t>(vocab_),
+                                              local_unique_, inverse_, &words[1]));
   }
-  if (dedupe) dedupe_local();
+  uint64_t host[2] = {n, 0};
+  ZFC_RETURN_IF_ERROR(k.fetch(host, words, (dedupe ? 2 : 1) * sizeof(uint64_t)));
+  if (host[0] < n) {
+    const size_t at = static_cast<size_t>(host[0]);
+    int64_t value = 0;
+    if (type == zfcInt32) {
+      int32_t v32 = 0;
+      ZFC_RETURN_IF_ERROR(k.fetch(&v32, static_cast<const int32_t*>(indices) + at, sizeof v32));
+      value = v32;
+    } else {
+      ZFC_RETURN_IF_ERROR(k.fetch(&value, static_cast<const int64_t*>(indices) + at,
+                                  sizeof value));
+    }
+    return error(zfcInvalidArgument, "indices[%zu] = %lld is outside [0, %lld)", at,
+                 static_cast<long long>(value), static_cast<long long>(vocab_));
+  }
+  local_count_ = static_cast<size_t>(host[1]);
   return Status::Ok();
 }
 
 template <class K>
-void IndexSet<K>::dedupe_local() {
-  const uint64_t bound = static_cast<uint64_t>(vocab_);
-  local_unique_ = ws_.get<K>(Slot::kLocalUnique, count_);
-  inverse_ = ws_.get<int32_t>(Slot::kInverse, count_);
-  void* scratch = ws_.get<char>(Slot::kSortScratch,
-                                kernels::unique_scratch_bytes<K>(count_, bound, true));
-  local_count_ = kernels::unique_with_inverse(keys_, count_, bound, local_unique_, inverse_,
-                                              scratch);
+Status IndexSet<K>::load(const void* indices, zfcDataType_t type, size_t n, bool check,
+                         bool dedupe) {
+  HostStepKernels<K> k(ws_);
+  return load(k, indices, type, n, check, dedupe);
 }
 
 template <class K>
@@ -69,12 +88,22 @@ void IndexSet<K>::merge_gathered() {
 }
 
 template <class K>
+Status IndexSet<K>::merge_from(StepKernels<K>& k, const K* keys, size_t n) {
+  uint64_t* count = nullptr;
+  ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kGlobalUnique, n, &global_));
+  ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kStepWords, 1, &count));
+  ZFC_RETURN_IF_ERROR(
+      k.sorted_unique(keys, n, static_cast<uint64_t>(vocab_), global_, count));
+  uint64_t found = 0;
+  ZFC_RETURN_IF_ERROR(k.fetch(&found, count, sizeof found));
+  global_count_ = static_cast<size_t>(found);
+  return Status::Ok();
+}
+
+template <class K>
 void IndexSet<K>::merge_from(const K* keys, size_t n) {
-  const uint64_t bound = static_cast<uint64_t>(vocab_);
-  global_ = ws_.get<K>(Slot::kGlobalUnique, n);
-  void* scratch = ws_.get<char>(Slot::kSortScratch,
-                                kernels::unique_scratch_bytes<K>(n, bound, false));
-  global_count_ = kernels::sorted_unique(keys, n, bound, global_, scratch);
+  HostStepKernels<K> k(ws_);
+  (void)merge_from(k, keys, n);  // the host's kernels cannot fail
 }
 
 template <class K>

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "algo/agreement.hpp"
+#include "core/step_kernels.hpp"
 #include "core/workspace.hpp"
 #include "kernels/index_keys.hpp"
 #include "transport/transport.hpp"
@@ -22,7 +23,12 @@ class IndexSet {
 
   // Copies the caller's indices into keys, checking the range when `check` (a bad index is
   // zfcInvalidArgument naming its position and value), and with `dedupe` finds this rank's
-  // distinct keys and each token's position among them.
+  // distinct keys and each token's position among them. On k's memory space (the indices
+  // and every array of the set are there); the host learns the bad index, if any, and U_i in
+  // one fetch.
+  Status load(StepKernels<K>& k, const void* indices, zfcDataType_t type, size_t n, bool check,
+              bool dedupe);
+  // The same with the host kernels.
   Status load(const void* indices, zfcDataType_t type, size_t n, bool check, bool dedupe);
 
   // Every rank's distinct keys (counts from the agreed headers): those that rode with the
@@ -32,8 +38,10 @@ class IndexSet {
   // Builds the global set from the gathered keys and locates this rank's keys in it.
   void merge_gathered();
 
-  // Global set of arbitrary keys (used by the allgather baseline on all gathered tokens).
-  void merge_from(const K* keys, size_t n);
+  // Global set of arbitrary keys (the allgather baseline's gathered tokens, the key-routed
+  // owners' keys), on k's memory space; the host learns its size (one fetch).
+  Status merge_from(StepKernels<K>& k, const K* keys, size_t n);
+  void merge_from(const K* keys, size_t n);  // with the host kernels
 
   // Global set of the keys v < vocab whose present[v] is not zero (the dense exchange,
   // which learns the set from a reduced presence column instead of exchanging keys).
@@ -57,8 +65,6 @@ class IndexSet {
   const size_t* rank_displs() const { return rank_displs_; }  // in keys
 
  private:
-  void dedupe_local();
-
   Workspace& ws_;
   int64_t vocab_;
   size_t count_ = 0;

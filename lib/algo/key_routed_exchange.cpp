@@ -1,5 +1,5 @@
 // The key-routed exchange, for large G: no rank learns every rank's keys. The owner of a key
-// is a fixed function of the key (algo/key_owner.hpp), so each rank can send the (key, row)
+// is a fixed function of the key (host_device/key_owner.hpp), so each rank can send the (key, row)
 // pairs of its distinct keys straight to their owners, in two rounds after the header:
 //   1. an alltoallv of the pairs (Transport::alltoallv_blocks, so no round of counts goes
 //      first), rows locally summed in token order and on the wire, each message led by its
@@ -28,12 +28,13 @@ struct OwnerReport {
 };
 
 // Step 2's end: the owners' blocks, gathered, become the global set and the U_g x dim result
-// in key order; *finite: whether every value is.
+// in key order; *finite: whether every value is. On call.kernels; the host learns U_g from
+// the reports, and the global set's size from the kernels (one fetch).
 template <class K>
 Status place_shared(SparseCall<K>& call, const char* gathered, const OwnerReport* reports,
                     const size_t* displs, const PairBlock& block, const Wire& wire, float** out,
                     bool* finite) {
-  Workspace& ws = call.ws;
+  StepKernels<K>& k = *call.kernels;
   const int size = call.transport.size();
   const size_t dim = call.spec.dim;
   size_t ug = 0, largest = 0;
@@ -41,29 +42,37 @@ Status place_shared(SparseCall<K>& call, const char* gathered, const OwnerReport
     ug += reports[j].distinct;
     largest = std::max(largest, static_cast<size_t>(reports[j].distinct));
   }
-  int32_t* pos = ws.get<int32_t>(Slot::kPositions, largest);
+  int32_t* pos = nullptr;
+  ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kPositions, largest, &pos));
   {
     PhaseTimer timer(call.op, zfcPhaseMerge);
-    K* keys = ws.get<K>(Slot::kGatheredKeys, ug);
+    K* keys = nullptr;
+    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kGatheredKeys, ug, &keys));
     size_t at = 0;
     for (int j = 0; j < size; ++j) {
-      const K* jk = reinterpret_cast<const K*>(gathered + displs[j] + block.lead);
-      std::copy(jk, jk + reports[j].distinct, keys + at);
+      ZFC_RETURN_IF_ERROR(k.copy(keys + at, gathered + displs[j] + block.lead,
+                                 reports[j].distinct * sizeof(K)));
       at += reports[j].distinct;
     }
-    call.set.merge_from(keys, ug);  // the owners' sets are disjoint
+    ZFC_RETURN_IF_ERROR(call.set.merge_from(k, keys, ug));  // the owners' sets are disjoint
   }
   PhaseTimer timer(call.op, zfcPhaseScatter);
-  ZFC_RETURN_IF_ERROR(result_rows(call, ug, out));
-  *finite = true;
+  if (k.on_device()) {
+    // Device results live in the plan's device scratch (zfcSparseReduceInto takes host
+    // buffers only, so there is no caller's room to check).
+    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kResultRows, ug * dim, out));
+  } else {
+    ZFC_RETURN_IF_ERROR(result_rows(call, ug, out));
+  }
   for (int j = 0; j < size; ++j) {
     const size_t n = reports[j].distinct;
     const char* base = gathered + displs[j];
-    kernels::locate_sorted(reinterpret_cast<const K*>(base + block.lead), n, call.set.global(),
-                           ug, pos);
-    *finite &= decode_rows_to(base + block.rows_at(n), pos, n, dim, wire, *out);
+    ZFC_RETURN_IF_ERROR(k.locate_sorted(reinterpret_cast<const K*>(base + block.lead), n,
+                                        call.set.global(), ug, pos));
+    ZFC_RETURN_IF_ERROR(
+        k.decode_rows_to(base + block.rows_at(n), pos, n, dim, wire.type, wire.scale, *out));
   }
-  return Status::Ok();
+  return k.all_finite(finite);
 }
 
 }  // namespace
@@ -72,6 +81,7 @@ template <class K>
 Status exchange_key_routed(SparseCall<K>& call) {
   Transport& t = call.transport;
   Workspace& ws = call.ws;
+  StepKernels<K>& k = *call.kernels;
   const int size = t.size(), me = t.rank();
   const size_t G = static_cast<size_t>(size), dim = call.spec.dim;
   const Wire wire = wire_of(call.spec);
@@ -80,28 +90,33 @@ Status exchange_key_routed(SparseCall<K>& call) {
   const PairSizes& s = routed.sizes;
   K* uniq = nullptr;
   float* acc = nullptr;
-  const size_t u = sum_routed(call, routed, wire, &uniq, &acc);
+  size_t u = 0;
+  ZFC_RETURN_IF_ERROR(sum_routed(call, routed, wire, &uniq, &acc, &u));
   if (call.apply != nullptr) return stream_and_apply(call, uniq, acc, u, routed.from_peers);
 
   PhaseTimer timer(call.op, zfcPhaseRowExchange);
   const PairBlock shared{sizeof(OwnerReport), sizeof(K), dim * wire.bytes};
   const OwnerReport mine{u, routed.from_peers};
-  char* own = ws.get<char>(Slot::kWireSend, shared.bytes(u));
-  std::memcpy(own, &mine, sizeof mine);
-  std::copy(uniq, uniq + u, reinterpret_cast<K*>(own + shared.lead));
+  char* own = nullptr;
+  ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kWireSend, shared.bytes(u), &own));
+  ZFC_RETURN_IF_ERROR(k.upload(own, &mine, sizeof mine));
+  ZFC_RETURN_IF_ERROR(k.copy(own + shared.lead, uniq, u * sizeof(K)));
   const size_t rows_end = shared.rows_at(u) + u * dim * wire.bytes;
   // The padding too, so that every byte sent is defined.
-  std::fill(own + shared.lead + u * sizeof(K), own + shared.rows_at(u), '\0');
-  std::fill(own + rows_end, own + shared.bytes(u), '\0');
-  kernels::encode(acc, u * dim, wire.type, 1.0f, own + shared.rows_at(u));  // already scaled
+  ZFC_RETURN_IF_ERROR(k.zero(own + shared.lead + u * sizeof(K),
+                             shared.rows_at(u) - shared.lead - u * sizeof(K)));
+  ZFC_RETURN_IF_ERROR(k.zero(own + rows_end, shared.bytes(u) - rows_end));
+  // Already scaled: the pairs were summed as they came off the wire.
+  ZFC_RETURN_IF_ERROR(k.encode(acc, u * dim, wire.type, 1.0f, own + shared.rows_at(u)));
+  ZFC_RETURN_IF_ERROR(k.settle());  // the transport reads it next
   char* gathered = nullptr;
   ZFC_RETURN_IF_ERROR(t.allgather_blocks(own, shared.bytes(u), s.recv_bytes, s.recv_displs,
                                          [&](size_t total) {
-                                           gathered = ws.get<char>(Slot::kGatheredRows, total);
+                                           gathered = place_in(k, Slot::kGatheredRows, total);
                                            return gathered;
                                          }));
   OwnerReport* reports = ws.get<OwnerReport>(Slot::kOwnerReports, G);
-  ZFC_RETURN_IF_ERROR(read_leads(gathered, s, shared, size, me, "summed pairs", reports));
+  ZFC_RETURN_IF_ERROR(read_leads(k, gathered, s, shared, size, me, "summed pairs", reports));
   for (int r = 0; r < size; ++r) {
     if (r != me) t.note_received(r, reports[r].received_bytes);
   }

@@ -9,6 +9,7 @@
 #include <cstddef>
 
 #include "core/node_map.hpp"
+#include "core/step_kernels.hpp"
 #include "core/wire_kernels.hpp"
 #include "core/workspace.hpp"
 #include "kernels/cast.hpp"
@@ -39,6 +40,26 @@ void accumulate_in_rank_order(const NodeMap& nodes, Workspace& ws, float* out, s
     for (int r : nodes.members(n)) add(r, dst);
     if (separate) kernels::add_to(dst, zfcFloat32, rows * dim, out);
   }
+}
+
+// The same on k's memory space: add(rank, dst) returns a Status, and the first failure ends
+// the sums.
+template <class K, class F>
+Status sum_in_rank_order(const NodeMap& nodes, StepKernels<K>& k, float* out, size_t rows,
+                         size_t dim, F&& add) {
+  const size_t bytes = rows * dim * sizeof(float);
+  ZFC_RETURN_IF_ERROR(k.zero(out, bytes));
+  for (int n = 0; n < nodes.node_count(); ++n) {
+    const bool separate = n > 0 && nodes.members(n).size() > 1;
+    float* dst = out;
+    if (separate) {
+      ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kNodeSum, rows * dim, &dst));
+      ZFC_RETURN_IF_ERROR(k.zero(dst, bytes));
+    }
+    for (int r : nodes.members(n)) ZFC_RETURN_IF_ERROR(add(r, dst));
+    if (separate) ZFC_RETURN_IF_ERROR(k.add_to(dst, zfcFloat32, rows * dim, out));
+  }
+  return Status::Ok();
 }
 
 }  // namespace zfc

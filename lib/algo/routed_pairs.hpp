@@ -5,70 +5,54 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 
-#include "algo/key_owner.hpp"
+#include "host_device/key_owner.hpp"
 #include "algo/owner_ranges.hpp"
 #include "algo/rank_order.hpp"
 #include "core/stats.hpp"
-#include "kernels/unique.hpp"
+#include "core/step_kernels.hpp"
 
 namespace zfc {
 
-inline size_t pad8(size_t bytes) { return (bytes + 7) / 8 * 8; }
-
-// n (key, row) pairs on the wire: `lead` bytes (the count, or an owner's report), the n
-// keys, then the n rows, each part padded to 8 bytes so that every block starts aligned for
-// any key and row type.
-struct PairBlock {
-  size_t lead, key_bytes, row_bytes;
-  size_t bytes(size_t n) const { return lead + pad8(n * key_bytes) + pad8(n * row_bytes); }
-  size_t rows_at(size_t n) const { return lead + pad8(n * key_bytes); }
-};
+// Transport::PlaceFn's buffer in k's memory space: a transport cannot take a Status back, so
+// a buffer that cannot be had is std::bad_alloc, as for the workspace (zfcOutOfMemory).
+template <class K>
+char* place_in(StepKernels<K>& k, Slot slot, size_t total) {
+  char* at = nullptr;
+  if (!scratch_for(k, slot, total, &at).ok()) throw std::bad_alloc();
+  return at;
+}
 
 struct PairSizes {
   size_t *send_bytes, *send_displs, *recv_bytes, *recv_displs;
 };
 
-// Step 1's send buffer: this rank's keys and wire rows, grouped by owner, in key order, each
-// owner's block led by its pair count.
-template <class K>
-char* pack_pairs(const K* keys, const int32_t* owner_of, size_t ui, const float* partial,
-                 size_t dim, const Wire& wire, const PairBlock& block, const uint64_t* counts,
-                 const PairSizes& s, int size, Workspace& ws) {
-  const size_t total = s.send_displs[size - 1] + s.send_bytes[size - 1];
-  char* packed = ws.get<char>(Slot::kWireSend, total);
-  size_t* cursor = ws.get<size_t>(Slot::kPeerReceived, static_cast<size_t>(size));
-  std::fill(cursor, cursor + size, 0);
-  for (int j = 0; j < size; ++j) {
-    std::memcpy(packed + s.send_displs[j], &counts[j], sizeof(uint64_t));
-  }
-  for (size_t i = 0; i < ui; ++i) {
-    const int j = owner_of[i];
-    const size_t c = cursor[j]++;
-    char* base = packed + s.send_displs[j];
-    reinterpret_cast<K*>(base + block.lead)[c] = keys[i];
-    kernels::encode(partial + i * dim, dim, wire.type, wire.scale,
-                    base + block.rows_at(counts[j]) + c * block.row_bytes);
-  }
-  return packed;
-}
-
 // The lead of every rank's block -- a pair count, or an owner's report, which starts with its
 // key count -- checked to frame the block, so that a malformed message is refused instead of
-// read past.
-template <class Lead>
-Status read_leads(const char* in, const PairSizes& s, const PairBlock& block, int size, int me,
-                  const char* what, Lead* out) {
+// read past. The leads are copied side by side in k's memory and fetched at once into out
+// (host memory; an entry whose block cannot hold a lead is left undefined, and refused).
+template <class K, class Lead>
+Status read_leads(StepKernels<K>& k, const char* in, const PairSizes& s,
+                  const PairBlock& block, int size, int me, const char* what, Lead* out) {
   static_assert(sizeof(Lead) >= sizeof(uint64_t), "a lead starts with its pair count");
+  const size_t G = static_cast<size_t>(size);
+  void* side = nullptr;
+  ZFC_RETURN_IF_ERROR(k.scratch(Slot::kStepWords, G * sizeof(Lead), &side));
+  for (int r = 0; r < size; ++r) {
+    if (s.recv_bytes[r] < sizeof(Lead)) continue;
+    ZFC_RETURN_IF_ERROR(k.copy(static_cast<char*>(side) + r * sizeof(Lead), in + s.recv_displs[r],
+                               sizeof(Lead)));
+  }
+  ZFC_RETURN_IF_ERROR(k.fetch(out, side, G * sizeof(Lead)));
   for (int r = 0; r < size; ++r) {
     uint64_t n = 0;
     const bool framed = s.recv_bytes[r] >= sizeof(Lead);
-    if (framed) std::memcpy(&n, in + s.recv_displs[r], sizeof n);
+    if (framed) std::memcpy(&n, &out[r], sizeof n);
     if (!framed || n > s.recv_bytes[r] || block.bytes(n) != s.recv_bytes[r]) {
       return error(zfcTransportError, "rank %d: the %s from rank %d (%zu bytes) do not frame "
                    "their count", me, what, r, s.recv_bytes[r]);
     }
-    std::memcpy(&out[r], in + s.recv_displs[r], sizeof(Lead));
   }
   return Status::Ok();
 }
@@ -85,13 +69,15 @@ struct RoutedPairs {
 };
 
 // Step 1: the (key, row) pairs of this rank's distinct keys, rows summed in token order and
-// encoded for `wire`, sent to the keys' owners (algo/key_owner.hpp) in one alltoallv, each
-// owner's block led by its pair count (routed as routed_route chooses); *out describes what
-// this rank received.
+// encoded for `wire`, sent to the keys' owners (host_device/key_owner.hpp) in one alltoallv,
+// each owner's block led by its pair count (routed as routed_route chooses); *out describes
+// what this rank received. The local phases run on call.kernels; the host learns the pair
+// counts (one fetch) and the counts that arrived (another).
 template <class K>
 Status route_pairs(SparseCall<K>& call, const Wire& wire, RoutedPairs* out) {
   Transport& t = call.transport;
   Workspace& ws = call.ws;
+  StepKernels<K>& k = *call.kernels;
   const int size = t.size();
   const size_t G = static_cast<size_t>(size), dim = call.spec.dim;
   const size_t ui = call.set.local_unique_count();
@@ -100,21 +86,29 @@ Status route_pairs(SparseCall<K>& call, const Wire& wire, RoutedPairs* out) {
   const PairSizes s{sizes, sizes + G, sizes + 2 * G, sizes + 3 * G};
   uint64_t* counts = ws.get<uint64_t>(Slot::kCounts, 2 * G);
   uint64_t* from = counts + G;
-  int32_t* owner_of = ws.get<int32_t>(Slot::kLocate, ui);
   const K* keys = call.set.local_unique();
-  const char* send = nullptr;
+  char* send = nullptr;
   {
     PhaseTimer timer(call.op, zfcPhaseScatter);
-    std::fill(counts, counts + G, 0);
-    for (size_t i = 0; i < ui; ++i) {
-      owner_of[i] = key_owner(keys[i], size);
-      ++counts[owner_of[i]];
-    }
-    const float* partial =
-        static_cast<const float*>(local_partial_rows(call, zfcFloat32, 1.0f));
+    int32_t* owner_of = nullptr;
+    uint64_t* owner_counts = nullptr;
+    float* partial = nullptr;
+    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kLocate, ui, &owner_of));
+    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kStepWords, G, &owner_counts));
+    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kPartial, ui * dim, &partial));
+    ZFC_RETURN_IF_ERROR(k.owner_counts(keys, ui, size, owner_of, owner_counts));
+    ZFC_RETURN_IF_ERROR(k.zero(partial, ui * dim * sizeof(float)));
+    ZFC_RETURN_IF_ERROR(k.scatter_add_rows(call.rows, call.spec.row_type, call.set.inverse(),
+                                           call.set.count(), dim, partial, ui));
+    ZFC_RETURN_IF_ERROR(k.fetch(counts, owner_counts, G * sizeof(uint64_t)));
     for (int j = 0; j < size; ++j) s.send_bytes[j] = pairs.bytes(counts[j]);
     pack_displacements(s.send_bytes, s.send_displs, size);
-    send = pack_pairs(keys, owner_of, ui, partial, dim, wire, pairs, counts, s, size, ws);
+    const size_t total = s.send_displs[size - 1] + s.send_bytes[size - 1];
+    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kWireSend, total, &send));
+    const PairPacking packing{pairs, counts, s.send_displs, total, size};
+    ZFC_RETURN_IF_ERROR(k.pack_pairs(keys, owner_of, ui, partial, dim, wire.type, wire.scale,
+                                     packing, send));
+    ZFC_RETURN_IF_ERROR(k.settle());  // the transport reads it next
   }
   char* in = nullptr;
   {
@@ -123,11 +117,11 @@ Status route_pairs(SparseCall<K>& call, const Wire& wire, RoutedPairs* out) {
                                      static_cast<double>(sizeof(K) + dim * wire.bytes));
     ZFC_RETURN_IF_ERROR(t.alltoallv_blocks(send, s.send_bytes, s.send_displs, s.recv_bytes,
                                            s.recv_displs, [&](size_t total) {
-                                             in = ws.get<char>(Slot::kRoutedPairs, total);
+                                             in = place_in(k, Slot::kRoutedPairs, total);
                                              return in;
                                            }, route));
   }
-  ZFC_RETURN_IF_ERROR(read_leads(in, s, pairs, size, t.rank(), "key-routed pairs", from));
+  ZFC_RETURN_IF_ERROR(read_leads(k, in, s, pairs, size, t.rank(), "key-routed pairs", from));
   out->in = in;
   out->from = from;
   out->sizes = s;
@@ -139,16 +133,16 @@ Status route_pairs(SparseCall<K>& call, const Wire& wire, RoutedPairs* out) {
   return Status::Ok();
 }
 
-// Step 2: the owner's distinct keys (into *uniq) and their sums (acc, u x dim), every rank's
-// pairs added in the order of sums. Returns u.
+// Step 2: the owner's distinct keys (into *uniq) and their sums (acc, *u x dim), every
+// rank's pairs added in the order of sums, on call.kernels (the host learns *u: one fetch).
 template <class K>
-size_t sum_routed(SparseCall<K>& call, const RoutedPairs& routed, const Wire& wire, K** uniq,
-                  float** acc) {
+Status sum_routed(SparseCall<K>& call, const RoutedPairs& routed, const Wire& wire, K** uniq,
+                  float** acc, size_t* u) {
   const char* in = routed.in;
   const uint64_t* from = routed.from;
   const PairSizes& s = routed.sizes;
   const PairBlock& block = routed.block;
-  Workspace& ws = call.ws;
+  StepKernels<K>& k = *call.kernels;
   const int size = call.transport.size();
   const size_t dim = call.spec.dim;
   size_t total = 0, largest = 0;
@@ -156,33 +150,36 @@ size_t sum_routed(SparseCall<K>& call, const RoutedPairs& routed, const Wire& wi
     total += from[r];
     largest = std::max(largest, static_cast<size_t>(from[r]));
   }
-  size_t u = 0;
   {
     PhaseTimer timer(call.op, zfcPhaseMerge);
-    K* keys = ws.get<K>(Slot::kGatheredKeys, total);
+    K* keys = nullptr;
+    uint64_t* count = nullptr;
+    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kGatheredKeys, total, &keys));
     size_t at = 0;
     for (int r = 0; r < size; ++r) {
-      const K* rk = reinterpret_cast<const K*>(in + s.recv_displs[r] + block.lead);
-      std::copy(rk, rk + from[r], keys + at);
+      ZFC_RETURN_IF_ERROR(k.copy(keys + at, in + s.recv_displs[r] + block.lead,
+                                 from[r] * sizeof(K)));
       at += from[r];
     }
-    const uint64_t bound = static_cast<uint64_t>(call.spec.vocab);
-    *uniq = ws.get<K>(Slot::kOwnerKeys, total);
-    void* scratch = ws.get<char>(Slot::kSortScratch,
-                                 kernels::unique_scratch_bytes<K>(total, bound, false));
-    u = kernels::sorted_unique(keys, total, bound, *uniq, scratch);
+    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kOwnerKeys, total, uniq));
+    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kStepWords, 1, &count));
+    ZFC_RETURN_IF_ERROR(k.sorted_unique(keys, total, static_cast<uint64_t>(call.spec.vocab),
+                                        *uniq, count));
+    uint64_t found = 0;
+    ZFC_RETURN_IF_ERROR(k.fetch(&found, count, sizeof found));
+    *u = static_cast<size_t>(found);
   }
   PhaseTimer timer(call.op, zfcPhaseScatter);
-  *acc = ws.get<float>(Slot::kDense, u * dim);
-  int32_t* pos = ws.get<int32_t>(Slot::kPositions, largest);
-  accumulate_in_rank_order(call.nodes, ws, *acc, u, dim, [&](int r, float* dst) {
+  int32_t* pos = nullptr;
+  ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kDense, *u * dim, acc));
+  ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kPositions, largest, &pos));
+  return sum_in_rank_order(call.nodes, k, *acc, *u, dim, [&](int r, float* dst) -> Status {
     const char* base = in + s.recv_displs[r];
-    kernels::locate_sorted(reinterpret_cast<const K*>(base + block.lead), from[r], *uniq, u,
-                           pos);
-    kernels::scatter_add_rows(base + block.rows_at(from[r]), wire.type, pos, from[r], dim,
-                              dst);
+    ZFC_RETURN_IF_ERROR(k.locate_sorted(reinterpret_cast<const K*>(base + block.lead), from[r],
+                                        *uniq, *u, pos));
+    return k.scatter_add_rows(base + block.rows_at(from[r]), wire.type, pos, from[r], dim, dst,
+                              *u);
   });
-  return u;
 }
 
 }  // namespace zfc

@@ -1,14 +1,15 @@
-// Where the rows of a sharded table live: row v on rank key_owner(v, G) (algo/key_owner.hpp),
-// at row floor(v / G) of that rank's shard. Each block of G consecutive ids puts one row on
-// every rank, so a rank's shard is dense (every local row is some id's) and holds floor(V/G)
-// rows, plus one when it owns an id of the last, partial block. Zipf-ranked ids put ids of
-// like frequency side by side, so each block spreads the load of its frequency evenly.
+// Where the rows of a sharded table live: row v on rank key_owner(v, G)
+// (host_device/key_owner.hpp), at row floor(v / G) of that rank's shard. Each block of G
+// consecutive ids puts one row on every rank, so a rank's shard is dense (every local row is
+// some id's) and holds floor(V/G) rows, plus one when it owns an id of the last, partial
+// block. Zipf-ranked ids put ids of like frequency side by side, so each block spreads the
+// load of its frequency evenly.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "algo/key_owner.hpp"
+#include "host_device/key_owner.hpp"
 
 namespace zfc {
 

@@ -47,7 +47,7 @@ class ShardedApplyCall final : public ShardedCall<K> {
   void publish() override;
 
  private:
-  ApplyReport sum_at_owner(SparseCall<K>& call, const RoutedPairs& routed);
+  Status sum_at_owner(SparseCall<K>& call, const RoutedPairs& routed, ApplyReport* report);
 
   kernels::RowUpdate update_;
   int* overflowed_;
@@ -59,21 +59,23 @@ class ShardedApplyCall final : public ShardedCall<K> {
 
 // Round 2's local part: the sums of this owner's ids, unscaled, and its report.
 template <class K>
-ApplyReport ShardedApplyCall<K>::sum_at_owner(SparseCall<K>& call, const RoutedPairs& routed) {
+Status ShardedApplyCall<K>::sum_at_owner(SparseCall<K>& call, const RoutedPairs& routed,
+                                         ApplyReport* report) {
   const Wire wire = wire_of(call.spec);
   K* ids = nullptr;
   float* acc = nullptr;
-  const size_t u = sum_routed(call, routed, wire, &ids, &acc);
-  ApplyReport report{routed.from_peers, 0};
+  size_t u = 0;
+  ZFC_RETURN_IF_ERROR(sum_routed(call, routed, wire, &ids, &acc, &u));
+  *report = ApplyReport{routed.from_peers, 0};
   PhaseTimer timer(call.op, zfcPhaseScatter);
   const size_t n = u * call.spec.dim;
   // The sums of scaled wire rows, scaled back as a decode would.
   if (wire.type != zfcFloat32) kernels::divide(acc, n, wire.scale);
-  report.non_finite = kernels::all_finite(acc, n) ? 0 : 1;
+  report->non_finite = kernels::all_finite(acc, n) ? 0 : 1;
   owned_ = ids;
   sums_ = acc;
   owned_count_ = u;
-  return report;
+  return Status::Ok();
 }
 
 template <class K>
@@ -83,7 +85,8 @@ Status ShardedApplyCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   SparseCall<K> call = this->sparse_call(agreed, op);
   RoutedPairs routed;
   ZFC_RETURN_IF_ERROR(route_pairs(call, wire_of(call.spec), &routed));
-  const ApplyReport mine = sum_at_owner(call, routed);
+  ApplyReport mine{};
+  ZFC_RETURN_IF_ERROR(sum_at_owner(call, routed, &mine));
   ApplyReport* reports =
       this->plan_.ws.template get<ApplyReport>(Slot::kOwnerReports, static_cast<size_t>(size));
   {

@@ -20,7 +20,8 @@ class ShardedCall : public CollectiveCall {
               size_t count, const void* rows, const Status& caller_check, const void* stream)
       : plan_(plan), shard_(shard), indices_(indices), count_(count), rows_(rows),
         caller_check_(caller_check), stream_(stream),
-        mine_(plan_header(op, plan.spec, count)), set_(plan.ws, plan.spec.vocab) {}
+        mine_(plan_header(op, plan.spec, count)), set_(plan.ws, plan.spec.vocab),
+        host_kernels_(plan.ws) {}
 
   // This rank's checks and its distinct ids; a failure goes into the header.
   void load(zfcOpStats_t* op, bool with_rows, bool with_state) {
@@ -36,6 +37,7 @@ class ShardedCall : public CollectiveCall {
     SparseCall<K> call{*comm.transport, comm.nodes, plan_.ws, plan_.spec, op, set_, agreed,
                        rows_, {}};
     call.machine = &comm.machine;
+    call.kernels = &host_kernels_;  // sharded tables are host memory
     return call;
   }
 
@@ -57,6 +59,7 @@ class ShardedCall : public CollectiveCall {
   const void* stream_;
   LocalHeader mine_;
   IndexSet<K> set_;
+  HostStepKernels<K> host_kernels_;
 
  private:
   Status check_and_load(bool with_rows, bool with_state) {

@@ -12,6 +12,7 @@
 #include "core/config.hpp"
 #include "core/machine_model.hpp"
 #include "core/node_map.hpp"
+#include "core/step_kernels.hpp"
 #include "core/workspace.hpp"
 #include "kernels/row_update.hpp"
 #include "transport/transport.hpp"
@@ -65,6 +66,9 @@ struct SparseCall {
   // The communicator's agreed machine model, which routes the alltoallv of the routed
   // exchanges (routed_route); NULL: they run direct.
   const MachineModel* machine = nullptr;
+  // The kernels of the local phases of the routed exchanges (algo/routed_pairs.hpp): the
+  // host's, or the device's for a call whose buffers stay on the device. Set by the caller.
+  StepKernels<K>* kernels = nullptr;
 };
 
 // The route of an alltoallv in which each rank sends one item of `item_bytes` per distinct

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "algo/call_group.hpp"
+#include "algo/call_path.hpp"
 #include "algo/collectives.hpp"
 #include "algo/cost_model.hpp"
 #include "core/memory_space.hpp"
@@ -64,7 +65,10 @@ template <class K>
 Status run_exchange(SparseCall<K>& call, const MachineModel& machine, zfcAlgorithm_t* ran) {
   Transport& t = call.transport;
   zfcAlgorithm_t algorithm = call.spec.algorithm;
-  if (algorithm == zfcAlgoAuto && call.apply != nullptr) algorithm = zfcAlgoKeyRouted;
+  if (algorithm == zfcAlgoAuto &&
+      (call.apply != nullptr || some_rank_resident(call.agreed, t.size()))) {
+    algorithm = zfcAlgoKeyRouted;
+  }
   CostInputs costs =
       cost_inputs(call.agreed.headers, t.size(), call.nodes.node_count(), call.spec, sizeof(K));
   if (algorithm == zfcAlgoAuto) algorithm = choose_before_index_exchange(costs, machine);
@@ -94,24 +98,34 @@ Status run_exchange(SparseCall<K>& call, const MachineModel& machine, zfcAlgorit
   }
 }
 
-// The local phase: this rank's checks, its device inputs copied to the host, and its index
-// set. The status is agreed with the other ranks next; *host_rows are the rows to send.
+// The local phase: this rank's checks, where its buffers go (*path; staged inputs are copied
+// to the host), and its index set, on `host` or on the device kernels made into *device. The
+// status is agreed with the other ranks next; *rows are the rows to send.
 template <class K>
 Status load_local(zfcSparsePlan& plan, HostStaging& staging, const void* indices, size_t count,
                   const void* rows, const Status& caller_check, const void* stream,
-                  IndexSet<K>& set, const void** host_rows) {
+                  bool fused, bool into, IndexSet<K>& set, StepKernels<K>& host,
+                  std::unique_ptr<StepKernels<K>>* device, CallPath* path, const void** rows_out) {
   const PlanSpec& spec = plan.spec;
   ZFC_RETURN_IF_ERROR(staging.begin({{"indices", indices}, {"rows", rows}}, stream));
   ZFC_RETURN_IF_ERROR(caller_check);
   ZFC_RETURN_IF_ERROR(check_plan_call(indices, count, rows, true));
+  // The baseline exchanges every token, so it has no use for the local distinct set.
+  const bool dedupe = spec.algorithm != zfcAlgoAllGather;
+  const bool check = plan.comm->config.bounds_check;
+  if (staging.on_device() && stays_on_device(*plan.comm, spec, fused, into)) {
+    *path = CallPath::kResident;
+    ZFC_RETURN_IF_ERROR(make_device_step_kernels(plan.device_scratch, stream, device));
+    *rows_out = rows;
+    return set.load(**device, indices, spec.index_type, count, check, dedupe);
+  }
+  *path = staging.on_device() ? CallPath::kStaged : CallPath::kHost;
   const size_t index_bytes = spec.index_type == zfcInt32 ? 4 : 8;
   const size_t row_bytes = spec.dim * kernels::float_type_bytes(spec.row_type);
   const void* host_indices = nullptr;
   ZFC_RETURN_IF_ERROR(staging.input(0, indices, count * index_bytes, &host_indices));
-  ZFC_RETURN_IF_ERROR(staging.input(1, rows, count * row_bytes, host_rows));
-  // The baseline exchanges every token, so it has no use for the local distinct set.
-  return set.load(host_indices, spec.index_type, count, plan.comm->config.bounds_check,
-                  spec.algorithm != zfcAlgoAllGather);
+  ZFC_RETURN_IF_ERROR(staging.input(1, rows, count * row_bytes, rows_out));
+  return set.load(host, host_indices, spec.index_type, count, check, dedupe);
 }
 
 // Checks of an algorithm asked for by name against what every rank knows alike (so all
@@ -180,7 +194,7 @@ class SparseReduceCall final : public CollectiveCall {
       : plan_(plan), indices_(indices), count_(count), rows_(rows),
         caller_check_(caller_check), out_(out), stream_(stream),
         mine_(call_header(plan.spec, count, apply)), set_(plan.ws, plan.spec.vocab),
-        staging_(plan.staging), apply_(apply), overflowed_(overflowed),
+        staging_(plan.staging), host_kernels_(plan.ws), apply_(apply), overflowed_(overflowed),
         into_(into != nullptr ? *into : CallerOutput{}), has_into_(into != nullptr),
         direct_(has_into_ && plan.comm->group_depth == 0 &&
                 !overlaps(into_.rows, into_.capacity * plan.spec.dim * sizeof(float), rows,
@@ -195,13 +209,17 @@ class SparseReduceCall final : public CollectiveCall {
     op->tokens += count_;
     PhaseTimer timer(op, zfcPhaseLocal);
     header_fail(&mine_, load_local(plan_, staging_, indices_, count_, rows_, caller_check_,
-                                   stream_, set_, &host_rows_));
+                                   stream_, apply_ != nullptr, has_into_, set_, host_kernels_,
+                                   &device_kernels_, &path_, &host_rows_));
+    if (path_ == CallPath::kResident) mine_.color = kResidentColor;
     if (apply_ != nullptr && mine_.status == zfcSuccess) {
       header_fail(&mine_, check_apply_target(*apply_));
     }
     if (has_into_ && mine_.status == zfcSuccess) header_fail(&mine_, check_into());
     mine_.local_unique = static_cast<int64_t>(set_.local_unique_count());
-    ride_ = mine_.status == zfcSuccess && keys_ride(plan_, apply_ != nullptr);
+    // Device-resident keys stay there: the key-routed exchange needs none to ride.
+    ride_ = mine_.status == zfcSuccess && path_ != CallPath::kResident &&
+            keys_ride(plan_, apply_ != nullptr);
   }
   LocalHeader& header() override { return mine_; }
   const void* payload() const override { return ride_ ? set_.local_unique() : nullptr; }
@@ -228,7 +246,7 @@ class SparseReduceCall final : public CollectiveCall {
 
  private:
   Status check_into() const;
-  void place_indices(size_t ug, void** indices);
+  Status place_indices(StepKernels<K>& k, size_t ug, void** indices);
   void copy_to_caller();
 
   zfcSparsePlan& plan_;
@@ -241,7 +259,10 @@ class SparseReduceCall final : public CollectiveCall {
   LocalHeader mine_;
   IndexSet<K> set_;
   HostStaging staging_;
-  const void* host_rows_ = nullptr;
+  HostStepKernels<K> host_kernels_;
+  std::unique_ptr<StepKernels<K>> device_kernels_;  // a device-resident call's
+  CallPath path_ = CallPath::kHost;
+  const void* host_rows_ = nullptr;  // the rows the exchange sends (device memory: resident)
   bool ride_ = false;
   const StreamApply* apply_;
   int* overflowed_;
@@ -277,14 +298,20 @@ Status SparseReduceCall<K>::check_into() const {
 }
 
 // The result's indices: in the caller's buffer with zfcSparseReduceInto alone, else in the
-// plan's workspace. Every exchange took its rows from result_rows, which checked every
-// rank's room against U_g and, alone, gave it the caller's rows.
+// plan's workspace (k's: the device scratch of a device-resident call). Every exchange took
+// its rows from result_rows, which checked every rank's room against U_g and, alone, gave it
+// the caller's rows.
 template <class K>
-void SparseReduceCall<K>::place_indices(size_t ug, void** indices) {
+Status SparseReduceCall<K>::place_indices(StepKernels<K>& k, size_t ug, void** indices) {
   const size_t index_bytes = plan_.spec.index_type == zfcInt32 ? 4 : 8;
-  *indices = direct_ ? into_.indices
-                     : plan_.ws.template get<char>(Slot::kResultIndices, ug * index_bytes);
-  kernels::store_keys(set_.global(), ug, plan_.spec.index_type, *indices);
+  if (direct_) {
+    *indices = into_.indices;
+  } else {
+    char* at = nullptr;
+    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kResultIndices, ug * index_bytes, &at));
+    *indices = at;
+  }
+  return k.store_keys(set_.global(), ug, plan_.spec.index_type, *indices);
 }
 
 // A zfcSparseReduceInto whose result passed through the plan (in a group, or over its
@@ -311,6 +338,9 @@ Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   call.apply = apply_;
   call.caller_rows = direct_ ? into_.rows : nullptr;
   call.machine = &comm->machine;
+  StepKernels<K>& k =
+      path_ == CallPath::kResident ? *device_kernels_ : static_cast<StepKernels<K>&>(host_kernels_);
+  call.kernels = &k;
   zfcAlgorithm_t algorithm = spec.algorithm;
   ZFC_RETURN_IF_ERROR(run_exchange(call, comm->machine, &algorithm));
   if (spec.algorithm == zfcAlgoAuto && apply_ == nullptr) {
@@ -320,7 +350,7 @@ Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   const size_t ug = streamed ? call.applied_unique : set_.global_count();
   const size_t index_bytes = spec.index_type == zfcInt32 ? 4 : 8;
   void* result_indices = nullptr;
-  if (!streamed) place_indices(ug, &result_indices);
+  if (!streamed) ZFC_RETURN_IF_ERROR(place_indices(k, ug, &result_indices));
   if (apply_ != nullptr && !streamed && call.finite) {
     // An exchange that does not stream: its whole result, as zfcApplyUpdate would apply it.
     PhaseTimer timer(op, zfcPhaseScatter);
@@ -329,10 +359,12 @@ Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   }
   result_.indices = result_indices;
   result_.rows = call.out_rows;
-  if (staging_.on_device() && apply_ == nullptr && !has_into_) {
+  uint32_t waits = k.syncs() + staging_.waits();
+  if (path_ == CallPath::kStaged && apply_ == nullptr && !has_into_) {
     ZFC_RETURN_IF_ERROR(plan_.device_result.store(result_indices, ug * index_bytes,
                                                   call.out_rows, ug * spec.dim * sizeof(float),
                                                   stream_, &result_.indices, &result_.rows));
+    ++waits;  // store waits for its copies
   }
   if (algorithm != zfcAlgoAllGather) op->local_unique += set_.local_unique_count();
   op->global_unique += ug;
@@ -341,6 +373,7 @@ Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   result_.num_unique = ug;
   result_.overflowed = !call.finite;
   result_.algorithm = algorithm;
+  note_path(path_, waits, op);
   return Status::Ok();
 }
 

@@ -9,7 +9,10 @@ struct zfcSparsePlan {
   zfc::PlanSpec spec;
   zfc::Workspace ws;
   zfc::StagingBuffers staging;  // inputs of calls on device buffers, through the host
-  zfc::DeviceResult device_result;  // results of calls on device buffers
+  zfc::DeviceResult device_result;  // results of staged calls on device buffers
+  // Scratch of the calls whose buffers stay on the device, their results among it (valid
+  // until the plan's next call, like the host result).
+  zfc::DeviceScratch device_scratch;
   // zfcAlgoAuto: whether the distinct keys ride with the next call's headers, which pays when
   // the algorithm chosen needs them (as the last call's did; the first call assumes so).
   bool auto_keys_ride = true;

@@ -69,8 +69,13 @@ class DeviceWireKernels final : public WireKernels {
     return cuda::flag_nonfinite(v, n, d_flag_, stream_);
   }
   // The transports run on their own stream (NCCL) or from the host (MPI).
-  Status settle() override { return cuda::synchronize(stream_); }
+  Status settle() override {
+    ++syncs_;
+    return cuda::synchronize(stream_);
+  }
+  uint32_t syncs() const override { return syncs_; }
   Status all_finite(bool* out) override {
+    ++syncs_;
     int flag = 0;
     ZFC_RETURN_IF_ERROR(cuda::copy_to_host(&flag, d_flag_, sizeof flag, stream_));
     ZFC_RETURN_IF_ERROR(cuda::synchronize(stream_));
@@ -82,6 +87,7 @@ class DeviceWireKernels final : public WireKernels {
   DeviceScratch& scratch_;
   void* stream_;
   int* d_flag_;
+  uint32_t syncs_ = 0;
 };
 
 }  // namespace

@@ -78,6 +78,7 @@ Status HostStaging::input(int slot, const void* src, size_t bytes, const void** 
 #if ZIPFCOLL_HAVE_CUDA
   void* copy = nullptr;
   ZFC_RETURN_IF_ERROR(buffers_.get(slot, bytes, &copy));
+  ++waits_;
   ZFC_RETURN_IF_ERROR(cuda::copy_to_host(copy, src, bytes, stream_));
   *host = copy;
   return Status::Ok();
@@ -109,6 +110,7 @@ Status HostStaging::finish() {
     }
   }
   // The pinned buffers are reused by the next call, which may use another stream.
+  ++waits_;
   return cuda::synchronize(stream_);
 #else
   return Status::Ok();

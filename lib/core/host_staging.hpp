@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <initializer_list>
 #include <memory>
 
@@ -71,6 +72,9 @@ class HostStaging {
   // Copies every output to the device and waits for the copies.
   Status finish();
 
+  // How many times input() and finish() waited for the stream.
+  uint32_t waits() const { return waits_; }
+
  private:
   struct Pending {
     void* dst = nullptr;
@@ -81,6 +85,7 @@ class HostStaging {
   MemorySpace space_ = MemorySpace::kHost;
   void* stream_ = nullptr;
   std::array<Pending, StagingBuffers::kSlots> outputs_{};
+  uint32_t waits_ = 0;
 };
 
 }  // namespace zfc

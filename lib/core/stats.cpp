@@ -34,6 +34,10 @@ void StatsBook::record(const zfcOpStats_t& op) {
   total_.bytes_received_max += op.bytes_received_max;
   total_.bytes_received_sum += op.bytes_received_sum;
   if (op.algorithm >= 0) total_.algorithm = op.algorithm;
+  if (op.path[zfcPhaseTotal] != zfcPathNone) {
+    std::memcpy(total_.path, op.path, sizeof total_.path);
+  }
+  total_.host_syncs += op.host_syncs;
   for (int p = 0; p < zfcNumPhases; ++p) total_.seconds[p] += op.seconds[p];
 }
 
@@ -64,6 +68,19 @@ OpStats010 to_010(const zfcOpStats_t& s) {
 constexpr size_t kOpStats020 = offsetof(zfcOpStats_t, bytes_received_max);
 constexpr size_t kStats020 = sizeof(size_t) + 2 * kOpStats020;
 
+// As released in 0.4.0 to 0.8.0: up to the summed received bytes, before the paths. The
+// struct's alignment (of its doubles) pads it to a multiple of 8.
+constexpr size_t kOpStats040 = (offsetof(zfcOpStats_t, path) + 7) / 8 * 8;
+constexpr size_t kStats040 = sizeof(size_t) + 2 * kOpStats040;
+
+// Writes the first `op_bytes` of last and total after the size of a caller's older struct,
+// which is only that big.
+void copy_prefix(const StatsBook& book, size_t op_bytes, zfcStats_t* stats) {
+  char* out = reinterpret_cast<char*>(stats) + sizeof(size_t);
+  std::memcpy(out, &book.last(), op_bytes);
+  std::memcpy(out + op_bytes, &book.total(), op_bytes);
+}
+
 }  // namespace
 
 Status copy_stats_out(const StatsBook& book, zfcStats_t* stats) {
@@ -81,14 +98,16 @@ Status copy_stats_out(const StatsBook& book, zfcStats_t* stats) {
   if (stats->size == kStats020) {
     // The caller's struct is only kStats020 bytes: its two stats follow the size, each the
     // current struct's first kOpStats020 bytes.
-    char* out = reinterpret_cast<char*>(stats) + sizeof(size_t);
-    std::memcpy(out, &book.last(), kOpStats020);
-    std::memcpy(out + kOpStats020, &book.total(), kOpStats020);
+    copy_prefix(book, kOpStats020, stats);
+    return Status::Ok();
+  }
+  if (stats->size == kStats040) {
+    copy_prefix(book, kOpStats040, stats);
     return Status::Ok();
   }
   return error(zfcInvalidUsage, "stats size %zu is not one of the layouts this library knows "
-               "(%zu, %zu, %zu): initialise it with ZFC_STATS_INITIALIZER", stats->size,
-               sizeof(Stats010), kStats020, sizeof(zfcStats_t));
+               "(%zu, %zu, %zu, %zu): initialise it with ZFC_STATS_INITIALIZER", stats->size,
+               sizeof(Stats010), kStats020, kStats040, sizeof(zfcStats_t));
 }
 
 }  // namespace zfc

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "host_device/status.hpp"
@@ -39,6 +40,8 @@ class WireKernels {
   virtual Status settle() = 0;
   // Whether every value noted since the call began was finite (waits for the work).
   virtual Status all_finite(bool* out) = 0;
+  // How many times the call waited for the device (settle, all_finite, ...); 0 on the host.
+  virtual uint32_t syncs() const { return 0; }
 };
 
 // The host kernels (lib/kernels) with the communicator's workspace.

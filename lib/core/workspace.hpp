@@ -46,6 +46,9 @@ enum class Slot : int {
   kOwnerReports,    // what each owner of a key-routed exchange summed and received
   kOwnerKeys,       // the distinct keys an owner of a key-routed exchange sums
   kNodeLists,       // row lists of the hierarchical exchange's node and rail steps
+  kStepWords,       // counts a step's kernels write for the host to fetch (core/step_kernels)
+  kBackendWords,    // a device step backend's own words (its counts as the kernels write them)
+  kBackendTable,    // a device step backend's copy of the pair counts and offsets
   kNumSlots
 };
 

@@ -212,6 +212,9 @@ TEST_F(WorldTest, AllReduceBytesAreCounted) {
               zfcSuccess);
     zfcStats_t stats = ZFC_STATS_INITIALIZER;
     ASSERT_EQ(zfcCommGetStats(comm_, &stats), zfcSuccess);
+    EXPECT_EQ(stats.last.path[zfcPhaseRowExchange], zfcPathHost);
+    EXPECT_EQ(stats.last.path[zfcPhaseMerge], zfcPathNone);  // an allreduce has none
+    EXPECT_EQ(stats.last.host_syncs, 0u);
     // Reduce-scatter sends every chunk but its own and receives its own from every peer;
     // the gather does the reverse. Both carry the wire type.
     const uint64_t w = kind == zfcCompressNone ? 4 : 2;
@@ -378,6 +381,11 @@ TEST_F(WorldTest, PhaseTimesAddUpAndStatsAccumulate) {
     EXPECT_GT(st.last.seconds[zfcPhaseTotal], 0.0);
     EXPECT_LE(parts, st.last.seconds[zfcPhaseTotal] * 1.0001 + 1e-6) << zfcGetAlgorithmName(a);
     EXPECT_EQ(st.last.algorithm, a);
+    // Host buffers: every phase on the host, and no wait for a device.
+    for (int ph = 0; ph < zfcNumPhases; ++ph) {
+      EXPECT_EQ(st.last.path[ph], zfcPathHost) << zfcGetPhaseName(ph);
+    }
+    EXPECT_EQ(st.last.host_syncs, 0u);
     EXPECT_EQ(zfcSparsePlanDestroy(p), zfcSuccess);
   }
   zfcStats_t st = ZFC_STATS_INITIALIZER;

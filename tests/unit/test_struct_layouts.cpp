@@ -118,6 +118,16 @@ struct Stats020 {
   OpStats020 last, total;
 };
 
+// The same as released in 0.4.0 to 0.8.0: the busiest rank's and the summed bytes, no paths.
+struct OpStats040 {
+  OpStats020 base;
+  uint64_t bytes_received_max, bytes_received_sum;
+};
+struct Stats040 {
+  size_t size;
+  OpStats040 last, total;
+};
+
 zfcOpStats_t sample_op() {
   zfcOpStats_t op = empty_op_stats();
   op.calls = 1;
@@ -133,6 +143,9 @@ zfcOpStats_t sample_op() {
   op.seconds[zfcPhaseTotal] = 0.25;
   op.bytes_received_max = 2500;
   op.bytes_received_sum = 8000;
+  for (int p = 0; p < zfcNumPhases; ++p) op.path[p] = zfcPathStaged;
+  op.path[zfcPhaseHeader] = zfcPathHost;
+  op.host_syncs = 3;
   return op;
 }
 
@@ -180,14 +193,49 @@ TEST(StructLayouts, StatsOfThe020LayoutAreFilledWithoutWritingPastThem) {
   }
 }
 
+TEST(StructLayouts, StatsOfThe040LayoutAreFilledWithoutWritingPastThem) {
+  StatsBook book;
+  book.record(sample_op());
+  book.record(sample_op());
+  std::vector<unsigned char> memory(sizeof(zfcStats_t), 0xab);
+  const size_t old_size = sizeof(Stats040);
+  std::memcpy(memory.data(), &old_size, sizeof old_size);
+  ASSERT_TRUE(copy_stats_out(book, reinterpret_cast<zfcStats_t*>(memory.data())).ok());
+  Stats040 got;
+  std::memcpy(&got, memory.data(), sizeof got);
+  EXPECT_EQ(got.size, sizeof(Stats040));
+  EXPECT_EQ(got.last.bytes_received_max, 2500u);
+  EXPECT_EQ(got.total.bytes_received_sum, 16000u);
+  EXPECT_EQ(got.total.base.calls, 2u);
+  for (size_t i = sizeof(Stats040); i < memory.size(); ++i) {
+    ASSERT_EQ(memory[i], 0xab) << "byte " << i << " past the caller's struct was written";
+  }
+}
+
 TEST(StructLayouts, StatsOfTheCurrentLayoutAndUnknownSizes) {
   StatsBook book;
   book.record(sample_op());
+  zfcOpStats_t host = sample_op();
+  for (int p = 0; p < zfcNumPhases; ++p) host.path[p] = zfcPathHost;
+  host.host_syncs = 0;
+  book.record(host);
+  zfcOpStats_t other = empty_op_stats();  // a call with no paths (a unique merge, say)
+  other.calls = 1;
+  book.record(other);
   zfcStats_t stats = ZFC_STATS_INITIALIZER;
+  ASSERT_TRUE(copy_stats_out(book, &stats).ok());
+  EXPECT_EQ(stats.last.path[zfcPhaseTotal], zfcPathNone);
+  EXPECT_EQ(stats.total.path[zfcPhaseRowExchange], zfcPathHost);  // the last call that had one
+  EXPECT_EQ(stats.total.host_syncs, 3u);
+  book.reset();
+  book.record(sample_op());
   ASSERT_TRUE(copy_stats_out(book, &stats).ok());
   EXPECT_EQ(stats.last.internode_bytes_sent, 77u);
   EXPECT_EQ(stats.last.bytes_received_max, 2500u);
   EXPECT_EQ(stats.total.bytes_received_sum, 8000u);
+  EXPECT_EQ(stats.last.path[zfcPhaseLocal], zfcPathStaged);
+  EXPECT_EQ(stats.last.path[zfcPhaseHeader], zfcPathHost);
+  EXPECT_EQ(stats.last.host_syncs, 3u);
   zfcStats_t bad = ZFC_STATS_INITIALIZER;
   bad.size = 8;
   EXPECT_EQ(copy_stats_out(book, &bad).code(), zfcInvalidUsage);

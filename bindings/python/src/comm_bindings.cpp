@@ -144,6 +144,15 @@ py::dict op_stats(const zfcOpStats_t& s) {
   py::dict seconds;
   for (int p = 0; p < zfcNumPhases; ++p) seconds[zfcGetPhaseName(p)] = s.seconds[p];
   d["seconds"] = seconds;
+  // Where each phase ran: "host", "staged", "device", or None for a phase the call lacked.
+  static const char* const kPaths[] = {nullptr, "host", "staged", "device"};
+  py::dict path;
+  for (int p = 0; p < zfcNumPhases; ++p) {
+    const int32_t v = s.path[p];
+    path[zfcGetPhaseName(p)] = v > 0 && v < 4 ? py::object(py::str(kPaths[v])) : py::none();
+  }
+  d["path"] = path;
+  d["host_syncs"] = s.host_syncs;
   return d;
 }
 

@@ -41,6 +41,9 @@ def test_stats_dict(comm, world):
     assert last["algorithm"] == "unique_allreduce"
     assert set(last["seconds"]) == {"local", "header", "index_exchange", "merge", "scatter",
                                     "row_exchange", "total"}
+    # Host arrays: every phase ran on the host, with no wait for a device.
+    assert last["path"] == {phase: "host" for phase in last["seconds"]}
+    assert last["host_syncs"] == 0 and total["host_syncs"] == 0
     assert last["bytes_sent"] > 0 or comm.size == 1
     # The busiest rank and the sum over ranks, the same on every rank; header, keys, rows.
     assert last["bytes_received_max"] == max(world.allgather(last["bytes_received"]))

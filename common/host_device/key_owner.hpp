@@ -7,14 +7,21 @@
 // block's number. Word ids ranked by frequency put keys of like weight side by side, so the
 // heavy head of a Zipf vocabulary is spread evenly, one key per owner per block; the rotation
 // keeps keys that share a stride (all even, say) from piling onto a few owners. mix is the
-// finalizer of SplitMix64 (Steele, Lea and Flood, OOPSLA 2014).
+// finalizer of SplitMix64 (Steele, Lea and Flood, OOPSLA 2014). The same code runs on the
+// host and on a CUDA device (common/host_device), so both route a key alike.
 #pragma once
 
 #include <cstdint>
 
+#if defined(__CUDACC__)
+#define ZFC_KEY_OWNER_FN __host__ __device__ inline
+#else
+#define ZFC_KEY_OWNER_FN inline
+#endif
+
 namespace zfc {
 
-inline uint64_t mix64(uint64_t x) {
+ZFC_KEY_OWNER_FN uint64_t mix64(uint64_t x) {
   x ^= x >> 30;
   x *= 0xbf58476d1ce4e5b9ull;
   x ^= x >> 27;
@@ -23,7 +30,7 @@ inline uint64_t mix64(uint64_t x) {
   return x;
 }
 
-inline int key_owner(uint64_t key, int ranks) {
+ZFC_KEY_OWNER_FN int key_owner(uint64_t key, int ranks) {
   const uint64_t g = static_cast<uint64_t>(ranks);
   return static_cast<int>((key % g + mix64(key / g) % g) % g);
 }

@@ -1,0 +1,26 @@
+#include "algo/call_path.hpp"
+
+namespace zfc {
+
+bool some_rank_resident(const Agreed& agreed, int ranks) {
+  for (int r = 0; r < ranks; ++r) {
+    if (agreed.headers[r].color == kResidentColor) return true;
+  }
+  return false;
+}
+
+bool stays_on_device(const zfcComm& comm, const PlanSpec& spec, bool fused, bool into) {
+  return comm.transport->accepts_device_buffers() && !fused && !into &&
+         (spec.algorithm == zfcAlgoAuto || spec.algorithm == zfcAlgoKeyRouted);
+}
+
+void note_path(CallPath path, uint32_t waits, zfcOpStats_t* op) {
+  const int32_t where = path == CallPath::kResident ? zfcPathDevice
+                        : path == CallPath::kStaged ? zfcPathStaged
+                                                    : zfcPathHost;
+  for (int p = 0; p < zfcNumPhases; ++p) op->path[p] = where;
+  op->path[zfcPhaseHeader] = zfcPathHost;
+  op->host_syncs += waits;
+}
+
+}  // namespace zfc

@@ -1,0 +1,228 @@
+// The device side of core/step_kernels.hpp: the CUDA kernels of cuda/ on the caller's stream,
+// with the device scratch of the plan. Without CUDA the factory refuses with zfcUnsupported.
+// Every wait for the stream (fetch, settle, all_finite) is counted in syncs().
+#include "core/step_kernels.hpp"
+
+#if ZIPFCOLL_HAVE_CUDA
+#include <climits>
+
+#include "device_kernels.hpp"
+#include "device_runtime.hpp"
+#include "kernels/radix_sort.hpp"
+#endif
+
+namespace zfc {
+
+#if ZIPFCOLL_HAVE_CUDA
+namespace {
+
+// The backend's own words in Slot::kBackendWords: 32-bit counts as CUB writes them, and a
+// set size handed to locate_sorted.
+constexpr size_t kWordCount32 = 0, kWordBad32 = 1, kWordFull32 = 2, kBackendWordBytes = 64;
+
+Status check_device_count(const char* what, size_t n) {
+  if (n > static_cast<size_t>(INT32_MAX)) {
+    return error(zfcInvalidArgument, "%s %zu exceeds %d for device buffers", what, n,
+                 INT32_MAX);
+  }
+  return Status::Ok();
+}
+
+template <class K>
+class DeviceStepKernels final : public StepKernels<K> {
+ public:
+  DeviceStepKernels(DeviceScratch& scratch, void* stream, std::unique_ptr<WireKernels> wire,
+                    int* d_flag, uint32_t* d_words)
+      : scratch_(scratch), stream_(stream), wire_(std::move(wire)), d_flag_(d_flag),
+        d_words_(d_words) {}
+
+  Status scratch(Slot slot, size_t bytes, void** out) override {
+    return scratch_.get(slot, bytes, out);
+  }
+  Status encode(const float* src, size_t n, zfcDataType_t wire, float scale,
+                void* dst) override {
+    return wire_->encode(src, n, wire, scale, dst);
+  }
+  Status sum_blocks(const void* blocks, int nblocks, size_t n, zfcDataType_t wire,
+                    float* acc) override {
+    return wire_->sum_blocks(blocks, nblocks, n, wire, acc);
+  }
+  Status add_to(const void* src, zfcDataType_t wire, size_t n, float* acc) override {
+    return wire_->add_to(src, wire, n, acc);
+  }
+  Status decode(const void* src, size_t n, zfcDataType_t wire, float scale,
+                float* dst) override {
+    return wire_->decode(src, n, wire, scale, dst);
+  }
+  Status check_finite(const float* v, size_t n) override { return wire_->check_finite(v, n); }
+  Status settle() override { return wire_->settle(); }
+  Status all_finite(bool* out) override { return wire_->all_finite(out); }
+  // Its own fetches and the waits of the wire kernels (settle, all_finite).
+  uint32_t syncs() const override { return syncs_ + wire_->syncs(); }
+
+  bool on_device() const override { return true; }
+
+  Status zero(void* dst, size_t bytes) override { return cuda::fill_zero(dst, bytes, stream_); }
+  Status copy(void* dst, const void* src, size_t bytes) override {
+    return cuda::copy_on_device(dst, src, bytes, stream_);
+  }
+  Status upload(void* dst, const void* host_src, size_t bytes) override {
+    return cuda::copy_to_device(dst, host_src, bytes, stream_);
+  }
+  Status fetch(void* host_dst, const void* src, size_t bytes) override {
+    ++syncs_;
+    return cuda::copy_to_host(host_dst, src, bytes, stream_);
+  }
+
+  Status load_keys(const void* indices, zfcDataType_t type, size_t n, int64_t vocab, bool check,
+                   K* keys, uint64_t* first_bad) override {
+    ZFC_RETURN_IF_ERROR(check_device_count("count", n));
+    const uint32_t n32 = static_cast<uint32_t>(n);
+    if (check) {
+      ZFC_RETURN_IF_ERROR(cuda::find_bad_index(indices, type, n32, vocab,
+                                               d_words_ + kWordBad32, stream_));
+      ZFC_RETURN_IF_ERROR(cuda::widen_count(d_words_ + kWordBad32, first_bad, stream_));
+    } else {
+      const uint64_t none = n;
+      ZFC_RETURN_IF_ERROR(upload(first_bad, &none, sizeof none));
+    }
+    return cuda::load_keys(indices, type, n32, keys, stream_);
+  }
+  Status store_keys(const K* keys, size_t n, zfcDataType_t type, void* out) override {
+    ZFC_RETURN_IF_ERROR(check_device_count("keys", n));
+    return cuda::store_keys(keys, static_cast<uint32_t>(n), type, out, stream_);
+  }
+  Status unique_with_inverse(const K* keys, size_t n, uint64_t bound, K* uniq,
+                             int32_t* inverse, uint64_t* count) override {
+    ZFC_RETURN_IF_ERROR(check_device_count("keys", n));
+    const uint32_t n32 = static_cast<uint32_t>(n);
+    const int bits = kernels::key_bits_for_bound(bound);
+    uint32_t* d_count = d_words_ + kWordCount32;
+    size_t bytes = 0;
+    ZFC_RETURN_IF_ERROR(cuda::unique_with_inverse<K>(nullptr, &bytes, keys, n32, bits, uniq,
+                                                     inverse, d_count, stream_));
+    void* temp = nullptr;
+    ZFC_RETURN_IF_ERROR(scratch_.get(Slot::kSortScratch, bytes, &temp));
+    ZFC_RETURN_IF_ERROR(cuda::unique_with_inverse<K>(temp, &bytes, keys, n32, bits, uniq,
+                                                     inverse, d_count, stream_));
+    return cuda::widen_count(d_count, count, stream_);
+  }
+  Status sorted_unique(const K* keys, size_t n, uint64_t bound, K* uniq,
+                       uint64_t* count) override {
+    ZFC_RETURN_IF_ERROR(check_device_count("keys", n));
+    const uint32_t n32 = static_cast<uint32_t>(n);
+    const int bits = kernels::key_bits_for_bound(bound);
+    uint32_t* d_count = d_words_ + kWordCount32;
+    size_t bytes = 0;
+    ZFC_RETURN_IF_ERROR(
+        cuda::sorted_unique<K>(nullptr, &bytes, keys, n32, bits, uniq, d_count, stream_));
+    void* temp = nullptr;
+    ZFC_RETURN_IF_ERROR(scratch_.get(Slot::kSortScratch, bytes, &temp));
+    ZFC_RETURN_IF_ERROR(
+        cuda::sorted_unique<K>(temp, &bytes, keys, n32, bits, uniq, d_count, stream_));
+    return cuda::widen_count(d_count, count, stream_);
+  }
+  Status locate_sorted(const K* sub, size_t n_sub, const K* full, size_t n_full,
+                       int32_t* pos) override {
+    ZFC_RETURN_IF_ERROR(check_device_count("keys", n_full));
+    ZFC_RETURN_IF_ERROR(check_device_count("keys", n_sub));
+    const uint32_t full32 = static_cast<uint32_t>(n_full);
+    ZFC_RETURN_IF_ERROR(upload(d_words_ + kWordFull32, &full32, sizeof full32));
+    return cuda::locate_sorted<K>(sub, static_cast<uint32_t>(n_sub), full,
+                                  d_words_ + kWordFull32, pos, stream_);
+  }
+  Status owner_counts(const K* keys, size_t n, int ranks, int32_t* owner_of,
+                      uint64_t* counts) override {
+    ZFC_RETURN_IF_ERROR(check_device_count("keys", n));
+    return cuda::owner_counts<K>(keys, static_cast<uint32_t>(n), ranks, owner_of, counts,
+                                 stream_);
+  }
+
+  Status scatter_add_rows(const void* rows, zfcDataType_t type, const int32_t* pos, size_t n,
+                          size_t dim, float* dst, size_t dst_rows) override {
+    ZFC_RETURN_IF_ERROR(check_device_count("rows", n));
+    ZFC_RETURN_IF_ERROR(check_device_count("rows", dst_rows));
+    const uint32_t n32 = static_cast<uint32_t>(n), m32 = static_cast<uint32_t>(dst_rows);
+    size_t bytes = 0;
+    ZFC_RETURN_IF_ERROR(cuda::scatter_add_rows(nullptr, &bytes, rows, type, pos, n32, dim, dst,
+                                               m32, stream_));
+    void* temp = nullptr;
+    ZFC_RETURN_IF_ERROR(scratch_.get(Slot::kSortScratch, bytes, &temp));
+    return cuda::scatter_add_rows(temp, &bytes, rows, type, pos, n32, dim, dst, m32, stream_);
+  }
+  Status pack_pairs(const K* keys, const int32_t* owner_of, size_t n, const float* rows,
+                    size_t dim, zfcDataType_t wire, float scale, const PairPacking& p,
+                    char* packed) override;
+  Status decode_rows_to(const void* rows, const int32_t* dest, size_t n, size_t dim,
+                        zfcDataType_t wire, float scale, float* out) override {
+    ZFC_RETURN_IF_ERROR(check_device_count("rows", n));
+    return cuda::decode_rows_to(rows, dest, static_cast<uint32_t>(n), dim, wire, scale, out,
+                                d_flag_, stream_);
+  }
+
+ private:
+  DeviceScratch& scratch_;
+  void* stream_;
+  std::unique_ptr<WireKernels> wire_;
+  int* d_flag_;       // the non-finite flag wire_ reads in all_finite
+  uint32_t* d_words_;  // kBackendWords
+  uint32_t syncs_ = 0;
+};
+
+template <class K>
+Status DeviceStepKernels<K>::pack_pairs(const K* keys, const int32_t* owner_of, size_t n,
+                                        const float* rows, size_t dim, zfcDataType_t wire,
+                                        float scale, const PairPacking& p, char* packed) {
+  ZFC_RETURN_IF_ERROR(check_device_count("keys", n));
+  const size_t ranks = static_cast<size_t>(p.ranks);
+  // The counts and offsets the kernels read, as 64-bit words on the device.
+  void* table = nullptr;
+  ZFC_RETURN_IF_ERROR(scratch_.get(Slot::kBackendTable, 2 * ranks * sizeof(uint64_t), &table));
+  uint64_t* d_counts = static_cast<uint64_t*>(table);
+  uint64_t* d_displs = d_counts + ranks;
+  ZFC_RETURN_IF_ERROR(upload(d_counts, p.counts, ranks * sizeof(uint64_t)));
+  static_assert(sizeof(size_t) == sizeof(uint64_t), "offsets travel as 64-bit words");
+  ZFC_RETURN_IF_ERROR(upload(d_displs, p.displs, ranks * sizeof(uint64_t)));
+  const cuda::PairFrame frame{p.block.lead, p.block.key_bytes, p.block.row_bytes};
+  const uint32_t n32 = static_cast<uint32_t>(n);
+  size_t bytes = 0;
+  ZFC_RETURN_IF_ERROR(cuda::pack_pairs<K>(nullptr, &bytes, keys, owner_of, n32, p.ranks, rows,
+                                          dim, wire, scale, frame, d_counts, d_displs, packed,
+                                          p.total_bytes, stream_));
+  void* temp = nullptr;
+  ZFC_RETURN_IF_ERROR(scratch_.get(Slot::kSortScratch, bytes, &temp));
+  return cuda::pack_pairs<K>(temp, &bytes, keys, owner_of, n32, p.ranks, rows, dim, wire, scale,
+                             frame, d_counts, d_displs, packed, p.total_bytes, stream_);
+}
+
+}  // namespace
+
+template <class K>
+Status make_device_step_kernels(DeviceScratch& scratch, const void* stream,
+                                std::unique_ptr<StepKernels<K>>* out) {
+  std::unique_ptr<WireKernels> wire;
+  ZFC_RETURN_IF_ERROR(make_device_wire_kernels(scratch, stream, &wire));
+  int* d_flag = nullptr;
+  ZFC_RETURN_IF_ERROR(scratch.flag(&d_flag));  // the word wire's decode and all_finite use
+  void* words = nullptr;
+  ZFC_RETURN_IF_ERROR(scratch.get(Slot::kBackendWords, kBackendWordBytes, &words));
+  out->reset(new DeviceStepKernels<K>(scratch, const_cast<void*>(stream), std::move(wire),
+                                      d_flag, static_cast<uint32_t*>(words)));
+  return Status::Ok();
+}
+
+#else
+
+template <class K>
+Status make_device_step_kernels(DeviceScratch&, const void*, std::unique_ptr<StepKernels<K>>*) {
+  return error(zfcUnsupported, "device buffers need a build with CUDA");
+}
+
+#endif
+
+template Status make_device_step_kernels<uint32_t>(DeviceScratch&, const void*,
+                                                   std::unique_ptr<StepKernels<uint32_t>>*);
+template Status make_device_step_kernels<uint64_t>(DeviceScratch&, const void*,
+                                                   std::unique_ptr<StepKernels<uint64_t>>*);
+
+}  // namespace zfc

@@ -1,0 +1,178 @@
+// The host side of core/step_kernels.hpp: the kernels of lib/kernels on the workspace.
+#include "core/step_kernels.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "host_device/key_owner.hpp"
+#include "kernels/cast.hpp"
+#include "kernels/index_keys.hpp"
+#include "kernels/rows.hpp"
+#include "kernels/unique.hpp"
+
+namespace zfc {
+
+template <class K>
+Status HostStepKernels<K>::scratch(Slot slot, size_t bytes, void** out) {
+  return wire_.scratch(slot, bytes, out);
+}
+
+template <class K>
+Status HostStepKernels<K>::encode(const float* src, size_t n, zfcDataType_t wire, float scale,
+                                  void* dst) {
+  return wire_.encode(src, n, wire, scale, dst);
+}
+
+template <class K>
+Status HostStepKernels<K>::sum_blocks(const void* blocks, int nblocks, size_t n,
+                                      zfcDataType_t wire, float* acc) {
+  return wire_.sum_blocks(blocks, nblocks, n, wire, acc);
+}
+
+template <class K>
+Status HostStepKernels<K>::add_to(const void* src, zfcDataType_t wire, size_t n, float* acc) {
+  return wire_.add_to(src, wire, n, acc);
+}
+
+template <class K>
+Status HostStepKernels<K>::decode(const void* src, size_t n, zfcDataType_t wire, float scale,
+                                  float* dst) {
+  return wire_.decode(src, n, wire, scale, dst);
+}
+
+template <class K>
+Status HostStepKernels<K>::check_finite(const float* v, size_t n) {
+  return wire_.check_finite(v, n);
+}
+
+template <class K>
+Status HostStepKernels<K>::all_finite(bool* out) {
+  return wire_.all_finite(out);
+}
+
+template <class K>
+Status HostStepKernels<K>::zero(void* dst, size_t bytes) {
+  if (bytes > 0) std::memset(dst, 0, bytes);
+  return Status::Ok();
+}
+
+template <class K>
+Status HostStepKernels<K>::copy(void* dst, const void* src, size_t bytes) {
+  if (bytes > 0 && dst != src) std::memmove(dst, src, bytes);
+  return Status::Ok();
+}
+
+template <class K>
+Status HostStepKernels<K>::upload(void* dst, const void* host_src, size_t bytes) {
+  return copy(dst, host_src, bytes);
+}
+
+template <class K>
+Status HostStepKernels<K>::fetch(void* host_dst, const void* src, size_t bytes) {
+  return copy(host_dst, src, bytes);
+}
+
+template <class K>
+Status HostStepKernels<K>::load_keys(const void* indices, zfcDataType_t type, size_t n,
+                                     int64_t vocab, bool check, K* keys, uint64_t* first_bad) {
+  const kernels::BadIndex bad = kernels::load_keys(indices, type, n, vocab, check, keys);
+  *first_bad = bad.found ? bad.position : n;
+  // The keys were written up to the bad one: zeroed instead, so that a unique run on them
+  // before the check is read stays inside its bounds.
+  if (bad.found) std::fill(keys, keys + n, K{0});
+  return Status::Ok();
+}
+
+template <class K>
+Status HostStepKernels<K>::store_keys(const K* keys, size_t n, zfcDataType_t type, void* out) {
+  kernels::store_keys(keys, n, type, out);
+  return Status::Ok();
+}
+
+template <class K>
+Status HostStepKernels<K>::unique_with_inverse(const K* keys, size_t n, uint64_t bound, K* uniq,
+                                               int32_t* inverse, uint64_t* count) {
+  void* scratch =
+      ws_.get<char>(Slot::kSortScratch, kernels::unique_scratch_bytes<K>(n, bound, true));
+  *count = kernels::unique_with_inverse(keys, n, bound, uniq, inverse, scratch);
+  return Status::Ok();
+}
+
+template <class K>
+Status HostStepKernels<K>::sorted_unique(const K* keys, size_t n, uint64_t bound, K* uniq,
+                                         uint64_t* count) {
+  void* scratch =
+      ws_.get<char>(Slot::kSortScratch, kernels::unique_scratch_bytes<K>(n, bound, false));
+  *count = kernels::sorted_unique(keys, n, bound, uniq, scratch);
+  return Status::Ok();
+}
+
+template <class K>
+Status HostStepKernels<K>::locate_sorted(const K* sub, size_t n_sub, const K* full,
+                                         size_t n_full, int32_t* pos) {
+  kernels::locate_sorted(sub, n_sub, full, n_full, pos);
+  return Status::Ok();
+}
+
+template <class K>
+Status HostStepKernels<K>::owner_counts(const K* keys, size_t n, int ranks, int32_t* owner_of,
+                                        uint64_t* counts) {
+  std::fill(counts, counts + ranks, 0);
+  for (size_t i = 0; i < n; ++i) {
+    owner_of[i] = key_owner(keys[i], ranks);
+    ++counts[owner_of[i]];
+  }
+  return Status::Ok();
+}
+
+template <class K>
+Status HostStepKernels<K>::scatter_add_rows(const void* rows, zfcDataType_t type,
+                                            const int32_t* pos, size_t n, size_t dim,
+                                            float* dst, size_t) {
+  kernels::scatter_add_rows(rows, type, pos, n, dim, dst);
+  return Status::Ok();
+}
+
+template <class K>
+Status HostStepKernels<K>::pack_pairs(const K* keys, const int32_t* owner_of, size_t n,
+                                      const float* rows, size_t dim, zfcDataType_t wire,
+                                      float scale, const PairPacking& p, char* packed) {
+  const PairBlock& b = p.block;
+  size_t* cursor = ws_.get<size_t>(Slot::kPeerReceived, static_cast<size_t>(p.ranks));
+  std::fill(cursor, cursor + p.ranks, 0);
+  for (int j = 0; j < p.ranks; ++j) {
+    const uint64_t c = p.counts[j];
+    char* base = packed + p.displs[j];
+    std::memcpy(base, &c, sizeof c);
+    // The padding after the keys and after the rows, so that every byte sent is defined.
+    std::fill(base + b.lead + c * b.key_bytes, base + b.rows_at(c), '\0');
+    std::fill(base + b.rows_at(c) + c * b.row_bytes, base + b.bytes(c), '\0');
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const int j = owner_of[i];
+    const size_t c = cursor[j]++;
+    char* base = packed + p.displs[j];
+    reinterpret_cast<K*>(base + b.lead)[c] = keys[i];
+    kernels::encode(rows + i * dim, dim, wire, scale,
+                    base + b.rows_at(p.counts[j]) + c * b.row_bytes);
+  }
+  return Status::Ok();
+}
+
+template <class K>
+Status HostStepKernels<K>::decode_rows_to(const void* rows, const int32_t* dest, size_t n,
+                                          size_t dim, zfcDataType_t wire, float scale,
+                                          float* out) {
+  const size_t row_bytes = dim * kernels::float_type_bytes(wire);
+  const char* at = static_cast<const char*>(rows);
+  for (size_t k = 0; k < n; ++k) {
+    ZFC_RETURN_IF_ERROR(wire_.decode(at + k * row_bytes, dim, wire, scale,
+                                     out + static_cast<size_t>(dest[k]) * dim));
+  }
+  return Status::Ok();
+}
+
+template class HostStepKernels<uint32_t>;
+template class HostStepKernels<uint64_t>;
+
+}  // namespace zfc

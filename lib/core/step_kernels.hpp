@@ -1,0 +1,161 @@
+// The local phases of a sparse step (reading the caller's indices, the local unique, the
+// owner map, packing and encoding the pairs, the owner's merge, the ordered sums, decoding
+// into the result) on one memory space: the host kernels (lib/kernels) with the workspace,
+// or the CUDA kernels (cuda/) on the caller's stream with device scratch. The key-routed
+// exchange is written once against this interface (algo/routed_pairs.hpp,
+// algo/key_routed_exchange.cpp), so the suite's host runs go through the orchestration a
+// device run uses; what is device-only is the kernels and core/device_step_kernels.cpp.
+//
+// Sizes the host must know (distinct counts, pair counts, a bad index) are written to words
+// in this memory space and read with fetch(): on the device that is a wait for the stream,
+// counted in syncs(), and the orchestration gathers what it needs into as few fetches as
+// it can. Both implementations give the same bits.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <new>
+
+#include "core/wire_kernels.hpp"
+
+namespace zfc {
+
+// n (key, row) pairs on the wire: `lead` bytes (the count, or an owner's report), the n
+// keys, then the n rows, each part padded to 8 bytes so that every block starts aligned for
+// any key and row type.
+inline size_t pad8(size_t bytes) { return (bytes + 7) / 8 * 8; }
+struct PairBlock {
+  size_t lead, key_bytes, row_bytes;
+  size_t bytes(size_t n) const { return lead + pad8(n * key_bytes) + pad8(n * row_bytes); }
+  size_t rows_at(size_t n) const { return lead + pad8(n * key_bytes); }
+};
+
+// Where pack_pairs puts owner j's pairs: counts[j] of them in the block at displs[j] of the
+// packed buffer, led by the count as a uint64_t (host arrays of `ranks` entries).
+struct PairPacking {
+  PairBlock block;
+  const uint64_t* counts;
+  const size_t* displs;
+  size_t total_bytes;
+  int ranks;
+};
+
+template <class K>
+class StepKernels : public WireKernels {
+ public:
+  // Whether the buffers this backend hands out and works on are device memory.
+  virtual bool on_device() const = 0;
+
+  // ---- bytes ---------------------------------------------------------------------------
+  virtual Status zero(void* dst, size_t bytes) = 0;
+  // Both buffers in this memory space.
+  virtual Status copy(void* dst, const void* src, size_t bytes) = 0;
+  // From host memory, which the caller may reuse once this returns.
+  virtual Status upload(void* dst, const void* host_src, size_t bytes) = 0;
+  // To host memory, waiting for the work queued before it: the host reads it next.
+  virtual Status fetch(void* host_dst, const void* src, size_t bytes) = 0;
+
+  // ---- keys ----------------------------------------------------------------------------
+  // keys[i] = indices[i] (zfcInt32 or zfcInt64) as K; *first_bad = the smallest i with an
+  // index outside [0, vocab) when `check`, else (and when none is) n.
+  virtual Status load_keys(const void* indices, zfcDataType_t type, size_t n, int64_t vocab,
+                           bool check, K* keys, uint64_t* first_bad) = 0;
+  // out[i] = keys[i] as `type` (zfcInt32 or zfcInt64).
+  virtual Status store_keys(const K* keys, size_t n, zfcDataType_t type, void* out) = 0;
+  // The sorted distinct keys into uniq (room for n), their number into *count, and the
+  // position of keys[i] among them into inverse[i]. Keys are below `bound`.
+  virtual Status unique_with_inverse(const K* keys, size_t n, uint64_t bound, K* uniq,
+                                     int32_t* inverse, uint64_t* count) = 0;
+  virtual Status sorted_unique(const K* keys, size_t n, uint64_t bound, K* uniq,
+                               uint64_t* count) = 0;
+  // For sorted distinct sub, all of it in sorted distinct full: the index in full of each
+  // sub[i] into pos[i].
+  virtual Status locate_sorted(const K* sub, size_t n_sub, const K* full, size_t n_full,
+                               int32_t* pos) = 0;
+  // owner_of[i] = key_owner(keys[i], ranks) (common/host_device/key_owner.hpp) and
+  // counts[j] (`ranks` words here) = how many keys owner j has.
+  virtual Status owner_counts(const K* keys, size_t n, int ranks, int32_t* owner_of,
+                              uint64_t* counts) = 0;
+
+  // ---- rows (row-major, width dim) -----------------------------------------------------
+  // Row i of rows (n x dim of `type`) added into row pos[i] of dst (dst_rows x dim, fp32),
+  // in order of i: the sums of every target row are formed in input order.
+  virtual Status scatter_add_rows(const void* rows, zfcDataType_t type, const int32_t* pos,
+                                  size_t n, size_t dim, float* dst, size_t dst_rows) = 0;
+  // The pairs of n sorted distinct keys, grouped by owner (owner_of) as `p` says, keys and
+  // rows in key order within a block, each row encoded as wire(rows[i] * scale). The padding
+  // of every block is zeroed, so every byte sent is defined.
+  virtual Status pack_pairs(const K* keys, const int32_t* owner_of, size_t n, const float* rows,
+                            size_t dim, zfcDataType_t wire, float scale, const PairPacking& p,
+                            char* packed) = 0;
+  // Row k of rows (n x dim of the wire type, back to back) decoded into row dest[k] of out,
+  // noting whether some value is not finite (read with all_finite).
+  virtual Status decode_rows_to(const void* rows, const int32_t* dest, size_t n, size_t dim,
+                                zfcDataType_t wire, float scale, float* out) = 0;
+};
+
+// At least n elements of T of k's scratch in `slot` (see WireKernels::scratch).
+template <class T>
+Status scratch_for(WireKernels& k, Slot slot, size_t n, T** out) {
+  if (n > SIZE_MAX / sizeof(T)) throw std::bad_alloc();
+  void* p = nullptr;
+  ZFC_RETURN_IF_ERROR(k.scratch(slot, n * sizeof(T), &p));
+  *out = static_cast<T*>(p);
+  return Status::Ok();
+}
+
+// The host kernels (lib/kernels) with the workspace.
+template <class K>
+class HostStepKernels final : public StepKernels<K> {
+ public:
+  explicit HostStepKernels(Workspace& ws) : ws_(ws), wire_(ws) {}
+
+  Status scratch(Slot slot, size_t bytes, void** out) override;
+  Status encode(const float* src, size_t n, zfcDataType_t wire, float scale,
+                void* dst) override;
+  Status sum_blocks(const void* blocks, int nblocks, size_t n, zfcDataType_t wire,
+                    float* acc) override;
+  Status add_to(const void* src, zfcDataType_t wire, size_t n, float* acc) override;
+  Status decode(const void* src, size_t n, zfcDataType_t wire, float scale,
+                float* dst) override;
+  Status check_finite(const float* v, size_t n) override;
+  Status settle() override { return Status::Ok(); }
+  Status all_finite(bool* out) override;
+
+  bool on_device() const override { return false; }
+  Status zero(void* dst, size_t bytes) override;
+  Status copy(void* dst, const void* src, size_t bytes) override;
+  Status upload(void* dst, const void* host_src, size_t bytes) override;
+  Status fetch(void* host_dst, const void* src, size_t bytes) override;
+  Status load_keys(const void* indices, zfcDataType_t type, size_t n, int64_t vocab, bool check,
+                   K* keys, uint64_t* first_bad) override;
+  Status store_keys(const K* keys, size_t n, zfcDataType_t type, void* out) override;
+  Status unique_with_inverse(const K* keys, size_t n, uint64_t bound, K* uniq,
+                             int32_t* inverse, uint64_t* count) override;
+  Status sorted_unique(const K* keys, size_t n, uint64_t bound, K* uniq,
+                       uint64_t* count) override;
+  Status locate_sorted(const K* sub, size_t n_sub, const K* full, size_t n_full,
+                       int32_t* pos) override;
+  Status owner_counts(const K* keys, size_t n, int ranks, int32_t* owner_of,
+                      uint64_t* counts) override;
+  Status scatter_add_rows(const void* rows, zfcDataType_t type, const int32_t* pos, size_t n,
+                          size_t dim, float* dst, size_t dst_rows) override;
+  Status pack_pairs(const K* keys, const int32_t* owner_of, size_t n, const float* rows,
+                    size_t dim, zfcDataType_t wire, float scale, const PairPacking& p,
+                    char* packed) override;
+  Status decode_rows_to(const void* rows, const int32_t* dest, size_t n, size_t dim,
+                        zfcDataType_t wire, float scale, float* out) override;
+
+ private:
+  Workspace& ws_;
+  HostWireKernels wire_;
+};
+
+// The CUDA kernels on `stream`, with scratch from `scratch` (which keeps the buffers, the
+// result among them, until its next use); zfcUnsupported without CUDA.
+template <class K>
+Status make_device_step_kernels(DeviceScratch& scratch, const void* stream,
+                                std::unique_ptr<StepKernels<K>>* out);
+
+}  // namespace zfc

@@ -1,0 +1,211 @@
+// The device backend of the sparse step (core/step_kernels.hpp) against the host backend:
+// one driver runs the local phases of a key-routed step -- read the indices, local unique,
+// owner map, summed rows, packed pairs, an owner's merge, decoding into result rows, the
+// indices written back -- on each backend, and every output must have the same bits. Skips,
+// saying why, on a machine without a GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "core/step_kernels.hpp"
+#include "device_test_util.hpp"
+#include "kernels/cast.hpp"
+#include "workload/random.hpp"
+
+namespace zfc {
+namespace {
+
+struct StepInput {
+  std::vector<int64_t> indices;  // stored as `index_type`
+  zfcDataType_t index_type = zfcInt64;
+  std::vector<float> rows;       // count x dim
+  size_t dim = 0;
+  int64_t vocab = 0;
+  int ranks = 1;
+  zfcDataType_t wire = zfcFloat32;
+  float scale = 1.0f;
+};
+
+// What the driver read back from a backend.
+struct StepOutput {
+  uint64_t first_bad = 0, local_unique = 0, merged = 0;
+  std::vector<unsigned char> uniq, inverse, owner_of, partial, packed, decoded, stored;
+  std::vector<uint64_t> counts;
+  bool finite = true;
+};
+
+// Uploads n elements of T into k's memory (slot), returning the pointer there.
+template <class K, class T>
+T* put(StepKernels<K>& k, Slot slot, const T* host, size_t n) {
+  T* at = nullptr;
+  EXPECT_TRUE(scratch_for(k, slot, n + 1, &at).ok());
+  EXPECT_TRUE(k.upload(at, host, n * sizeof(T)).ok());
+  return at;
+}
+
+template <class K, class T>
+std::vector<unsigned char> get(StepKernels<K>& k, const T* at, size_t n) {
+  std::vector<unsigned char> out(n * sizeof(T));
+  EXPECT_TRUE(k.fetch(out.data(), at, out.size()).ok());
+  return out;
+}
+
+template <class K>
+StepOutput run_step(StepKernels<K>& k, const StepInput& in) {
+  StepOutput out;
+  const size_t n = in.indices.size(), dim = in.dim, G = static_cast<size_t>(in.ranks);
+  std::vector<int32_t> idx32(in.indices.begin(), in.indices.end());
+  const void* d_idx = in.index_type == zfcInt32
+                          ? static_cast<const void*>(put(k, Slot::kResultIndices, idx32.data(), n))
+                          : put(k, Slot::kResultIndices, in.indices.data(), n);
+  const float* d_rows = put(k, Slot::kGatheredRows, in.rows.data(), in.rows.size());
+  K *keys = nullptr, *uniq = nullptr, *merged = nullptr;
+  int32_t *inverse = nullptr, *owner_of = nullptr, *pos = nullptr;
+  uint64_t* words = nullptr;
+  float *partial = nullptr, *decoded = nullptr;
+  EXPECT_TRUE(scratch_for(k, Slot::kKeys, n + 1, &keys).ok());
+  EXPECT_TRUE(scratch_for(k, Slot::kLocalUnique, n + 1, &uniq).ok());
+  EXPECT_TRUE(scratch_for(k, Slot::kInverse, n + 1, &inverse).ok());
+  EXPECT_TRUE(scratch_for(k, Slot::kStepWords, G + 2, &words).ok());
+  EXPECT_TRUE(k.load_keys(d_idx, in.index_type, n, in.vocab, true, keys, &words[0]).ok());
+  EXPECT_TRUE(
+      k.unique_with_inverse(keys, n, static_cast<uint64_t>(in.vocab), uniq, inverse, &words[1])
+          .ok());
+  uint64_t two[2] = {0, 0};
+  EXPECT_TRUE(k.fetch(two, words, sizeof two).ok());
+  out.first_bad = two[0];
+  // After a bad index the keys differ (the host zeroes them), and nothing past is used.
+  if (out.first_bad < n) return out;
+  out.local_unique = two[1];
+  const size_t u = static_cast<size_t>(out.local_unique);
+  out.uniq = get(k, uniq, u);
+  out.inverse = get(k, inverse, n);
+
+  // The owner map and the summed rows, then the pairs packed by owner.
+  EXPECT_TRUE(scratch_for(k, Slot::kLocate, u + 1, &owner_of).ok());
+  EXPECT_TRUE(scratch_for(k, Slot::kPartial, u * dim + 1, &partial).ok());
+  EXPECT_TRUE(k.owner_counts(uniq, u, in.ranks, owner_of, words).ok());
+  out.counts.resize(G);
+  EXPECT_TRUE(k.fetch(out.counts.data(), words, G * sizeof(uint64_t)).ok());
+  out.owner_of = get(k, owner_of, u);
+  EXPECT_TRUE(k.zero(partial, u * dim * sizeof(float)).ok());
+  EXPECT_TRUE(k.scatter_add_rows(d_rows, zfcFloat32, inverse, n, dim, partial, u).ok());
+  out.partial = get(k, partial, u * dim);
+  const size_t wire_bytes = kernels::float_type_bytes(in.wire);
+  const PairBlock block{sizeof(uint64_t), sizeof(K), dim * wire_bytes};
+  std::vector<size_t> displs(G);
+  size_t total = 0;
+  for (size_t j = 0; j < G; ++j) {
+    displs[j] = total;
+    total += block.bytes(out.counts[j]);
+  }
+  char* packed = nullptr;
+  EXPECT_TRUE(scratch_for(k, Slot::kWireSend, total + 1, &packed).ok());
+  const PairPacking packing{block, out.counts.data(), displs.data(), total, in.ranks};
+  EXPECT_TRUE(
+      k.pack_pairs(uniq, owner_of, u, partial, dim, in.wire, in.scale, packing, packed).ok());
+  out.packed = get(k, packed, total);
+
+  // An owner's merge of every block's keys (here: all of them, as one owner would see them
+  // from G senders), and each block's rows decoded into the merged order.
+  EXPECT_TRUE(scratch_for(k, Slot::kGlobalUnique, u + 1, &merged).ok());
+  EXPECT_TRUE(scratch_for(k, Slot::kPositions, u + 1, &pos).ok());
+  EXPECT_TRUE(scratch_for(k, Slot::kDense, u * dim + 1, &decoded).ok());
+  EXPECT_TRUE(k.sorted_unique(uniq, u, static_cast<uint64_t>(in.vocab), merged, words).ok());
+  EXPECT_TRUE(k.fetch(&out.merged, words, sizeof(uint64_t)).ok());
+  for (size_t j = 0; j < G; ++j) {
+    const char* base = packed + displs[j];
+    const size_t c = out.counts[j];
+    EXPECT_TRUE(k.locate_sorted(reinterpret_cast<const K*>(base + block.lead), c, merged, u, pos)
+                    .ok());
+    EXPECT_TRUE(
+        k.decode_rows_to(base + block.rows_at(c), pos, c, dim, in.wire, in.scale, decoded).ok());
+  }
+  out.decoded = get(k, decoded, u * dim);
+  EXPECT_TRUE(k.all_finite(&out.finite).ok());
+  void* stored = nullptr;
+  EXPECT_TRUE(k.scratch(Slot::kResultRows, u * 8 + 8, &stored).ok());
+  EXPECT_TRUE(k.store_keys(merged, u, in.index_type, stored).ok());
+  out.stored = get(k, static_cast<const char*>(stored),
+                   u * (in.index_type == zfcInt32 ? 4 : 8));
+  return out;
+}
+
+StepInput make_input(size_t n, size_t dim, int64_t vocab, int ranks, zfcDataType_t wire,
+                     uint64_t seed) {
+  StepInput in;
+  workload::SplitMix64 rng(seed);
+  in.indices.resize(n);
+  for (int64_t& v : in.indices) {
+    const double x = rng.uniform();
+    v = static_cast<int64_t>(static_cast<double>(vocab - 1) * x * x * x);
+  }
+  in.rows.resize(n * dim);
+  for (float& r : in.rows) r = static_cast<float>(rng.uniform() * 2.0 - 1.0);
+  in.dim = dim;
+  in.vocab = vocab;
+  in.ranks = ranks;
+  in.wire = wire;
+  in.scale = wire == zfcFloat16 ? 64.0f : 1.0f;
+  return in;
+}
+
+template <class K>
+void expect_same_step(const StepInput& in) {
+  Workspace ws;
+  HostStepKernels<K> host(ws);
+  DeviceScratch scratch;
+  std::unique_ptr<StepKernels<K>> device;
+  ASSERT_TRUE(make_device_step_kernels<K>(scratch, nullptr, &device).ok());
+  const StepOutput h = run_step(host, in), d = run_step(*device, in);
+  EXPECT_EQ(d.first_bad, h.first_bad);
+  EXPECT_EQ(d.local_unique, h.local_unique);
+  EXPECT_EQ(d.uniq, h.uniq);
+  EXPECT_EQ(d.inverse, h.inverse);
+  EXPECT_EQ(d.counts, h.counts);
+  EXPECT_EQ(d.owner_of, h.owner_of);
+  EXPECT_EQ(d.partial, h.partial) << "summed rows";
+  EXPECT_EQ(d.packed, h.packed) << "packed pairs, padding included";
+  EXPECT_EQ(d.merged, h.merged);
+  EXPECT_EQ(d.decoded, h.decoded) << "decoded rows";
+  EXPECT_EQ(d.finite, h.finite);
+  EXPECT_EQ(d.stored, h.stored);
+  EXPECT_GT(device->syncs(), 0u);
+  EXPECT_EQ(host.syncs(), 0u);
+}
+
+TEST(DeviceStepKernels, EveryLocalPhaseHasTheHostBits) {
+  ZFC_REQUIRE_GPU();
+  for (zfcDataType_t wire : {zfcFloat32, zfcFloat16, zfcBFloat16}) {
+    for (int ranks : {1, 3, 8}) {
+      SCOPED_TRACE(testing::Message() << "wire " << wire << ", " << ranks << " ranks");
+      expect_same_step<uint32_t>(make_input(3000, 24, 5000, ranks, wire, 7));
+      StepInput wide = make_input(2000, 5, int64_t{1} << 40, ranks, wire, 9);
+      expect_same_step<uint64_t>(wide);
+      StepInput narrow = make_input(1500, 3, 70000, ranks, wire, 11);
+      narrow.index_type = zfcInt32;
+      expect_same_step<uint32_t>(narrow);
+    }
+  }
+}
+
+TEST(DeviceStepKernels, ABadIndexAndNonFiniteRowsAreFoundAlike) {
+  ZFC_REQUIRE_GPU();
+  StepInput bad = make_input(1000, 8, 4000, 4, zfcFloat16, 13);
+  bad.indices[700] = 4000;
+  bad.indices[900] = -1;
+  expect_same_step<uint32_t>(bad);
+  StepInput inf = make_input(1000, 8, 4000, 4, zfcBFloat16, 17);
+  inf.rows[5 * 8 + 3] = std::numeric_limits<float>::infinity();
+  expect_same_step<uint32_t>(inf);
+  StepInput nan = make_input(1000, 8, 4000, 2, zfcFloat32, 19);
+  nan.rows[2] = std::nanf("");
+  expect_same_step<uint32_t>(nan);
+}
+
+}  // namespace
+}  // namespace zfc
