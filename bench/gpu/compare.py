@@ -2,9 +2,15 @@
 """docs/benchmarks/gpu.md from one run of zfc_gpu_bench and torch_pipeline.py on one GPU.
 
 usage: compare.py --zfc ZFC.json --torch TORCH.json --out gpu.md [--command TEXT]
+                  [--steps DIR]
+  --steps DIR  also the fused step over NCCL on device buffers (zfc_perf_sparse_nccl_np*.json)
+               against a plain NCCL allgather of all rows (nccl_allgather_*_np*.json)
 """
 import argparse
+import glob
 import json
+import os
+import re
 
 
 def load(path):
@@ -18,6 +24,7 @@ def main():
     ap.add_argument("--torch", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--command", default="bench/gpu/run_gpu.sh")
+    ap.add_argument("--steps", default=None)
     a = ap.parse_args()
     z, t = load(a.zfc), load(a.torch)
     zr = {(r["kernel"], r["N"], r["D"]): r for r in z["rows"]}
@@ -40,8 +47,35 @@ def main():
         gbps = r["bytes"] / (r["ms"] * 1e6)
         lines.append(f"| {kernel} | {n} | {d} | {r['ms'] * 1e3:.1f} | {gbps:.0f} | "
                      f"{gbps / r['copy_gbps']:.2f} |")
+    if a.steps:
+        lines += step_table(a.steps)
     with open(a.out, "w") as f:
         f.write("\n".join(lines) + "\n")
+
+
+def step_table(folder):
+    """The fused step on device buffers over NCCL against ncclAllGather of all rows."""
+    lines = ["", "## Fused step on device buffers against a plain NCCL allgather", "",
+             "K = 640 tokens per rank, D = 512, one rank per GPU; time: median over steps of "
+             "the slowest rank. `path` and `syncs` are zfcOpStats_t's: where the step ran and "
+             "its waits for the caller's stream.", "",
+             "| G | variant | path | syncs | time (µs) | MB | ncclAllGather same wire (µs) | "
+             "speedup | wrong |", "|---|---|---|---|---|---|---|---|---|"]
+    for path in sorted(glob.glob(os.path.join(folder, "zfc_perf_sparse_nccl_np*.json"))):
+        np_ = int(re.search(r"np(\d+)", path).group(1))
+        base = {}
+        for wire in ("fp32", "fp16"):
+            p = os.path.join(folder, f"nccl_allgather_{wire}_np{np_}.json")
+            if os.path.exists(p):
+                base[wire] = load(p)["time_us"]
+        for r in load(path)["rows"]:
+            wire = "fp16" if r["wire"] == "fp16" else "fp32"
+            b = base.get(wire)
+            speed = f"{b / r['time_us']:.2f}x" if b else "-"
+            lines.append(f"| {np_} | {r['algo']}/{r['wire']} | {r.get('path', '-')} | "
+                         f"{r.get('host_syncs', 0):.0f} | {r['time_us']:.1f} | {r['MB']:.3f} | "
+                         f"{b if b is not None else '-'} | {speed} | {r['wrong']:.0f} |")
+    return lines
 
 
 if __name__ == "__main__":

@@ -39,8 +39,27 @@ if [ -x "$build/bench/zfc_perf" ] && command -v mpirun > /dev/null; then
       tee "$out/zfc_perf_allreduce_device_np$np.txt"
   done
 fi
+# The fused step with its buffers on the device over NCCL (one rank per GPU: the key-routed
+# exchange, asked for and chosen by auto, and the staged allgather baseline), against a plain
+# NCCL allgather of every rank's indices and rows at the same G, K and D.
+gpus="$(nvidia-smi -L | wc -l)"
+if [ -x "$build/bench/zfc_nccl_allgather" ] && [ -x "$build/bench/zfc_perf" ] &&
+   command -v mpirun > /dev/null; then
+  run=(mpirun --oversubscribe)
+  [ "$(id -u)" = 0 ] && run+=(--allow-run-as-root)
+  for np in $(printf '%s\n' 1 "$gpus" | sort -un); do
+    "${run[@]}" -np "$np" "$build/bench/zfc_perf" sparse -g 1 --transport nccl \
+      --algo key_routed,auto --compression none,fp16 -K 640 -D 512 -n 20 -w 5 \
+      --json "$out/zfc_perf_sparse_nccl_np$np.json" 2>&1 | tee "$out/zfc_perf_sparse_nccl_np$np.txt"
+    for wire in fp32 fp16; do
+      "${run[@]}" -np "$np" "$build/bench/zfc_nccl_allgather" -K 640 -D 512 -n 20 -w 5 \
+        --wire "$wire" --json "$out/nccl_allgather_${wire}_np$np.json" 2>&1 |
+        tee "$out/nccl_allgather_${wire}_np$np.txt"
+    done
+  done
+fi
 "$build/bench/zfc_gpu_bench" --json "$out/zfc_gpu.json" | tee "$out/zfc_gpu.txt"
 python3 bench/gpu/torch_pipeline.py --json "$out/torch.json" | tee "$out/torch.txt"
-python3 bench/gpu/compare.py --zfc "$out/zfc_gpu.json" --torch "$out/torch.json" \
+python3 bench/gpu/compare.py --zfc "$out/zfc_gpu.json" --torch "$out/torch.json" --steps "$out" \
   --out docs/benchmarks/gpu.md --command "bench/gpu/run_gpu.sh $build"
 echo "done: docs/benchmarks/gpu.md"

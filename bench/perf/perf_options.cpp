@@ -47,7 +47,8 @@ void usage() {
       "  --corpus DIR      windows of real text from DIR's .txt files instead\n"
       "  --vocab V         vocabulary of the V-1 most frequent words (100000)\n"
       "  -L LEN            words per window of real text (20)\n"
-      "  --transport L     comma list of mpi, ucx: the same steps over each (mpi)\n"
+      "  --transport L     comma list of mpi, ucx, nccl (with -g 1): the same steps over\n"
+      "                    each (mpi)\n"
       "  --candidates C    add C log-uniform sampled-softmax candidates per rank and step:\n"
       "                    the output embedding's rows (0)\n"
       "  --seed-groups S   ranks in S seed groups draw the same candidates (1)\n"
@@ -158,9 +159,13 @@ bool apply(const char* a, const char* v, PerfOptions* o) {
 
 bool validate(PerfOptions* o) {
   static const char* const kCompressions[] = {"none", "fp16", "bf16", nullptr};
-  static const char* const kTransports[] = {"mpi", "ucx", nullptr};
+  static const char* const kTransports[] = {"mpi", "ucx", "nccl", nullptr};
   if (o->transports.empty()) o->transports = {"mpi"};
   if (!known(o->transports, kTransports)) return false;
+  // NCCL moves device memory: its runs hand the calls device buffers.
+  const bool nccl = std::find(o->transports.begin(), o->transports.end(), "nccl") !=
+                    o->transports.end();
+  if (nccl && o->gpus == 0) return false;
   static const char* const kAlgos[] = {"allgather",         "unique_allreduce",
                                        "unique_allgather",  "owner_partitioned",
                                        "hierarchical",      "dense_vocab",

@@ -34,6 +34,8 @@ struct Variant {
   double recv_max = 0;          // the busiest rank's received bytes, summed over timed steps
   double recv_sum = 0;          // every rank's received bytes, summed over ranks and steps
   double rounds = 0;            // dependent rounds, summed over timed steps
+  int path = zfcPathNone;       // zfcDataPath_t of the last timed step (the call's)
+  double host_syncs = 0;        // waits for the caller's stream, summed over timed steps
   zfcSparseResult_t last = ZFC_SPARSE_RESULT_INITIALIZER;     // valid until the plan's next call
 };
 
@@ -192,6 +194,8 @@ void run_steps(const PerfContext& ctx, const zfc::workload::StepSource& source,
       v.recv_max += static_cast<double>(stats.last.bytes_received_max);
       v.recv_sum += static_cast<double>(stats.last.bytes_received_sum);
       v.rounds += stats.last.rounds;
+      v.path = stats.last.path[zfcPhaseTotal];
+      v.host_syncs += stats.last.host_syncs;
     }
   }
 }
@@ -276,6 +280,11 @@ Row result_row(const PerfContext& ctx, Variant& v, double wrong, bool baseline,
       .num("model_err", model / sec - 1.0, 9, 3)
       .num("recv_skew", v.recv_sum > 0 ? v.recv_max * ctx.ranks / v.recv_sum : 1.0, 9, 3)
       .count("rounds", v.rounds / steps, 6);
+  // Where the step ran (host, staged through the host, or on the device) and its waits for
+  // the device per step, on the rank that waited most.
+  static const char* const kPaths[] = {"-", "host", "staged", "device"};
+  row.text("path", kPaths[v.path >= 0 && v.path < 4 ? v.path : 0], 6);
+  row.quiet("host_syncs", max_over_ranks(v.host_syncs) / steps);
   // The busiest rank's received bytes and the mean over ranks, per step (the library's
   // ledger, the same on every rank).
   row.quiet("recv_max_MB", v.recv_max / steps / 1e6);

@@ -57,13 +57,15 @@ std::vector<std::string> run_metadata(const PerfContext& ctx) {
           "\"command\": " + json_string(o.command_line), opts};
 }
 
-// A communicator over MPI_COMM_WORLD's processes: over MPI itself, or over UCX with the
-// meeting point's id made on rank 0 and broadcast by MPI.
+// A communicator over MPI_COMM_WORLD's processes: over MPI itself, over NCCL (started on MPI,
+// on this rank's current GPU), or over UCX with the meeting point's id made on rank 0 and
+// broadcast by MPI.
 zfcComm_t open_comm(const std::string& transport, int rank, int ranks_per_node) {
   zfcComm_t comm = nullptr;
   zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
   cfg.ranks_per_node = ranks_per_node;
-  if (transport == "mpi") {
+  if (transport == "mpi" || transport == "nccl") {
+    if (transport == "nccl") cfg.transport = zfcTransportNccl;
     MPI_Comm world = MPI_COMM_WORLD;
     const zfcResult_t r = zfcCommInitMpi(&comm, &world, &cfg);
     if (r != zfcSuccess) perf_fail("zfcCommInitMpi", r, nullptr);

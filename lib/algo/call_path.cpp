@@ -10,7 +10,7 @@ bool some_rank_resident(const Agreed& agreed, int ranks) {
 }
 
 bool stays_on_device(const zfcComm& comm, const PlanSpec& spec, bool fused, bool into) {
-  return comm.transport->accepts_device_buffers() && !fused && !into &&
+  return comm.transport->blocks_accept_device_buffers() && !fused && !into &&
          (spec.algorithm == zfcAlgoAuto || spec.algorithm == zfcAlgoKeyRouted);
 }
 

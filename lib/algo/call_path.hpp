@@ -24,10 +24,10 @@ constexpr int32_t kResidentColor = 1;
 // Whether some rank's header says it is resident.
 bool some_rank_resident(const Agreed& agreed, int ranks);
 
-// Whether a call on device buffers stays on the device: the transport takes device memory
-// (NCCL, CUDA-aware MPI), the device kernels implement its exchange (key-routed, which
-// zfcAlgoAuto then is), and its result is the plan's (not a caller's host buffers, nor a
-// host table).
+// Whether a call on device buffers stays on the device: the transport's block exchanges take
+// device memory (NCCL; not yet MPI or UCX, CUDA-aware or not), the device kernels implement
+// its exchange (key-routed, which zfcAlgoAuto then is), and its result is the plan's (not a
+// caller's host buffers, nor a host table).
 bool stays_on_device(const zfcComm& comm, const PlanSpec& spec, bool fused, bool into);
 
 // zfcOpStats_t's path of every phase of a sparse reduce that took `path` (the headers always

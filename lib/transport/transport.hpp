@@ -106,6 +106,11 @@ class Transport {
   // True when the calls take device buffers directly (NCCL, CUDA-aware MPI), so device
   // algorithms can hand it their buffers without copying them to the host first.
   virtual bool accepts_device_buffers() const { return false; }
+  // True when allgather_blocks and alltoallv_blocks take device buffers too (their place()
+  // giving device memory): NCCL, whose block calls are its collectives. MPI's and UCX's pack,
+  // forward and copy blocks with the host's memcpy, so they take host buffers there even
+  // when CUDA-aware.
+  virtual bool blocks_accept_device_buffers() const { return false; }
 
   // Every rank contributes `bytes` bytes; recv receives size()*bytes, rank r's block at
   // offset r*bytes. send may equal recv + rank()*bytes (in place).

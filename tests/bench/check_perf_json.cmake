@@ -16,6 +16,7 @@ string(JSON n LENGTH "${doc}" rows)
 if(NOT n EQUAL ROWS)
   message(FATAL_ERROR "${n} rows, expected ${ROWS}")
 endif()
+string(JSON gpus ERROR_VARIABLE no_gpus GET "${doc}" options gpus)
 math(EXPR last "${n} - 1")
 foreach(i RANGE ${last})
   string(JSON wrong GET "${doc}" rows ${i} wrong)
@@ -29,6 +30,11 @@ foreach(i RANGE ${last})
   # except that owner_partitioned's assumes every row's owner holds it and key_routed's that
   # each rank's keys spread evenly over the owners (tests/mpi/test_nodes.cpp counts both
   # exactly).
+  # Host buffers run every step on the host (zfcOpStats_t.path).
+  string(JSON path ERROR_VARIABLE no_path GET "${doc}" rows ${i} path)
+  if(NOT no_path AND NOT no_gpus AND gpus EQUAL 0 AND NOT path STREQUAL "host")
+    message(FATAL_ERROR "row ${i} (${algo}): path ${path} with host buffers")
+  endif()
   string(JSON ran GET "${doc}" rows ${i} ran)
   set(low 0.9999)
   set(high 1.0001)

@@ -185,6 +185,9 @@ class NcclTransport final : public Transport {
   }
   const char* name() const override { return "nccl"; }
   bool accepts_device_buffers() const override { return true; }
+  // The block calls are the base's two rounds over do_allgather(v) and do_alltoallv, which
+  // take device memory as it is (the sizes, host memory, are staged).
+  bool blocks_accept_device_buffers() const override { return true; }
 
   Status split(int color, int key, std::unique_ptr<Transport>* out) override {
     ZFC_RETURN_IF_ERROR(usable());
