@@ -72,7 +72,7 @@ Status place_shared(SparseCall<K>& call, const char* gathered, const OwnerReport
     ZFC_RETURN_IF_ERROR(
         k.decode_rows_to(base + block.rows_at(n), pos, n, dim, wire.type, wire.scale, *out));
   }
-  return k.all_finite(finite);
+  return k.wire().all_finite(finite);
 }
 
 }  // namespace
@@ -107,8 +107,8 @@ Status exchange_key_routed(SparseCall<K>& call) {
                              shared.rows_at(u) - shared.lead - u * sizeof(K)));
   ZFC_RETURN_IF_ERROR(k.zero(own + rows_end, shared.bytes(u) - rows_end));
   // Already scaled: the pairs were summed as they came off the wire.
-  ZFC_RETURN_IF_ERROR(k.encode(acc, u * dim, wire.type, 1.0f, own + shared.rows_at(u)));
-  ZFC_RETURN_IF_ERROR(k.settle());  // the transport reads it next
+  ZFC_RETURN_IF_ERROR(k.wire().encode(acc, u * dim, wire.type, 1.0f, own + shared.rows_at(u)));
+  ZFC_RETURN_IF_ERROR(k.wire().settle());  // the transport reads it next
   char* gathered = nullptr;
   ZFC_RETURN_IF_ERROR(t.allgather_blocks(own, shared.bytes(u), s.recv_bytes, s.recv_displs,
                                          [&](size_t total) {

@@ -57,7 +57,7 @@ Status sum_in_rank_order(const NodeMap& nodes, StepKernels<K>& k, float* out, si
       ZFC_RETURN_IF_ERROR(k.zero(dst, bytes));
     }
     for (int r : nodes.members(n)) ZFC_RETURN_IF_ERROR(add(r, dst));
-    if (separate) ZFC_RETURN_IF_ERROR(k.add_to(dst, zfcFloat32, rows * dim, out));
+    if (separate) ZFC_RETURN_IF_ERROR(k.wire().add_to(dst, zfcFloat32, rows * dim, out));
   }
   return Status::Ok();
 }

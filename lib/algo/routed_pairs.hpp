@@ -38,7 +38,7 @@ Status read_leads(StepKernels<K>& k, const char* in, const PairSizes& s,
   static_assert(sizeof(Lead) >= sizeof(uint64_t), "a lead starts with its pair count");
   const size_t G = static_cast<size_t>(size);
   void* side = nullptr;
-  ZFC_RETURN_IF_ERROR(k.scratch(Slot::kStepWords, G * sizeof(Lead), &side));
+  ZFC_RETURN_IF_ERROR(k.wire().scratch(Slot::kStepWords, G * sizeof(Lead), &side));
   for (int r = 0; r < size; ++r) {
     if (s.recv_bytes[r] < sizeof(Lead)) continue;
     ZFC_RETURN_IF_ERROR(k.copy(static_cast<char*>(side) + r * sizeof(Lead), in + s.recv_displs[r],
@@ -108,7 +108,7 @@ Status route_pairs(SparseCall<K>& call, const Wire& wire, RoutedPairs* out) {
     const PairPacking packing{pairs, counts, s.send_displs, total, size};
     ZFC_RETURN_IF_ERROR(k.pack_pairs(keys, owner_of, ui, partial, dim, wire.type, wire.scale,
                                      packing, send));
-    ZFC_RETURN_IF_ERROR(k.settle());  // the transport reads it next
+    ZFC_RETURN_IF_ERROR(k.wire().settle());  // the transport reads it next
   }
   char* in = nullptr;
   {

@@ -36,31 +36,10 @@ class DeviceStepKernels final : public StepKernels<K> {
       : scratch_(scratch), stream_(stream), wire_(std::move(wire)), d_flag_(d_flag),
         d_words_(d_words) {}
 
-  Status scratch(Slot slot, size_t bytes, void** out) override {
-    return scratch_.get(slot, bytes, out);
-  }
-  Status encode(const float* src, size_t n, zfcDataType_t wire, float scale,
-                void* dst) override {
-    return wire_->encode(src, n, wire, scale, dst);
-  }
-  Status sum_blocks(const void* blocks, int nblocks, size_t n, zfcDataType_t wire,
-                    float* acc) override {
-    return wire_->sum_blocks(blocks, nblocks, n, wire, acc);
-  }
-  Status add_to(const void* src, zfcDataType_t wire, size_t n, float* acc) override {
-    return wire_->add_to(src, wire, n, acc);
-  }
-  Status decode(const void* src, size_t n, zfcDataType_t wire, float scale,
-                float* dst) override {
-    return wire_->decode(src, n, wire, scale, dst);
-  }
-  Status check_finite(const float* v, size_t n) override { return wire_->check_finite(v, n); }
-  Status settle() override { return wire_->settle(); }
-  Status all_finite(bool* out) override { return wire_->all_finite(out); }
+  WireKernels& wire() override { return *wire_; }
+  bool on_device() const override { return true; }
   // Its own fetches and the waits of the wire kernels (settle, all_finite).
   uint32_t syncs() const override { return syncs_ + wire_->syncs(); }
-
-  bool on_device() const override { return true; }
 
   Status zero(void* dst, size_t bytes) override { return cuda::fill_zero(dst, bytes, stream_); }
   Status copy(void* dst, const void* src, size_t bytes) override {

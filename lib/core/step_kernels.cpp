@@ -13,44 +13,6 @@
 namespace zfc {
 
 template <class K>
-Status HostStepKernels<K>::scratch(Slot slot, size_t bytes, void** out) {
-  return wire_.scratch(slot, bytes, out);
-}
-
-template <class K>
-Status HostStepKernels<K>::encode(const float* src, size_t n, zfcDataType_t wire, float scale,
-                                  void* dst) {
-  return wire_.encode(src, n, wire, scale, dst);
-}
-
-template <class K>
-Status HostStepKernels<K>::sum_blocks(const void* blocks, int nblocks, size_t n,
-                                      zfcDataType_t wire, float* acc) {
-  return wire_.sum_blocks(blocks, nblocks, n, wire, acc);
-}
-
-template <class K>
-Status HostStepKernels<K>::add_to(const void* src, zfcDataType_t wire, size_t n, float* acc) {
-  return wire_.add_to(src, wire, n, acc);
-}
-
-template <class K>
-Status HostStepKernels<K>::decode(const void* src, size_t n, zfcDataType_t wire, float scale,
-                                  float* dst) {
-  return wire_.decode(src, n, wire, scale, dst);
-}
-
-template <class K>
-Status HostStepKernels<K>::check_finite(const float* v, size_t n) {
-  return wire_.check_finite(v, n);
-}
-
-template <class K>
-Status HostStepKernels<K>::all_finite(bool* out) {
-  return wire_.all_finite(out);
-}
-
-template <class K>
 Status HostStepKernels<K>::zero(void* dst, size_t bytes) {
   if (bytes > 0) std::memset(dst, 0, bytes);
   return Status::Ok();

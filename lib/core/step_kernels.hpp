@@ -42,10 +42,16 @@ struct PairPacking {
 };
 
 template <class K>
-class StepKernels : public WireKernels {
+class StepKernels {
  public:
+  virtual ~StepKernels() = default;
+  // The wire steps and the scratch of the same memory space and stream (encode, the ordered
+  // sums, the overflow flag, settle before a transport step).
+  virtual WireKernels& wire() = 0;
   // Whether the buffers this backend hands out and works on are device memory.
   virtual bool on_device() const = 0;
+  // How many times the call waited for the device: fetch, and the wire's waits; 0 on the host.
+  virtual uint32_t syncs() const = 0;
 
   // ---- bytes ---------------------------------------------------------------------------
   virtual Status zero(void* dst, size_t bytes) = 0;
@@ -90,7 +96,7 @@ class StepKernels : public WireKernels {
                             size_t dim, zfcDataType_t wire, float scale, const PairPacking& p,
                             char* packed) = 0;
   // Row k of rows (n x dim of the wire type, back to back) decoded into row dest[k] of out,
-  // noting whether some value is not finite (read with all_finite).
+  // noting whether some value is not finite (read with wire().all_finite).
   virtual Status decode_rows_to(const void* rows, const int32_t* dest, size_t n, size_t dim,
                                 zfcDataType_t wire, float scale, float* out) = 0;
 };
@@ -104,6 +110,10 @@ Status scratch_for(WireKernels& k, Slot slot, size_t n, T** out) {
   *out = static_cast<T*>(p);
   return Status::Ok();
 }
+template <class K, class T>
+Status scratch_for(StepKernels<K>& k, Slot slot, size_t n, T** out) {
+  return scratch_for(k.wire(), slot, n, out);
+}
 
 // The host kernels (lib/kernels) with the workspace.
 template <class K>
@@ -111,19 +121,9 @@ class HostStepKernels final : public StepKernels<K> {
  public:
   explicit HostStepKernels(Workspace& ws) : ws_(ws), wire_(ws) {}
 
-  Status scratch(Slot slot, size_t bytes, void** out) override;
-  Status encode(const float* src, size_t n, zfcDataType_t wire, float scale,
-                void* dst) override;
-  Status sum_blocks(const void* blocks, int nblocks, size_t n, zfcDataType_t wire,
-                    float* acc) override;
-  Status add_to(const void* src, zfcDataType_t wire, size_t n, float* acc) override;
-  Status decode(const void* src, size_t n, zfcDataType_t wire, float scale,
-                float* dst) override;
-  Status check_finite(const float* v, size_t n) override;
-  Status settle() override { return Status::Ok(); }
-  Status all_finite(bool* out) override;
-
+  WireKernels& wire() override { return wire_; }
   bool on_device() const override { return false; }
+  uint32_t syncs() const override { return 0; }
   Status zero(void* dst, size_t bytes) override;
   Status copy(void* dst, const void* src, size_t bytes) override;
   Status upload(void* dst, const void* host_src, size_t bytes) override;

@@ -126,9 +126,9 @@ StepOutput run_step(StepKernels<K>& k, const StepInput& in) {
         k.decode_rows_to(base + block.rows_at(c), pos, c, dim, in.wire, in.scale, decoded).ok());
   }
   out.decoded = get(k, decoded, u * dim);
-  EXPECT_TRUE(k.all_finite(&out.finite).ok());
+  EXPECT_TRUE(k.wire().all_finite(&out.finite).ok());
   void* stored = nullptr;
-  EXPECT_TRUE(k.scratch(Slot::kResultRows, u * 8 + 8, &stored).ok());
+  EXPECT_TRUE(k.wire().scratch(Slot::kResultRows, u * 8 + 8, &stored).ok());
   EXPECT_TRUE(k.store_keys(merged, u, in.index_type, stored).ok());
   out.stored = get(k, static_cast<const char*>(stored),
                    u * (in.index_type == zfcInt32 ? 4 : 8));
