@@ -196,6 +196,10 @@ Status DeviceBuffer::reserve(size_t bytes) {
   ZFC_RETURN_IF_ERROR(cuda_check(cudaGetDevice(&device), "cudaGetDevice"));
   if (bytes <= capacity_ && device == device_) return Status::Ok();
   if (data_ != nullptr) {
+    // Work queued before may still use the old memory: it is waited for, explicitly rather
+    // than by relying on cudaFree's, before the memory goes. A buffer grows in a plan's first
+    // calls, so this wait is rare.
+    ZFC_RETURN_IF_ERROR(cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
     cudaFree(data_);
     data_ = nullptr;
     capacity_ = 0;

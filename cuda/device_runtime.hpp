@@ -70,8 +70,8 @@ class StreamScratch {
 Status synchronize(void* stream);
 
 Status copy_to_host(void* dst, const void* d_src, size_t bytes, void* stream);
-// Queued on the stream; the host source may be reused once this returns (a pageable source
-// is staged by the runtime before the call returns).
+// Queued on the stream. A pageable host source (the stack, the workspace) may be reused once
+// this returns, since the runtime stages it first; a pinned one only after the copy.
 Status copy_to_device(void* d_dst, const void* src, size_t bytes, void* stream);
 // Queued on the stream, both buffers device memory.
 Status copy_on_device(void* d_dst, const void* d_src, size_t bytes, void* stream);
@@ -79,6 +79,7 @@ Status fill_zero(void* d_dst, size_t bytes, void* stream);
 
 // Device memory owned by the object; grows, never shrinks. It belongs to the device that was
 // current when it was reserved: reserving while another device is current moves it there.
+// Growing waits for the device first, since queued work may still use the old memory.
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;

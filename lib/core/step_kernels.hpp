@@ -9,7 +9,8 @@
 // Sizes the host must know (distinct counts, pair counts, a bad index) are written to words
 // in this memory space and read with fetch(): on the device that is a wait for the stream,
 // counted in syncs(), and the orchestration gathers what it needs into as few fetches as
-// it can. Both implementations give the same bits.
+// it can. Both implementations give the same bits (of numbers: a NaN's payload may differ,
+// since a GPU's arithmetic returns its own NaN; both raise the overflow flag alike).
 #pragma once
 
 #include <cstddef>
@@ -57,7 +58,8 @@ class StepKernels {
   virtual Status zero(void* dst, size_t bytes) = 0;
   // Both buffers in this memory space.
   virtual Status copy(void* dst, const void* src, size_t bytes) = 0;
-  // From host memory, which the caller may reuse once this returns.
+  // From pageable host memory (the stack, the workspace), which the caller may reuse once
+  // this returns.
   virtual Status upload(void* dst, const void* host_src, size_t bytes) = 0;
   // To host memory, waiting for the work queued before it: the host reads it next.
   virtual Status fetch(void* host_dst, const void* src, size_t bytes) = 0;
