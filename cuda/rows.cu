@@ -35,25 +35,55 @@ struct IsHead {
   __device__ bool operator()(uint32_t v) const { return v != kNotHead; }
 };
 
-// Block b handles runs b, b + gridDim.x, ...; every thread owns columns threadIdx.x,
-// threadIdx.x + blockDim.x, ... and adds the run's rows into an accumulator -- +0, or with
-// `accumulate` the target row's value -- in sorted (= input) order, which is the host's
-// order of additions.
-__global__ void sum_runs_kernel(const void* rows, zfcDataType_t type, const uint32_t* target,
-                                const uint32_t* order, const uint32_t* run_start,
-                                const uint32_t* num_runs, uint32_t n, size_t dim, float* dense,
-                                bool accumulate) {
+// Rows of a run whose input numbers are staged in shared memory at a time, the threads of a
+// block (one column each), and the rows whose values a thread loads before it adds them.
+constexpr uint32_t kOrderTile = 256;
+constexpr uint32_t kSliceThreads = 128;
+constexpr uint32_t kRowsInFlight = 64;
+
+// Block (b, s) handles columns [s * blockDim.x, (s + 1) * blockDim.x) of runs b, b +
+// gridDim.x, ...: each thread adds the run's rows of its column into an accumulator -- +0, or
+// with `accumulate` the target row's value -- in sorted (= input) order, which is the host's
+// order of additions. A hot id's run is tens of thousands of rows long and its sums cannot
+// be split without changing their bits, so its columns are spread over many blocks (and
+// SMs), and every thread issues kRowsInFlight rows' loads before it adds them in order: the
+// run streams at the memory's pace instead of one load's latency per row.
+__global__ void __launch_bounds__(kSliceThreads)
+    sum_runs_kernel(const void* rows, zfcDataType_t type, const uint32_t* target,
+                    const uint32_t* order, const uint32_t* run_start, const uint32_t* num_runs,
+                    uint32_t n, size_t dim, float* dense, bool accumulate) {
+  __shared__ uint32_t tile[kOrderTile];
   const uint32_t runs = *num_runs;
-  for (uint32_t r = blockIdx.x; r < runs; r += gridDim.x) {
-    const uint32_t begin = run_start[r];
-    const uint32_t end = r + 1 < runs ? run_start[r + 1] : n;
-    float* out = dense + static_cast<size_t>(target[begin]) * dim;
-    for (size_t c = threadIdx.x; c < dim; c += blockDim.x) {
-      float acc = accumulate ? out[c] : 0.0f;
-      for (uint32_t j = begin; j < end; ++j) {
-        acc += load_as_f32(rows, type, static_cast<size_t>(order[j]) * dim + c);
+  const size_t slices = static_cast<size_t>(gridDim.y) * blockDim.x;
+  for (size_t c0 = static_cast<size_t>(blockIdx.y) * blockDim.x; c0 < dim; c0 += slices) {
+    const size_t col = c0 + threadIdx.x;
+    const bool mine = col < dim;
+    for (uint32_t r = blockIdx.x; r < runs; r += gridDim.x) {
+      const uint32_t begin = run_start[r];
+      const uint32_t end = r + 1 < runs ? run_start[r + 1] : n;
+      float* out = dense + static_cast<size_t>(target[begin]) * dim;
+      float acc = accumulate && mine ? out[col] : 0.0f;
+      for (uint32_t j0 = begin; j0 < end; j0 += kOrderTile) {
+        const uint32_t m = min(kOrderTile, end - j0);
+        __syncthreads();  // the tile's last readers are done
+        for (uint32_t t = threadIdx.x; t < m; t += blockDim.x) tile[t] = order[j0 + t];
+        __syncthreads();
+        if (!mine) continue;
+        uint32_t t = 0;
+        for (; t + kRowsInFlight <= m; t += kRowsInFlight) {
+          float v[kRowsInFlight];
+#pragma unroll
+          for (uint32_t u = 0; u < kRowsInFlight; ++u) {
+            v[u] = load_as_f32(rows, type, static_cast<size_t>(tile[t + u]) * dim + col);
+          }
+#pragma unroll
+          for (uint32_t u = 0; u < kRowsInFlight; ++u) acc += v[u];
+        }
+        for (; t < m; ++t) {
+          acc += load_as_f32(rows, type, static_cast<size_t>(tile[t]) * dim + col);
+        }
       }
-      out[c] = acc;
+      if (mine) out[col] = acc;
     }
   }
 }
@@ -189,7 +219,10 @@ Status scatter_rows(void* d_temp, size_t* temp_bytes, const void* d_rows, zfcDat
   }
   if (n == 0 || dim == 0) return Status::Ok();
   ZFC_RETURN_IF_ERROR(g.run(keys, n, l.rest(), cub_bytes, s));
-  sum_runs_kernel<<<row_blocks(n), row_threads(dim), 0, s>>>(d_rows, row_type, g.target, g.order,
+  const unsigned threads = std::min(row_threads(dim), kSliceThreads);
+  const size_t slices = std::min<size_t>((dim + threads - 1) / threads, 65535);
+  const dim3 grid(row_blocks(n), static_cast<unsigned>(slices));
+  sum_runs_kernel<<<grid, threads, 0, s>>>(d_rows, row_type, g.target, g.order,
                                                              g.run_start, g.num_runs, n, dim,
                                                              d_dense, accumulate);
   return launch_check("sum_runs_kernel");
