@@ -25,13 +25,17 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--command", default="bench/gpu/run_gpu.sh")
     ap.add_argument("--steps", default=None)
+    ap.add_argument("--stamp", default=None, help="what made the figures (bench/stamp.sh)")
     a = ap.parse_args()
     z, t = load(a.zfc), load(a.torch)
     zr = {(r["kernel"], r["N"], r["D"]): r for r in z["rows"]}
     tr = {(r["kernel"], r["N"], r["D"]): r for r in t["rows"]}
     lines = ["# zipfcoll on a GPU", "", "How these figures are made, and the other GPU runs: "
-             "`docs/gpu.md`.", "", f"GPU: {z['gpu']}; PyTorch {t['torch']}; ids from "
-             f"Zipf(1.1) over V = {z['vocab']}. Produced by:", "", "```", a.command, "```", "",
+             "`docs/gpu.md`.", ""]
+    if a.stamp:
+        lines += [f"Made by {a.stamp}.", ""]
+    lines += [f"GPU: {z['gpu']}; PyTorch {t['torch']}; ids from "
+              f"Zipf(1.1) over V = {z['vocab']}. Produced by:", "", "```", a.command, "```", "",
              "## Local pipeline against PyTorch (same GPU, same run)", "",
              "| N = G·K | D | U | zipfcoll (µs) | PyTorch (µs) | speedup |",
              "|---|---|---|---|---|---|"]
@@ -74,7 +78,8 @@ def step_table(folder):
             speed = f"{b / r['time_us']:.2f}x" if b else "-"
             lines.append(f"| {np_} | {r['algo']}/{r['wire']} | {r.get('path', '-')} | "
                          f"{r.get('host_syncs', 0):.0f} | {r['time_us']:.1f} | {r['MB']:.3f} | "
-                         f"{b if b is not None else '-'} | {speed} | {r['wrong']:.0f} |")
+                         f"{f'{b:.1f}' if b is not None else '-'} | {speed} | "
+                         f"{r['wrong']:.0f} |")
     return lines
 
 

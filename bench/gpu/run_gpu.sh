@@ -10,6 +10,7 @@
 #   OUT_DIR    where the JSON and logs go (default: BUILD_DIR/gpu-results)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+source bench/stamp.sh
 build="${1:?usage: bench/gpu/run_gpu.sh BUILD_DIR [OUT_DIR]}"
 out="${2:-$build/gpu-results}"
 mkdir -p "$out"
@@ -43,23 +44,27 @@ fi
 # exchange, asked for and chosen by auto, and the staged allgather baseline), against a plain
 # NCCL allgather of every rank's indices and rows at the same G, K and D.
 gpus="$(nvidia-smi -L | wc -l)"
+# A run that skips (77: no GPU per rank, no NCCL) is reported and the script goes on.
+skip_ok() { local rc=$?; [ "$rc" = 77 ] && echo "(skipped: exit 77)" || return "$rc"; }
 if [ -x "$build/bench/zfc_nccl_allgather" ] && [ -x "$build/bench/zfc_perf" ] &&
    command -v mpirun > /dev/null; then
   run=(mpirun --oversubscribe)
   [ "$(id -u)" = 0 ] && run+=(--allow-run-as-root)
-  for np in $(printf '%s\n' 1 "$gpus" | sort -un); do
+  for np in $(printf '%s\n' 1 "$gpus" | awk '$1 > 0' | sort -un); do
     "${run[@]}" -np "$np" "$build/bench/zfc_perf" sparse -g 1 --transport nccl \
       --algo key_routed,auto --compression none,fp16 -K 640 -D 512 -n 20 -w 5 \
-      --json "$out/zfc_perf_sparse_nccl_np$np.json" 2>&1 | tee "$out/zfc_perf_sparse_nccl_np$np.txt"
+      --json "$out/zfc_perf_sparse_nccl_np$np.json" 2>&1 |
+      tee "$out/zfc_perf_sparse_nccl_np$np.txt" || skip_ok
     for wire in fp32 fp16; do
       "${run[@]}" -np "$np" "$build/bench/zfc_nccl_allgather" -K 640 -D 512 -n 20 -w 5 \
         --wire "$wire" --json "$out/nccl_allgather_${wire}_np$np.json" 2>&1 |
-        tee "$out/nccl_allgather_${wire}_np$np.txt"
+        tee "$out/nccl_allgather_${wire}_np$np.txt" || skip_ok
     done
   done
 fi
 "$build/bench/zfc_gpu_bench" --json "$out/zfc_gpu.json" | tee "$out/zfc_gpu.txt"
 python3 bench/gpu/torch_pipeline.py --json "$out/torch.json" | tee "$out/torch.txt"
 python3 bench/gpu/compare.py --zfc "$out/zfc_gpu.json" --torch "$out/torch.json" --steps "$out" \
-  --out docs/benchmarks/gpu.md --command "bench/gpu/run_gpu.sh $build"
+  --out docs/benchmarks/gpu.md --command "bench/gpu/run_gpu.sh $build" \
+  --stamp "$(bench_stamp bench/gpu/run_gpu.sh)"
 echo "done: docs/benchmarks/gpu.md"

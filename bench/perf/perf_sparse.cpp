@@ -261,7 +261,7 @@ Row result_row(const PerfContext& ctx, Variant& v, double wrong, bool baseline,
   Row row;
   row.text("algo", v.algo, 16)
       .text("wire", v.wire, 4)
-      .text("net", v.transport, 3)
+      .text("net", v.transport, 4)
       .count("G", ctx.ranks, 3)
       .count("K", static_cast<double>(tokens_per_rank(o)), 6)
       .count("D", static_cast<double>(o.dim), 5)

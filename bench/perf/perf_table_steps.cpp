@@ -219,7 +219,7 @@ Row result_row(const PerfContext& ctx, const Variant& v, double wrong, double se
   Row row;
   row.text("algo", v.algo, 17)
       .text("wire", v.wire, 4)
-      .text("net", v.transport, 3)
+      .text("net", v.transport, 4)
       .count("G", ctx.ranks, 3)
       .count("K", static_cast<double>(o.tokens), 6)
       .count("D", static_cast<double>(o.dim), 5)

@@ -340,7 +340,8 @@ ZFC_API const char* zfcGetPhaseName(int phase);
 
 /* Where a phase's data lived and its work ran (zfcOpStats_t.path). */
 typedef enum {
-  zfcPathNone = 0,   /* the call had no such phase (or no call was counted) */
+  zfcPathNone = 0,   /* not marked: an allreduce marks its local, header and row-exchange
+                        phases, a sparse reduce all of them; other calls none */
   zfcPathHost = 1,   /* host buffers, host kernels */
   zfcPathStaged = 2, /* device buffers copied through host memory, host kernels */
   zfcPathDevice = 3  /* device buffers kept on the device: device kernels on the caller's

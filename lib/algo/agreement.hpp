@@ -48,7 +48,8 @@ struct OpHeader {
   int32_t index_type;
   int32_t compression;
   float scale;
-  int32_t color;         // split
+  int32_t color;         // split; sparse reduce: 1 when the rank's step stays on the device
+                         // (algo/call_path.hpp)
   int32_t key;           // split
   uint64_t node;         // init: an id of the rank's host (same id: same machine);
                          // sharded and sparse apply: the update's alpha and epsilon, as

@@ -4,7 +4,10 @@ namespace zfc {
 
 bool some_rank_resident(const Agreed& agreed, int ranks) {
   for (int r = 0; r < ranks; ++r) {
-    if (agreed.headers[r].color == kResidentColor) return true;
+    const OpHeader& h = agreed.headers[r];
+    if (h.op == static_cast<uint32_t>(OpKind::kSparseReduce) && h.color == kResidentColor) {
+      return true;
+    }
   }
   return false;
 }

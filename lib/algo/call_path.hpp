@@ -18,10 +18,11 @@ enum class CallPath {
   kResident,  // device buffers kept there: device kernels, device memory to the transport
 };
 
-// The `color` of a sparse reduce's header (otherwise unused) when the rank is resident.
+// The `color` of a sparse reduce's header when the rank is resident (a sparse reduce has
+// no other use for it; a sparse apply's carries its update there).
 constexpr int32_t kResidentColor = 1;
 
-// Whether some rank's header says it is resident.
+// Whether some rank's sparse-reduce header says it is resident.
 bool some_rank_resident(const Agreed& agreed, int ranks);
 
 // Whether a call on device buffers stays on the device: the transport's block exchanges take
@@ -30,8 +31,9 @@ bool some_rank_resident(const Agreed& agreed, int ranks);
 // caller's host buffers, nor a host table).
 bool stays_on_device(const zfcComm& comm, const PlanSpec& spec, bool fused, bool into);
 
-// zfcOpStats_t's path of every phase of a sparse reduce that took `path` (the headers always
-// travel from host memory), and `waits` for the caller's stream.
+// zfcOpStats_t's path of every phase of a sparse reduce that took `path` (all of them, the
+// ones its algorithm skips too; the headers always travel from host memory), and `waits`
+// for the caller's stream.
 void note_path(CallPath path, uint32_t waits, zfcOpStats_t* op);
 
 }  // namespace zfc

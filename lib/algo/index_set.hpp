@@ -25,7 +25,7 @@ class IndexSet {
   // zfcInvalidArgument naming its position and value), and with `dedupe` finds this rank's
   // distinct keys and each token's position among them. On k's memory space (the indices
   // and every array of the set are there); the host learns the bad index, if any, and U_i in
-  // one fetch.
+  // one fetch (and a bad index's value in a second).
   Status load(StepKernels<K>& k, const void* indices, zfcDataType_t type, size_t n, bool check,
               bool dedupe);
   // The same with the host kernels.

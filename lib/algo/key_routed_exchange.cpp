@@ -57,13 +57,9 @@ Status place_shared(SparseCall<K>& call, const char* gathered, const OwnerReport
     ZFC_RETURN_IF_ERROR(call.set.merge_from(k, keys, ug));  // the owners' sets are disjoint
   }
   PhaseTimer timer(call.op, zfcPhaseScatter);
-  if (k.on_device()) {
-    // Device results live in the plan's device scratch (zfcSparseReduceInto takes host
-    // buffers only, so there is no caller's room to check).
-    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kResultRows, ug * dim, out));
-  } else {
-    ZFC_RETURN_IF_ERROR(result_rows(call, ug, out));
-  }
+  // Every rank's room is checked, a device call's included: another rank may have called
+  // zfcSparseReduceInto with too little.
+  ZFC_RETURN_IF_ERROR(result_rows(call, ug, out));
   for (int j = 0; j < size; ++j) {
     const size_t n = reports[j].distinct;
     const char* base = gathered + displs[j];

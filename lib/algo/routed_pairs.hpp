@@ -31,7 +31,7 @@ struct PairSizes {
 // The lead of every rank's block -- a pair count, or an owner's report, which starts with its
 // key count -- checked to frame the block, so that a malformed message is refused instead of
 // read past. The leads are copied side by side in k's memory and fetched at once into out
-// (host memory; an entry whose block cannot hold a lead is left undefined, and refused).
+// (host memory; an entry whose block cannot hold a lead is zeroed, and refused).
 template <class K, class Lead>
 Status read_leads(StepKernels<K>& k, const char* in, const PairSizes& s,
                   const PairBlock& block, int size, int me, const char* what, Lead* out) {
@@ -48,6 +48,7 @@ Status read_leads(StepKernels<K>& k, const char* in, const PairSizes& s,
   for (int r = 0; r < size; ++r) {
     uint64_t n = 0;
     const bool framed = s.recv_bytes[r] >= sizeof(Lead);
+    if (!framed) std::memset(&out[r], 0, sizeof(Lead));  // nothing was copied there
     if (framed) std::memcpy(&n, &out[r], sizeof n);
     if (!framed || n > s.recv_bytes[r] || block.bytes(n) != s.recv_bytes[r]) {
       return error(zfcTransportError, "rank %d: the %s from rank %d (%zu bytes) do not frame "

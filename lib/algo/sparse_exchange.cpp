@@ -76,8 +76,6 @@ void reduce_gathered_tokens(SparseCall<K>& call, const K* all_keys, const char* 
 
 }  // namespace
 
-namespace {
-
 Status check_result_room(const Agreed& agreed, int ranks, size_t ug) {
   for (int r = 0; r < ranks; ++r) {
     const OpHeader& h = agreed.headers[r];
@@ -91,8 +89,6 @@ Status check_result_room(const Agreed& agreed, int ranks, size_t ug) {
   }
   return Status::Ok();
 }
-
-}  // namespace
 
 Status result_rows(Workspace& ws, const Agreed& agreed, int ranks, float* caller_rows,
                    size_t ug, size_t dim, Slot slot, float** out) {

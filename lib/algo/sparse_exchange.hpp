@@ -83,9 +83,17 @@ Route routed_route(const MachineModel* machine, const Agreed& agreed, int ranks,
 // the caller's is written.
 Status result_rows(Workspace& ws, const Agreed& agreed, int ranks, float* caller_rows,
                    size_t ug, size_t dim, Slot slot, float** out);
+// The room check alone.
+Status check_result_room(const Agreed& agreed, int ranks, size_t ug);
+// The same for an exchange: a call whose kernels are on the device takes its rows from their
+// scratch (the plan's device memory), after the same check of every rank's room.
 template <class K>
 Status result_rows(SparseCall<K>& call, size_t ug, float** out,
                    Slot slot = Slot::kResultRows) {
+  if (call.kernels != nullptr && call.kernels->on_device()) {
+    ZFC_RETURN_IF_ERROR(check_result_room(call.agreed, call.transport.size(), ug));
+    return scratch_for(*call.kernels, slot, ug * call.spec.dim, out);
+  }
   return result_rows(call.ws, call.agreed, call.transport.size(), call.caller_rows, ug,
                      call.spec.dim, slot, out);
 }

@@ -300,7 +300,7 @@ Status SparseReduceCall<K>::check_into() const {
 // The result's indices: in the caller's buffer with zfcSparseReduceInto alone, else in the
 // plan's workspace (k's: the device scratch of a device-resident call). Every exchange took
 // its rows from result_rows, which checked every rank's room against U_g and, alone, gave it
-// the caller's rows.
+// the caller's rows (or, on the device, the plan's device memory).
 template <class K>
 Status SparseReduceCall<K>::place_indices(StepKernels<K>& k, size_t ug, void** indices) {
   const size_t index_bytes = plan_.spec.index_type == zfcInt32 ? 4 : 8;
@@ -342,7 +342,14 @@ Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
       path_ == CallPath::kResident ? *device_kernels_ : static_cast<StepKernels<K>&>(host_kernels_);
   call.kernels = &k;
   zfcAlgorithm_t algorithm = spec.algorithm;
-  ZFC_RETURN_IF_ERROR(run_exchange(call, comm->machine, &algorithm));
+  const Status ran = run_exchange(call, comm->machine, &algorithm);
+  if (!ran.ok() && path_ == CallPath::kResident &&
+      (ran.code() == zfcSystemError || ran.code() == zfcOutOfMemory)) {
+    // A device failure of this rank's between two rounds: its peers may wait in the next
+    // one (up to timeout_ms), and this communicator cannot be trusted to be in step.
+    comm->transport->fail(ran);
+  }
+  ZFC_RETURN_IF_ERROR(ran);
   if (spec.algorithm == zfcAlgoAuto && apply_ == nullptr) {
     plan_.auto_keys_ride = merges_global_set_first(algorithm);
   }

@@ -81,7 +81,7 @@ class StepKernels {
   // sub[i] into pos[i].
   virtual Status locate_sorted(const K* sub, size_t n_sub, const K* full, size_t n_full,
                                int32_t* pos) = 0;
-  // owner_of[i] = key_owner(keys[i], ranks) (common/host_device/key_owner.hpp) and
+  // owner_of[i] = key_owner(keys[i], ranks) (host_device/key_owner.hpp) and
   // counts[j] (`ranks` words here) = how many keys owner j has.
   virtual Status owner_counts(const K* keys, size_t n, int ranks, int32_t* owner_of,
                               uint64_t* counts) = 0;

@@ -194,6 +194,11 @@ class Transport {
   // Local: from now on release resources without talking to peers (used by abort).
   virtual void abandon() = 0;
 
+  // Local: a failure outside the transport that leaves this rank's peers in the middle of an
+  // operation (a device kernel failing between the rounds of an exchange): every later call
+  // is refused, as after a failed transfer, until the communicator is aborted.
+  void fail(const Status& s) { (void)note(s); }
+
   const TrafficCounters& traffic() const { return *counters_; }
 
   // Which node each rank of this transport is on (size() entries), so that bytes to and

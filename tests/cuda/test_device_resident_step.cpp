@@ -1,6 +1,7 @@
 // The device-resident sparse step on one rank over NCCL, opened with the library's own
-// bootstrap (no MPI), against the same call on host buffers: the same bits, the path each
-// phase took, and the step's waits for the caller's stream. Skips, saying why, without a GPU
+// bootstrap (no MPI), against the same call on host buffers on the same communicator (the
+// host path, whatever the transport): the same bits, the path each phase took, and the
+// step's waits for the caller's stream. Skips, saying why, without a GPU
 // or without the NCCL plugin.
 #include <gtest/gtest.h>
 
@@ -34,14 +35,11 @@ class OneRankNccl : public ::testing::Test {
       GTEST_SKIP() << "no NCCL here: " << zfcGetLastError(nullptr);
     }
     ASSERT_EQ(r, zfcSuccess) << zfcGetLastError(nullptr);
-    ASSERT_EQ(open_one_rank(zfcTransportAuto, &host_), zfcSuccess) << zfcGetLastError(nullptr);
   }
   void TearDown() override {
     if (nccl_ != nullptr) EXPECT_EQ(zfcCommDestroy(nccl_), zfcSuccess);
-    if (host_ != nullptr) EXPECT_EQ(zfcCommDestroy(host_), zfcSuccess);
   }
   zfcComm_t nccl_ = nullptr;
-  zfcComm_t host_ = nullptr;
 };
 
 TEST_F(OneRankNccl, ResidentKeyRoutedStepMatchesTheHost) {
@@ -74,13 +72,17 @@ TEST_F(OneRankNccl, ResidentKeyRoutedStepMatchesTheHost) {
         zfcSparsePlanConfig_t host_cfg = cfg;
         host_cfg.algorithm = zfcAlgoKeyRouted;
         zfcSparsePlan_t host_plan = nullptr, dev_plan = nullptr;
-        ASSERT_EQ(zfcSparsePlanCreate(host_, &host_cfg, &host_plan), zfcSuccess);
+        ASSERT_EQ(zfcSparsePlanCreate(nccl_, &host_cfg, &host_plan), zfcSuccess);
         ASSERT_EQ(zfcSparsePlanCreate(nccl_, &cfg, &dev_plan), zfcSuccess);
         const void* h_in = type == zfcInt32 ? static_cast<const void*>(idx32.data()) : idx.data();
         const void* d_in =
             type == zfcInt32 ? static_cast<const void*>(d_idx32.get()) : d_idx.get();
         zfcSparseResult_t h = ZFC_SPARSE_RESULT_INITIALIZER, d = ZFC_SPARSE_RESULT_INITIALIZER;
         ASSERT_EQ(zfcSparseReduce(host_plan, h_in, count, rows.data(), &h, nullptr), zfcSuccess);
+        zfcStats_t hs = ZFC_STATS_INITIALIZER;
+        ASSERT_EQ(zfcCommGetStats(nccl_, &hs), zfcSuccess);
+        EXPECT_EQ(hs.last.path[zfcPhaseLocal], zfcPathHost);
+        EXPECT_EQ(hs.last.host_syncs, 0u);
         ASSERT_EQ(zfcSparseReduce(dev_plan, d_in, count, d_rows.get(), &d, nullptr), zfcSuccess)
             << zfcGetLastError(nccl_);
         EXPECT_EQ(d.algorithm, zfcAlgoKeyRouted);
