@@ -54,7 +54,13 @@ Status place_shared(SparseCall<K>& call, const char* gathered, const OwnerReport
                                  reports[j].distinct * sizeof(K)));
       at += reports[j].distinct;
     }
-    ZFC_RETURN_IF_ERROR(call.set.merge_from(k, keys, ug));  // the owners' sets are disjoint
+    ZFC_RETURN_IF_ERROR(call.set.merge_from(k, keys, ug));
+    // The owners' sets are disjoint (each key has one owner), so the merge keeps all of them;
+    // fewer means a peer sent keys it does not own.
+    if (call.set.global_count() != ug) {
+      return error(zfcTransportError, "rank %d: the owners' summed keys overlap (%zu distinct "
+                   "of %zu)", call.transport.rank(), call.set.global_count(), ug);
+    }
   }
   PhaseTimer timer(call.op, zfcPhaseScatter);
   // Every rank's room is checked, a device call's included: another rank may have called

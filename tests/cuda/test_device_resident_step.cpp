@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "device_test_util.hpp"
+#include "resident_step_check.hpp"
+#include "transport/nccl/nccl_transport.hpp"
 #include "workload/random.hpp"
 #include "zipfcoll/zipfcoll.h"
 
@@ -30,11 +32,11 @@ class OneRankNccl : public ::testing::Test {
  protected:
   void SetUp() override {
     ZFC_REQUIRE_GPU();
-    const zfcResult_t r = open_one_rank(zfcTransportNccl, &nccl_);
-    if (r == zfcUnsupported) {
-      GTEST_SKIP() << "no NCCL here: " << zfcGetLastError(nullptr);
-    }
-    ASSERT_EQ(r, zfcSuccess) << zfcGetLastError(nullptr);
+    // A build without NCCL, or where its library cannot be loaded, has no NCCL transport to
+    // test; with one, opening it must succeed.
+    const Status nccl = nccl_transport_check();
+    if (!nccl.ok()) GTEST_SKIP() << "no NCCL transport: " << nccl.message();
+    ASSERT_EQ(open_one_rank(zfcTransportNccl, &nccl_), zfcSuccess) << zfcGetLastError(nullptr);
   }
   void TearDown() override {
     if (nccl_ != nullptr) EXPECT_EQ(zfcCommDestroy(nccl_), zfcSuccess);
@@ -53,61 +55,8 @@ TEST_F(OneRankNccl, ResidentKeyRoutedStepMatchesTheHost) {
   }
   std::vector<float> rows(count * dim);
   for (float& r : rows) r = static_cast<float>(rng.uniform() * 2.0 - 1.0);
-  const std::vector<int32_t> idx32(idx.begin(), idx.end());
-  DeviceVector<int64_t> d_idx(idx);
-  DeviceVector<int32_t> d_idx32(idx32);
-  DeviceVector<float> d_rows(rows);
-  for (zfcAlgorithm_t algo : {zfcAlgoKeyRouted, zfcAlgoAuto}) {
-    for (int compression : {int{zfcCompressNone}, int{zfcCompressFp16}, int{zfcCompressBf16}}) {
-      for (zfcDataType_t type : {zfcInt32, zfcInt64}) {
-        SCOPED_TRACE(testing::Message() << zfcGetAlgorithmName(algo) << ", compression "
-                                        << compression << ", index type " << type);
-        zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
-        cfg.dim = dim;
-        cfg.vocab_size = vocab;
-        cfg.index_type = type;
-        cfg.algorithm = algo;
-        cfg.compression = compression;
-        cfg.compress_scale = compression == zfcCompressFp16 ? 128.0f : 1.0f;
-        zfcSparsePlanConfig_t host_cfg = cfg;
-        host_cfg.algorithm = zfcAlgoKeyRouted;
-        zfcSparsePlan_t host_plan = nullptr, dev_plan = nullptr;
-        ASSERT_EQ(zfcSparsePlanCreate(nccl_, &host_cfg, &host_plan), zfcSuccess);
-        ASSERT_EQ(zfcSparsePlanCreate(nccl_, &cfg, &dev_plan), zfcSuccess);
-        const void* h_in = type == zfcInt32 ? static_cast<const void*>(idx32.data()) : idx.data();
-        const void* d_in =
-            type == zfcInt32 ? static_cast<const void*>(d_idx32.get()) : d_idx.get();
-        zfcSparseResult_t h = ZFC_SPARSE_RESULT_INITIALIZER, d = ZFC_SPARSE_RESULT_INITIALIZER;
-        ASSERT_EQ(zfcSparseReduce(host_plan, h_in, count, rows.data(), &h, nullptr), zfcSuccess);
-        zfcStats_t hs = ZFC_STATS_INITIALIZER;
-        ASSERT_EQ(zfcCommGetStats(nccl_, &hs), zfcSuccess);
-        EXPECT_EQ(hs.last.path[zfcPhaseLocal], zfcPathHost);
-        EXPECT_EQ(hs.last.host_syncs, 0u);
-        ASSERT_EQ(zfcSparseReduce(dev_plan, d_in, count, d_rows.get(), &d, nullptr), zfcSuccess)
-            << zfcGetLastError(nccl_);
-        EXPECT_EQ(d.algorithm, zfcAlgoKeyRouted);
-        EXPECT_EQ(d.overflowed, h.overflowed);
-        ASSERT_EQ(d.num_unique, h.num_unique);
-        std::vector<float> d_out(d.num_unique * dim);
-        ASSERT_TRUE(
-            cuda::copy_to_host(d_out.data(), d.rows, d_out.size() * sizeof(float), nullptr).ok());
-        EXPECT_TRUE(
-            test::same_bits(d_out, std::vector<float>(h.rows, h.rows + h.num_unique * dim)));
-        const size_t index_bytes = type == zfcInt32 ? 4 : 8;
-        std::vector<char> d_keys(d.num_unique * index_bytes);
-        ASSERT_TRUE(cuda::copy_to_host(d_keys.data(), d.indices, d_keys.size(), nullptr).ok());
-        EXPECT_EQ(std::memcmp(d_keys.data(), h.indices, d_keys.size()), 0);
-        zfcStats_t st = ZFC_STATS_INITIALIZER;
-        ASSERT_EQ(zfcCommGetStats(nccl_, &st), zfcSuccess);
-        EXPECT_EQ(st.last.path[zfcPhaseLocal], zfcPathDevice);
-        EXPECT_EQ(st.last.path[zfcPhaseRowExchange], zfcPathDevice);
-        EXPECT_EQ(st.last.path[zfcPhaseHeader], zfcPathHost);
-        EXPECT_EQ(st.last.host_syncs, 9u);  // docs/design.md, "Device buffers", lists them
-        EXPECT_EQ(zfcSparsePlanDestroy(host_plan), zfcSuccess);
-        EXPECT_EQ(zfcSparsePlanDestroy(dev_plan), zfcSuccess);
-      }
-    }
-  }
+  // Host buffers on the same communicator take the host path.
+  test::expect_resident_step_matches_host(nccl_, nccl_, idx, rows, dim, vocab);
 }
 
 // The allgather on the same communicator stays staged: its path says so.

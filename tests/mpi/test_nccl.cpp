@@ -11,6 +11,7 @@
 
 #include "common/mpi_world.hpp"
 #include "device_test_util.hpp"
+#include "resident_step_check.hpp"
 #include "transport/nccl/nccl_transport.hpp"
 
 namespace zfc {
@@ -162,64 +163,8 @@ TEST_F(NcclWorld, DeviceResidentKeyRoutedStepMatchesHost) {
   const size_t dim = 48, count = 700;
   const int64_t vocab = 30000;
   const workload::ZipfDistribution zipf(1.1, vocab);
-  const std::vector<int64_t> idx = test::zipf_indices(zipf, count, 5, rank_);
-  const std::vector<int32_t> idx32(idx.begin(), idx.end());
-  const std::vector<float> rows = test::random_rows(count, dim, 6, rank_);
-  DeviceVector<int64_t> d_idx(idx);
-  DeviceVector<int32_t> d_idx32(idx32);
-  DeviceVector<float> d_rows(rows);
-  for (zfcAlgorithm_t algo : {zfcAlgoKeyRouted, zfcAlgoAuto}) {
-    for (int compression : {int{zfcCompressNone}, int{zfcCompressFp16}, int{zfcCompressBf16}}) {
-      for (zfcDataType_t type : {zfcInt32, zfcInt64}) {
-        SCOPED_TRACE(testing::Message() << zfcGetAlgorithmName(algo) << ", compression "
-                                        << compression << ", index type " << type);
-        zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
-        cfg.dim = dim;
-        cfg.vocab_size = vocab;
-        cfg.index_type = type;
-        cfg.algorithm = algo;
-        cfg.compression = compression;
-        cfg.compress_scale = compression == zfcCompressFp16 ? 128.0f : 1.0f;
-        zfcSparsePlanConfig_t host_cfg = cfg;
-        host_cfg.algorithm = zfcAlgoKeyRouted;
-        zfcSparsePlan_t host_plan = nullptr, dev_plan = nullptr;
-        ASSERT_EQ(zfcSparsePlanCreate(host_, &host_cfg, &host_plan), zfcSuccess);
-        ASSERT_EQ(zfcSparsePlanCreate(nccl_, &cfg, &dev_plan), zfcSuccess);
-        const void* h_in = type == zfcInt32 ? static_cast<const void*>(idx32.data()) : idx.data();
-        const void* d_in = type == zfcInt32 ? static_cast<const void*>(d_idx32.get()) : d_idx.get();
-        zfcSparseResult_t h = ZFC_SPARSE_RESULT_INITIALIZER, d = ZFC_SPARSE_RESULT_INITIALIZER;
-        ASSERT_EQ(zfcSparseReduce(host_plan, h_in, count, rows.data(), &h, nullptr), zfcSuccess);
-        ASSERT_EQ(zfcCommResetStats(nccl_), zfcSuccess);
-        ASSERT_EQ(zfcSparseReduce(dev_plan, d_in, count, d_rows.get(), &d, nullptr), zfcSuccess)
-            << zfcGetLastError(nccl_);
-        EXPECT_EQ(d.algorithm, zfcAlgoKeyRouted);
-        EXPECT_EQ(d.overflowed, h.overflowed);
-        ASSERT_EQ(d.num_unique, h.num_unique);
-        EXPECT_TRUE(cuda::is_device_pointer(d.rows));
-        EXPECT_TRUE(cuda::is_device_pointer(d.indices));
-        std::vector<float> d_out(d.num_unique * dim);
-        ASSERT_TRUE(
-            cuda::copy_to_host(d_out.data(), d.rows, d_out.size() * sizeof(float), nullptr).ok());
-        EXPECT_TRUE(
-            test::same_bits(d_out, std::vector<float>(h.rows, h.rows + h.num_unique * dim)));
-        const size_t index_bytes = type == zfcInt32 ? 4 : 8;
-        std::vector<char> d_keys(d.num_unique * index_bytes);
-        ASSERT_TRUE(cuda::copy_to_host(d_keys.data(), d.indices, d_keys.size(), nullptr).ok());
-        EXPECT_EQ(std::memcmp(d_keys.data(), h.indices, d_keys.size()), 0);
-        zfcStats_t st = ZFC_STATS_INITIALIZER;
-        ASSERT_EQ(zfcCommGetStats(nccl_, &st), zfcSuccess);
-        EXPECT_EQ(st.last.path[zfcPhaseLocal], zfcPathDevice);
-        EXPECT_EQ(st.last.path[zfcPhaseRowExchange], zfcPathDevice);
-        EXPECT_EQ(st.last.path[zfcPhaseHeader], zfcPathHost);
-        // The waits of this version's device step: the index check with U_i, the pair
-        // counts, the pairs sent, the counts received, the owner's U, the sums sent, the
-        // owners' reports, the global set and the overflow flag.
-        EXPECT_EQ(st.last.host_syncs, 9u);
-        EXPECT_EQ(zfcSparsePlanDestroy(host_plan), zfcSuccess);
-        EXPECT_EQ(zfcSparsePlanDestroy(dev_plan), zfcSuccess);
-      }
-    }
-  }
+  test::expect_resident_step_matches_host(host_, nccl_, test::zipf_indices(zipf, count, 5, rank_),
+                                          test::random_rows(count, dim, 6, rank_), dim, vocab);
 }
 
 TEST_F(NcclWorld, SplitGivesAWorkingNcclCommunicator) {
