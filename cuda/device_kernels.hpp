@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "host_device/bounded_step.hpp"
 #include "host_device/status.hpp"
 #include "zipfcoll/zipfcoll.h"
 
@@ -119,6 +120,31 @@ Status decode_rows_to(const void* d_rows, const int32_t* d_dest, uint32_t n, siz
 
 // *d_out = *d_in (a count the CUB kernels wrote as 32 bits, for a 64-bit word).
 Status widen_count(const uint32_t* d_in, uint64_t* d_out, void* stream);
+
+// ---- the bounded step (cuda/bounded.cu): sizes read from device words --------------------
+
+// d_keys[i] = value for *d_count <= i < room.
+template <class K>
+Status fill_keys_after(K* d_keys, uint32_t room, const uint64_t* d_count, K value,
+                       void* stream);
+// d_out[i] = min(d_table[d_index[i]], limit).
+Status compose_clamped(const int32_t* d_index, uint32_t n, const int32_t* d_table,
+                       int32_t limit, int32_t* d_out, void* stream);
+// The verdict of `ranks` blocks of block_bytes at d_gathered, each led by a BoundedLead, and
+// the global set (*d_count keys, the last `sentinel` when some block was padded): the lowest
+// rank with a bad index fails the step, else U_g above `capacity` does.
+template <class K>
+Status bounded_verdict(const char* d_gathered, size_t block_bytes, int ranks, const K* d_global,
+                       const uint64_t* d_count, K sentinel, size_t capacity,
+                       BoundedVerdict* d_out, void* stream);
+// With a successful *d_verdict: the U_g keys of d_global as index_type into d_indices, then -1
+// up to `capacity`; capacity x dim floats of d_dense into d_rows; *d_status = {U_g, success,
+// *d_nonfinite != 0}. Else only *d_status = {U_g, the failure, 0}.
+template <class K>
+Status bounded_finish(const BoundedVerdict* d_verdict, const K* d_global, const float* d_dense,
+                      size_t dim, void* d_indices, zfcDataType_t index_type, float* d_rows,
+                      uint32_t capacity, const int* d_nonfinite, zfcBoundedStatus_t* d_status,
+                      void* stream);
 
 // ---- wire formats ------------------------------------------------------------------------
 

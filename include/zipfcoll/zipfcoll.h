@@ -96,6 +96,13 @@ ZFC_API const char* zfcGetErrorString(zfcResult_t result);
  * communicator. */
 ZFC_API const char* zfcGetLastError(zfcComm_t comm);
 
+/* Local; does not wait. The first failure of `comm`'s bounded calls (zfcSparseReduceBounded)
+ * not yet reported: zfcSuccess when there is none, zfcInProgress while some such call has not
+ * finished on its stream and none that finished failed. A failure reported here (its detail
+ * in zfcGetLastError(comm)) or by the communicator's next call that is not bounded is
+ * reported once. */
+ZFC_API zfcResult_t zfcCommGetAsyncError(zfcComm_t comm, zfcResult_t* async_error);
+
 /* The version code of the library actually linked (compare with ZFC_VERSION_CODE). */
 ZFC_API zfcResult_t zfcGetVersion(int* version);
 
@@ -523,6 +530,33 @@ ZFC_API zfcResult_t zfcSparseReduce(zfcSparsePlan_t plan, const void* indices, s
 ZFC_API zfcResult_t zfcSparseReduceInto(zfcSparsePlan_t plan, const void* indices, size_t count,
                                         const void* rows, void* out_indices, float* out_rows,
                                         size_t capacity, zfcSparseResult_t* out, void* stream);
+
+/* What a bounded sparse reduce leaves, in the memory space of its buffers, once its work is
+ * done (on the device: when the stream reaches the end of the call). */
+typedef struct {
+  int64_t num_unique; /* U_g (also when it exceeds the capacity) */
+  int32_t result;     /* zfcSuccess, or the step's failure: zfcInvalidArgument for a bad
+                         index on some rank or U_g above the capacity */
+  int32_t overflowed; /* 1 on every rank when some reduced value is not finite */
+} zfcBoundedStatus_t;
+
+/* Collective. zfcSparseReduce in fixed sizes, so that the host never waits to learn a size:
+ * the ranks' distinct indices are exchanged in blocks of the largest rank's count, and the
+ * rows as one capacity x dim allreduce (the uniqueness technique; its fp32 results have the
+ * bits of every other algorithm). Every rank passes the same `capacity` (a bound on U_g; a
+ * difference is zfcMismatch). Writes, in the memory space of the buffers (all host, or all
+ * device on `stream`): out_indices (capacity indices of the plan's index type: the U_g sorted
+ * distinct indices, then -1), out_rows (capacity x dim fp32: the sums, then zeros) and
+ * *out_status. A bad index or U_g above the capacity is found after the call returned on a
+ * device: it is reported in *out_status on every rank alike, the buffers are then left as
+ * they were, and zfcCommGetAsyncError and the communicator's next call that is not bounded
+ * report it too. Arguments wrong on some rank (NULL buffers, mixed memory) fail the call
+ * itself on every rank. Not in a group. Device buffers need a transport that takes device
+ * memory (NCCL; MPI when CUDA-aware). */
+ZFC_API zfcResult_t zfcSparseReduceBounded(zfcSparsePlan_t plan, const void* indices,
+                                           size_t count, const void* rows, size_t capacity,
+                                           void* out_indices, float* out_rows,
+                                           zfcBoundedStatus_t* out_status, void* stream);
 
 /* Local. NULL is a no-op. The plan must be destroyed before its communicator, and not while
  * it has a call in an open group. */

@@ -25,6 +25,7 @@ const char* op_name(uint32_t op) {
     case OpKind::kShardedGather: return "zfcShardedGather";
     case OpKind::kShardedApply: return "zfcShardedReduceApply";
     case OpKind::kSparseApply: return "zfcSparseReduceApply";
+    case OpKind::kSparseBounded: return "zfcSparseReduceBounded";
   }
   return "an unknown operation";
 }
@@ -216,7 +217,8 @@ Status agree(const OpHeader* all, int size, const std::vector<std::string>& mess
     }
   }
   if (h0.op == static_cast<uint32_t>(OpKind::kUniqueMerge) ||
-      h0.op == static_cast<uint32_t>(OpKind::kSparseReduce) || sparse_apply) {
+      h0.op == static_cast<uint32_t>(OpKind::kSparseReduce) || sparse_apply ||
+      h0.op == static_cast<uint32_t>(OpKind::kSparseBounded)) {
     uint64_t total = 0;
     for (int r = 0; r < size; ++r) total += static_cast<uint64_t>(all[r].count);
     if (total > static_cast<uint64_t>(INT32_MAX)) {

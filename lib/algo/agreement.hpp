@@ -30,6 +30,7 @@ enum class OpKind : uint32_t {
   kShardedGather = 8,
   kShardedApply = 9,
   kSparseApply = 10,  // zfcSparseReduceApply: the fused reduce and update of a replicated table
+  kSparseBounded = 11,  // zfcSparseReduceBounded: fixed sizes, no size read back
 };
 
 struct OpHeader {

@@ -113,7 +113,7 @@ Status allreduce_sum(Transport& t, Workspace& ws, WireKernels& k, const float* s
   s.scale = compression.kind == zfcCompressNone ? 1.0f : compression.scale;
   if (t.size() == 1) {
     ZFC_RETURN_IF_ERROR(allreduce_single(k, send, recv, n, s.wire, s.scale));
-    return k.all_finite(finite);
+    return finite != nullptr ? k.all_finite(finite) : Status::Ok();
   }
   s.w = kernels::float_type_bytes(s.wire);
   s.ch = Chunks{n, t.size()};
@@ -124,7 +124,7 @@ Status allreduce_sum(Transport& t, Workspace& ws, WireKernels& k, const float* s
   } else {
     ZFC_RETURN_IF_ERROR(gather_compressed(t, k, nodes, recv, n, s));
   }
-  return k.all_finite(finite);
+  return finite != nullptr ? k.all_finite(finite) : Status::Ok();
 }
 
 Status allreduce_sum(Transport& t, Workspace& ws, const float* send, float* recv, size_t n,

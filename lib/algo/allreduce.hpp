@@ -32,6 +32,8 @@ Status allreduce_sum(Transport& t, Workspace& ws, const float* send, float* recv
 
 // The same on the memory space of `k` (send, recv and the wire copies are there; ws holds
 // the host-side size lists). With device kernels the transport must take device buffers.
+// finite == NULL: the overflow flag stays in k (a later kernel reads it), and the call does
+// not wait for it.
 Status allreduce_sum(Transport& t, Workspace& ws, WireKernels& k, const float* send,
                      float* recv, size_t n, const Compression& compression, bool* finite,
                      const NodeMap* nodes, RecvWrites writes);

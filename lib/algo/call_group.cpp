@@ -1,6 +1,7 @@
 #include "algo/call_group.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "algo/group_agreement.hpp"
 #include "core/stats.hpp"
@@ -12,6 +13,15 @@ Status run_alone(zfcComm& comm, CollectiveCall& call) {
   OpRecorder recorder(&comm, &call.workspace());
   zfcOpStats_t* op = recorder.op();
   call.prepare(op);
+  if (call.reports_async_errors() && call.header().status == zfcSuccess) {
+    // Alike on every rank: each waits for the same bounded calls, whose verdicts agree.
+    std::string detail;
+    const zfcResult_t earlier = comm.async_errors.take(true, &detail);
+    if (earlier != zfcSuccess) {
+      header_fail(&call.header(), error(earlier, "%s (found after that call returned)",
+                                        detail.c_str()));
+    }
+  }
   Agreed agreed;
   ZFC_RETURN_IF_ERROR(exchange_and_agree(t, call.workspace(), call.header(), op, &agreed,
                                          call.payload(), call.payload_bytes()));

@@ -20,6 +20,9 @@ class CollectiveCall {
   // What rides behind the header in the first exchange (the distinct keys, a few values).
   virtual const void* payload() const { return nullptr; }
   virtual size_t payload_bytes() const { return 0; }
+  // Whether the call first reports a failure of an earlier bounded call found since
+  // (core/async_errors.hpp), waiting for them: every call but a bounded one, which never waits.
+  virtual bool reports_async_errors() const { return true; }
   // The workspace the call's exchanges use (and its agreement, when it runs alone).
   virtual Workspace& workspace() = 0;
   // Checks every rank makes alike from what was agreed, before any call of a group runs, so

@@ -1,5 +1,8 @@
 // Version, names, error strings and statistics.
+#include <string>
+
 #include "api/api_guard.hpp"
+#include "core/comm.hpp"
 #include "base/enum_value.hpp"
 
 namespace zfc {
@@ -31,6 +34,19 @@ const char* zfcGetErrorString(zfcResult_t result) {
 
 const char* zfcGetLastError(zfcComm_t comm) {
   return comm != nullptr ? comm->last_error.c_str() : zfc::thread_last_error();
+}
+
+zfcResult_t zfcCommGetAsyncError(zfcComm_t comm, zfcResult_t* async_error) {
+  return zfc::guarded(comm, [&]() -> Status {
+    if (comm == nullptr) return zfc::null_handle("comm");
+    if (async_error == nullptr) return zfc::null_handle("async_error");
+    std::string detail;
+    *async_error = comm->async_errors.take(false, &detail);
+    if (*async_error != zfcSuccess && *async_error != zfcInProgress) {
+      comm->last_error = detail;
+    }
+    return Status::Ok();
+  });
 }
 
 zfcResult_t zfcGetVersion(int* version) {

@@ -1,4 +1,5 @@
 // The fused sparse reduce.
+#include "algo/bounded_reduce.hpp"
 #include "algo/call_group.hpp"
 #include "algo/sparse_reduce.hpp"
 #include "api/api_guard.hpp"
@@ -60,6 +61,20 @@ zfcResult_t zfcSparseReduceApply(zfcSparsePlan_t plan, const void* indices, size
     const Status check = zfc::kernels::parse_row_update(update, &apply.update);
     return zfc::sparse_reduce_apply(*plan, indices, count, rows, apply, check, overflowed,
                                     stream);
+  });
+}
+
+zfcResult_t zfcSparseReduceBounded(zfcSparsePlan_t plan, const void* indices, size_t count,
+                                   const void* rows, size_t capacity, void* out_indices,
+                                   float* out_rows, zfcBoundedStatus_t* out_status,
+                                   void* stream) {
+  zfcComm* comm = plan != nullptr ? plan->comm : nullptr;
+  return zfc::guarded(comm, [&]() -> Status {
+    if (plan == nullptr) return zfc::null_handle("plan");
+    if (comm->group_depth > 0) return zfc::refuse_in_group(*comm, "zfcSparseReduceBounded");
+    const zfc::BoundedOutput out{out_indices, plan->spec.index_type, out_rows, capacity,
+                                 out_status};
+    return zfc::sparse_reduce_bounded(*plan, indices, count, rows, out, stream);
   });
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/async_errors.hpp"
 #include "core/config.hpp"
 #include "core/host_staging.hpp"
 #include "core/machine_model.hpp"
@@ -33,6 +34,7 @@ struct zfcComm {
   zfc::StagingBuffers staging;  // device buffers of standalone collectives, through the host
   zfc::DeviceScratch device_scratch;  // or on the device, when the transport takes them
   std::string last_error;
+  zfc::AsyncErrors async_errors;  // of the bounded calls, reported after they return
   int local_rank = 0;     // among this communicator's ranks on the same machine
   int local_size = 1;
   std::string topology;   // one line: the machine and this rank's share of it

@@ -139,6 +139,28 @@ class DeviceStepKernels final : public StepKernels<K> {
     return cuda::decode_rows_to(rows, dest, static_cast<uint32_t>(n), dim, wire, scale, out,
                                 d_flag_, stream_);
   }
+  Status fill_keys_after(K* keys, size_t room, const uint64_t* count, K value) override {
+    ZFC_RETURN_IF_ERROR(check_device_count("keys", room));
+    return cuda::fill_keys_after<K>(keys, static_cast<uint32_t>(room), count, value, stream_);
+  }
+  Status compose_clamped(const int32_t* index, size_t n, const int32_t* table, int32_t limit,
+                         int32_t* out) override {
+    ZFC_RETURN_IF_ERROR(check_device_count("positions", n));
+    return cuda::compose_clamped(index, static_cast<uint32_t>(n), table, limit, out, stream_);
+  }
+  Status bounded_verdict(const char* gathered, size_t block_bytes, int ranks, const K* global,
+                         const uint64_t* count, K sentinel, size_t capacity,
+                         BoundedVerdict* out) override {
+    return cuda::bounded_verdict<K>(gathered, block_bytes, ranks, global, count, sentinel,
+                                    capacity, out, stream_);
+  }
+  Status bounded_finish(const BoundedVerdict* verdict, const K* global, const float* dense,
+                        size_t dim, const BoundedOutput& out) override {
+    ZFC_RETURN_IF_ERROR(check_device_count("capacity", out.capacity));
+    return cuda::bounded_finish<K>(verdict, global, dense, dim, out.indices, out.index_type,
+                                   out.rows, static_cast<uint32_t>(out.capacity), d_flag_,
+                                   out.status, stream_);
+  }
 
  private:
   DeviceScratch& scratch_;

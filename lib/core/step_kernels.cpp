@@ -31,6 +31,7 @@ Status HostStepKernels<K>::upload(void* dst, const void* host_src, size_t bytes)
 
 template <class K>
 Status HostStepKernels<K>::fetch(void* host_dst, const void* src, size_t bytes) {
+  ++fetches_;
   return copy(host_dst, src, bytes);
 }
 
@@ -131,6 +132,66 @@ Status HostStepKernels<K>::decode_rows_to(const void* rows, const int32_t* dest,
     ZFC_RETURN_IF_ERROR(wire_.decode(at + k * row_bytes, dim, wire, scale,
                                      out + static_cast<size_t>(dest[k]) * dim));
   }
+  return Status::Ok();
+}
+
+template <class K>
+Status HostStepKernels<K>::fill_keys_after(K* keys, size_t room, const uint64_t* count,
+                                           K value) {
+  if (*count < room) std::fill(keys + *count, keys + room, value);
+  return Status::Ok();
+}
+
+template <class K>
+Status HostStepKernels<K>::compose_clamped(const int32_t* index, size_t n, const int32_t* table,
+                                           int32_t limit, int32_t* out) {
+  for (size_t i = 0; i < n; ++i) out[i] = std::min(table[index[i]], limit);
+  return Status::Ok();
+}
+
+template <class K>
+Status HostStepKernels<K>::bounded_verdict(const char* gathered, size_t block_bytes, int ranks,
+                                           const K* global, const uint64_t* count, K sentinel,
+                                           size_t capacity, BoundedVerdict* out) {
+  BoundedVerdict v{zfcSuccess, -1, 0, 0};
+  const uint64_t n = *count;
+  v.num_unique = static_cast<int64_t>(n > 0 && global[n - 1] == sentinel ? n - 1 : n);
+  for (int r = 0; r < ranks; ++r) {
+    BoundedLead lead;
+    std::memcpy(&lead, gathered + static_cast<size_t>(r) * block_bytes, sizeof lead);
+    if (lead.first_bad < lead.count) {
+      v.result = zfcInvalidArgument;
+      v.rank = r;
+      v.detail = static_cast<int64_t>(lead.first_bad);
+      break;
+    }
+  }
+  if (v.result == zfcSuccess && static_cast<uint64_t>(v.num_unique) > capacity) {
+    v.result = zfcInvalidArgument;
+    v.detail = static_cast<int64_t>(capacity);
+  }
+  *out = v;
+  return Status::Ok();
+}
+
+template <class K>
+Status HostStepKernels<K>::bounded_finish(const BoundedVerdict* verdict, const K* global,
+                                          const float* dense, size_t dim,
+                                          const BoundedOutput& out) {
+  zfcBoundedStatus_t status{verdict->num_unique, static_cast<int32_t>(verdict->result), 0};
+  if (verdict->result == zfcSuccess) {
+    const size_t ug = static_cast<size_t>(verdict->num_unique);
+    kernels::store_keys(global, ug, out.index_type, out.indices);
+    const size_t index_bytes = out.index_type == zfcInt32 ? 4 : 8;
+    // -1 in either index type: every byte set.
+    std::memset(static_cast<char*>(out.indices) + ug * index_bytes, 0xff,
+                (out.capacity - ug) * index_bytes);
+    if (out.capacity > 0) std::memcpy(out.rows, dense, out.capacity * dim * sizeof(float));
+    bool finite = true;
+    ZFC_RETURN_IF_ERROR(wire_.all_finite(&finite));
+    status.overflowed = finite ? 0 : 1;
+  }
+  std::memcpy(out.status, &status, sizeof status);
   return Status::Ok();
 }
 

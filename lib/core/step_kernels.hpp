@@ -18,6 +18,7 @@
 #include <memory>
 #include <new>
 
+#include "core/async_errors.hpp"
 #include "core/wire_kernels.hpp"
 
 namespace zfc {
@@ -40,6 +41,16 @@ struct PairPacking {
   const size_t* displs;
   size_t total_bytes;
   int ranks;
+};
+
+// Where a bounded step's result goes: the caller's buffers (room for `capacity` indices and
+// capacity x dim rows) and status, in the step's memory space.
+struct BoundedOutput {
+  void* indices;
+  zfcDataType_t index_type;
+  float* rows;
+  size_t capacity;
+  zfcBoundedStatus_t* status;
 };
 
 template <class K>
@@ -101,6 +112,26 @@ class StepKernels {
   // noting whether some value is not finite (read with wire().all_finite).
   virtual Status decode_rows_to(const void* rows, const int32_t* dest, size_t n, size_t dim,
                                 zfcDataType_t wire, float scale, float* out) = 0;
+
+  // ---- the bounded step: sizes stay in this memory space ---------------------------------
+  // keys[i] = value for *count <= i < room (count: a word in this memory space).
+  virtual Status fill_keys_after(K* keys, size_t room, const uint64_t* count, K value) = 0;
+  // out[i] = min(table[index[i]], limit) for i < n.
+  virtual Status compose_clamped(const int32_t* index, size_t n, const int32_t* table,
+                                 int32_t limit, int32_t* out) = 0;
+  // The verdict from the `ranks` blocks of `block_bytes` at `gathered`, each led by a
+  // BoundedLead, and the global set (*count sorted distinct keys, the last of which is
+  // `sentinel` when some block was padded): the lowest rank with a bad index fails the step;
+  // else U_g above `capacity` does.
+  virtual Status bounded_verdict(const char* gathered, size_t block_bytes, int ranks,
+                                 const K* global, const uint64_t* count, K sentinel,
+                                 size_t capacity, BoundedVerdict* out) = 0;
+  // With a successful verdict: the global set's first U_g keys into out.indices (-1 after
+  // them, up to the capacity), the capacity x dim rows of dense into out.rows, and the
+  // status {U_g, zfcSuccess, whether some value noted by wire() was not finite}; else the
+  // status {U_g, the failure, 0} alone, and the buffers are left as they were.
+  virtual Status bounded_finish(const BoundedVerdict* verdict, const K* global,
+                                const float* dense, size_t dim, const BoundedOutput& out) = 0;
 };
 
 // At least n elements of T of k's scratch in `slot` (see WireKernels::scratch).
@@ -126,6 +157,8 @@ class HostStepKernels final : public StepKernels<K> {
   WireKernels& wire() override { return wire_; }
   bool on_device() const override { return false; }
   uint32_t syncs() const override { return 0; }
+  // How many times fetch() was called: on a device, each would have been a wait.
+  uint32_t fetches() const { return fetches_; }
   Status zero(void* dst, size_t bytes) override;
   Status copy(void* dst, const void* src, size_t bytes) override;
   Status upload(void* dst, const void* host_src, size_t bytes) override;
@@ -148,10 +181,19 @@ class HostStepKernels final : public StepKernels<K> {
                     char* packed) override;
   Status decode_rows_to(const void* rows, const int32_t* dest, size_t n, size_t dim,
                         zfcDataType_t wire, float scale, float* out) override;
+  Status fill_keys_after(K* keys, size_t room, const uint64_t* count, K value) override;
+  Status compose_clamped(const int32_t* index, size_t n, const int32_t* table, int32_t limit,
+                         int32_t* out) override;
+  Status bounded_verdict(const char* gathered, size_t block_bytes, int ranks, const K* global,
+                         const uint64_t* count, K sentinel, size_t capacity,
+                         BoundedVerdict* out) override;
+  Status bounded_finish(const BoundedVerdict* verdict, const K* global, const float* dense,
+                        size_t dim, const BoundedOutput& out) override;
 
  private:
   Workspace& ws_;
   HostWireKernels wire_;
+  uint32_t fetches_ = 0;
 };
 
 // The CUDA kernels on `stream`, with scratch from `scratch` (which keeps the buffers, the

@@ -1,0 +1,67 @@
+// The bounded sparse reduce (zfcSparseReduceBounded): the uniqueness technique in fixed
+// sizes, so that no size has to reach the host. Each rank sends its distinct keys padded to
+// the largest rank's count (a plain allgather, each block led by the rank's bad-index word),
+// every rank merges them into the global set, scatters its rows into a capacity x dim matrix
+// at their global positions and allreduces it. The verdict (a bad index somewhere, or U_g
+// above the capacity) is formed from the gathered blocks by a kernel, so alike on every rank,
+// and the last kernel writes the caller's buffers only when it is a success. Written once
+// against core/step_kernels.hpp: the host runs it on lib/kernels, a device on cuda/, and
+// neither reads a size back (fetch) on the way.
+#pragma once
+
+#include <cstddef>
+
+#include "algo/agreement.hpp"
+#include "algo/sparse_exchange.hpp"
+#include "core/node_map.hpp"
+#include "core/step_kernels.hpp"
+#include "core/workspace.hpp"
+#include "transport/transport.hpp"
+
+struct zfcSparsePlan;
+
+namespace zfc {
+
+// This rank's keys and distinct keys, in the step kernels' memory space. words[0] is the
+// first bad index (count when none), words[1] U_i, words[2] the global set's size.
+template <class K>
+struct BoundedLocal {
+  size_t count = 0;
+  K* keys = nullptr;
+  K* uniq = nullptr;      // sorted, room for count
+  int32_t* inverse = nullptr;
+  uint64_t* words = nullptr;
+};
+
+// The keys' sentinel: above every index of the plan (keys are of a type that holds vocab).
+template <class K>
+K bounded_sentinel(int64_t vocab) {
+  return static_cast<K>(vocab);
+}
+
+// The local phase, with no read back: the keys (range-checked when `check`) and their
+// distinct set.
+template <class K>
+Status bounded_local(StepKernels<K>& k, int64_t vocab, const void* indices,
+                     zfcDataType_t index_type, size_t count, bool check, BoundedLocal<K>* out);
+
+struct BoundedStep {
+  Transport& transport;
+  const NodeMap* nodes;  // the order of sums
+  Workspace& ws;         // the host-side size lists
+  const PlanSpec& spec;
+  zfcOpStats_t* op;
+};
+
+// The exchanges and the result, after the headers agreed (every rank's count; the capacity
+// is the same on every rank). *verdict points at the verdict in k's memory space.
+template <class K>
+Status bounded_exchange(const BoundedStep& s, StepKernels<K>& k, const BoundedLocal<K>& local,
+                        const OpHeader* headers, const void* rows, const BoundedOutput& out,
+                        const BoundedVerdict** verdict);
+
+// zfcSparseReduceBounded on a plan (run alone; the caller refuses it in a group).
+Status sparse_reduce_bounded(zfcSparsePlan& plan, const void* indices, size_t count,
+                             const void* rows, const BoundedOutput& out, const void* stream);
+
+}  // namespace zfc

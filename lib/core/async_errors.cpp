@@ -1,0 +1,139 @@
+#include "core/async_errors.hpp"
+
+#include <cstdio>
+
+#if ZIPFCOLL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "cuda_check.hpp"
+#endif
+
+namespace zfc {
+
+std::string describe_verdict(const BoundedVerdict& v, int64_t vocab) {
+  char text[200];
+  if (v.rank >= 0) {
+    std::snprintf(text, sizeof text, "zfcSparseReduceBounded: rank %lld: indices[%lld] is "
+                  "outside [0, %lld)", static_cast<long long>(v.rank),
+                  static_cast<long long>(v.detail), static_cast<long long>(vocab));
+  } else {
+    std::snprintf(text, sizeof text, "zfcSparseReduceBounded: the step has %lld distinct "
+                  "indices, more than its capacity %lld", static_cast<long long>(v.num_unique),
+                  static_cast<long long>(v.detail));
+  }
+  return text;
+}
+
+// A device call's verdict on its way to the host: pinned memory the stream copies it to,
+// and the event after the copy.
+struct AsyncErrors::Pending {
+  BoundedVerdict* host = nullptr;  // pinned
+  void* event = nullptr;           // cudaEvent_t
+  int64_t vocab = 0;
+  ~Pending();
+};
+
+#if ZIPFCOLL_HAVE_CUDA
+
+AsyncErrors::Pending::~Pending() {
+  if (event != nullptr) cudaEventDestroy(static_cast<cudaEvent_t>(event));
+  if (host != nullptr) cudaFreeHost(host);
+}
+
+// Pinned memory and events are made once and reused: cudaFreeHost would wait for the device.
+Status AsyncErrors::note_device(const BoundedVerdict* d_verdict, const void* stream,
+                                int64_t vocab) {
+  Pending* p = nullptr;
+  if (!spare_.empty()) {
+    p = spare_.back();
+    spare_.pop_back();
+  } else {
+    p = new Pending;
+    void* host = nullptr;
+    cudaEvent_t ev = nullptr;
+    Status st =
+        cuda::cuda_check(cudaMallocHost(&host, sizeof(BoundedVerdict)), "cudaMallocHost");
+    p->host = static_cast<BoundedVerdict*>(host);
+    if (st.ok()) {
+      st = cuda::cuda_check(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming),
+                            "cudaEventCreateWithFlags");
+      p->event = ev;
+    }
+    if (!st.ok()) {
+      delete p;
+      return st;
+    }
+  }
+  p->vocab = vocab;
+  cudaStream_t s = static_cast<cudaStream_t>(const_cast<void*>(stream));
+  Status st = cuda::cuda_check(cudaMemcpyAsync(p->host, d_verdict, sizeof(BoundedVerdict),
+                                               cudaMemcpyDeviceToHost, s),
+                               "cudaMemcpyAsync");
+  if (st.ok()) {
+    st = cuda::cuda_check(cudaEventRecord(static_cast<cudaEvent_t>(p->event), s),
+                          "cudaEventRecord");
+  }
+  if (!st.ok()) {
+    spare_.push_back(p);
+    return st;
+  }
+  pending_.push_back(p);
+  return Status::Ok();
+}
+
+zfcResult_t AsyncErrors::take(bool wait, std::string* detail) {
+  while (!pending_.empty()) {
+    Pending* p = pending_.front();
+    cudaEvent_t ev = static_cast<cudaEvent_t>(p->event);
+    cudaError_t e = wait ? cudaEventSynchronize(ev) : cudaEventQuery(ev);
+    if (e == cudaErrorNotReady) break;
+    pending_.pop_front();
+    if (e == cudaSuccess) {
+      fold(*p->host, p->vocab);
+    } else if (first_ == zfcSuccess) {
+      first_ = zfcSystemError;
+      first_detail_ = std::string("zfcSparseReduceBounded: the device failed: ") +
+                      cudaGetErrorString(e);
+    }
+    spare_.push_back(p);
+  }
+  return finish_take(detail);
+}
+
+#else
+
+AsyncErrors::Pending::~Pending() {}
+
+Status AsyncErrors::note_device(const BoundedVerdict*, const void*, int64_t) {
+  return error(zfcUnsupported, "device buffers need a build with CUDA");
+}
+
+zfcResult_t AsyncErrors::take(bool, std::string* detail) { return finish_take(detail); }
+
+#endif
+
+AsyncErrors::~AsyncErrors() {
+  for (Pending* p : pending_) delete p;
+  for (Pending* p : spare_) delete p;
+}
+
+void AsyncErrors::note(const BoundedVerdict& verdict, int64_t vocab) { fold(verdict, vocab); }
+
+void AsyncErrors::fold(const BoundedVerdict& verdict, int64_t vocab) {
+  if (verdict.result == zfcSuccess || first_ != zfcSuccess) return;
+  first_ = static_cast<zfcResult_t>(verdict.result);
+  first_detail_ = describe_verdict(verdict, vocab);
+}
+
+zfcResult_t AsyncErrors::finish_take(std::string* detail) {
+  const zfcResult_t r = first_;
+  if (r != zfcSuccess) {
+    *detail = first_detail_;
+    first_ = zfcSuccess;
+    first_detail_.clear();
+    return r;
+  }
+  return pending_.empty() ? zfcSuccess : zfcInProgress;
+}
+
+}  // namespace zfc

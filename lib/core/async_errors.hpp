@@ -1,0 +1,51 @@
+// The failures of a communicator's bounded calls (zfcSparseReduceBounded), which a device
+// finds after the call returned: each call notes where its status will be, and the first
+// failure among those that finished is reported once, by zfcCommGetAsyncError or by the
+// communicator's next call that is not bounded (which waits for them). The status of every
+// call is alike on every rank, so the ranks' next calls fail alike.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "host_device/bounded_step.hpp"
+#include "host_device/status.hpp"
+#include "zipfcoll/zipfcoll.h"
+
+namespace zfc {
+
+// The text of a failed verdict, for a plan of `vocab` indices.
+std::string describe_verdict(const BoundedVerdict& v, int64_t vocab);
+
+class AsyncErrors {
+ public:
+  AsyncErrors() = default;
+  ~AsyncErrors();
+  AsyncErrors(const AsyncErrors&) = delete;
+  AsyncErrors& operator=(const AsyncErrors&) = delete;
+
+  // A call whose verdict is known now (host buffers).
+  void note(const BoundedVerdict& verdict, int64_t vocab);
+  // A call whose verdict the device writes to d_verdict on `stream`: read back into pinned
+  // memory behind the call's work, without waiting. zfcUnsupported without CUDA.
+  Status note_device(const BoundedVerdict* d_verdict, const void* stream, int64_t vocab);
+  // The first unreported failure: zfcSuccess if none, zfcInProgress when some call has not
+  // finished (and none that finished failed). `wait` waits for the calls first. A failure
+  // returned is cleared, its detail in *detail.
+  zfcResult_t take(bool wait, std::string* detail);
+
+ private:
+  struct Pending;
+  void fold(const BoundedVerdict& verdict, int64_t vocab);
+  zfcResult_t finish_take(std::string* detail);
+
+  std::deque<Pending*> pending_;  // device calls in the order they were queued
+  std::vector<Pending*> spare_;   // finished, kept for the next call
+  zfcResult_t first_ = zfcSuccess;
+  std::string first_detail_;
+};
+
+}  // namespace zfc

@@ -1,0 +1,226 @@
+// zfcSparseReduceBounded: the sparse reduce in fixed sizes. The bits of the uniqueness
+// technique's result (which every algorithm shares in fp32) in the caller's buffers, -1 and
+// zeros past U_g; a bad index or U_g above the capacity reported in the status on every rank
+// alike with the buffers left as they were, then by zfcCommGetAsyncError or by the next call,
+// once; a capacity that differs across ranks refused at once.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "sparse_helpers.hpp"
+
+namespace zfc {
+namespace test {
+namespace {
+
+constexpr size_t kDim = 10;
+constexpr int64_t kVocab = 3000;
+
+float untouched_value() {
+  const uint32_t bits = 0x7fc0beef;  // a NaN no result has
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+bool all_untouched(const std::vector<float>& v) {
+  const float s = untouched_value();
+  for (float x : v) {
+    if (std::memcmp(&x, &s, sizeof x) != 0) return false;
+  }
+  return true;
+}
+
+struct Bounded {
+  zfcResult_t result = zfcInternalError;
+  std::string error;
+  zfcBoundedStatus_t status{-7, -7, -7};
+  std::vector<char> ids;
+  std::vector<float> rows;
+  zfcOpStats_t stats{};
+};
+
+zfcSparsePlan_t make_plan(zfcComm_t comm, zfcDataType_t index_type, zfcCompressionKind_t kind) {
+  zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
+  cfg.dim = kDim;
+  cfg.vocab_size = kVocab;
+  cfg.index_type = index_type;
+  cfg.algorithm = zfcAlgoUniqueAllReduce;
+  cfg.compression = kind;
+  cfg.compress_scale = kind == zfcCompressFp16 ? 64.0f : 1.0f;
+  zfcSparsePlan_t plan = nullptr;
+  EXPECT_EQ(zfcSparsePlanCreate(comm, &cfg, &plan), zfcSuccess) << zfcGetLastError(comm);
+  return plan;
+}
+
+Bounded bounded(zfcComm_t comm, zfcSparsePlan_t plan, zfcDataType_t type,
+                const std::vector<int64_t>& indices, const std::vector<float>& rows,
+                size_t capacity, bool with_status = true) {
+  const size_t index_bytes = type == zfcInt32 ? 4 : 8;
+  const std::vector<char> ids = typed_indices(indices, type);
+  Bounded b;
+  b.ids.assign(capacity * index_bytes, '\x5a');
+  b.rows.assign(capacity * kDim, untouched_value());
+  b.result = zfcSparseReduceBounded(plan, ids.data(), indices.size(), rows.data(), capacity,
+                                    b.ids.data(), b.rows.data(),
+                                    with_status ? &b.status : nullptr, nullptr);
+  if (b.result != zfcSuccess) b.error = zfcGetLastError(comm);
+  zfcStats_t stats = ZFC_STATS_INITIALIZER;
+  zfcCommGetStats(comm, &stats);
+  b.stats = stats.last;
+  return b;
+}
+
+int64_t index_at(const std::vector<char>& ids, zfcDataType_t type, size_t i) {
+  if (type == zfcInt32) {
+    int32_t v;
+    std::memcpy(&v, ids.data() + 4 * i, 4);
+    return v;
+  }
+  int64_t v;
+  std::memcpy(&v, ids.data() + 8 * i, 8);
+  return v;
+}
+
+class BoundedTest : public WorldTest {
+ protected:
+  Workload workload() const {
+    return zipf_workload(size_, kDim, kVocab, 1.1, 23, [](int r) {
+      return r == 1 ? size_t{0} : 70 + 31 * static_cast<size_t>(r);
+    });
+  }
+  const RankInput& mine(const Workload& w) const { return w.ranks[static_cast<size_t>(rank_)]; }
+};
+
+TEST_F(BoundedTest, GivesTheBitsOfTheUniquenessTechniqueInFixedSizes) {
+  const Workload w = workload();
+  const RankInput& in = mine(w);
+  for (zfcCompressionKind_t kind : {zfcCompressNone, zfcCompressFp16, zfcCompressBf16}) {
+    for (zfcDataType_t type : {zfcInt32, zfcInt64}) {
+      const std::string what = "compression " + std::to_string(kind) +
+                               (type == zfcInt32 ? " int32" : " int64");
+      PlanOptions opt;
+      opt.index_type = type;
+      opt.compression = kind;
+      opt.scale = kind == zfcCompressFp16 ? 64.0f : 1.0f;
+      const PlanRun plain = run_plan(comm_, in, kDim, kVocab, opt);
+      ASSERT_EQ(plain.result, zfcSuccess) << what;
+      const size_t ug = plain.indices.size();
+      const size_t capacity = ug + 5;
+      zfcSparsePlan_t plan = make_plan(comm_, type, kind);
+      const Bounded b = bounded(comm_, plan, type, in.indices, in.rows, capacity);
+      zfcSparsePlanDestroy(plan);
+      ASSERT_EQ(b.result, zfcSuccess) << what << ": " << b.error;
+      EXPECT_EQ(b.status.result, zfcSuccess) << what;
+      EXPECT_EQ(b.status.num_unique, static_cast<int64_t>(ug)) << what;
+      EXPECT_EQ(b.status.overflowed, 0) << what;
+      for (size_t i = 0; i < capacity; ++i) {
+        EXPECT_EQ(index_at(b.ids, type, i), i < ug ? plain.indices[i] : -1) << what << " " << i;
+      }
+      EXPECT_EQ(std::memcmp(b.rows.data(), plain.rows.data(), ug * kDim * sizeof(float)), 0)
+          << what;
+      for (size_t i = ug * kDim; i < capacity * kDim; ++i) {
+        ASSERT_EQ(b.rows[i], 0.0f) << what << " element " << i;
+      }
+      // On the host: every phase there, no wait, the uniqueness technique.
+      EXPECT_EQ(b.stats.algorithm, zfcAlgoUniqueAllReduce) << what;
+      EXPECT_EQ(b.stats.host_syncs, 0u) << what;
+      for (int p = 0; p < zfcNumPhases; ++p) EXPECT_EQ(b.stats.path[p], zfcPathHost) << what;
+      zfcResult_t async = zfcInternalError;
+      ASSERT_EQ(zfcCommGetAsyncError(comm_, &async), zfcSuccess);
+      EXPECT_EQ(async, zfcSuccess) << what;
+    }
+  }
+}
+
+TEST_F(BoundedTest, ACapacityBelowUgFailsEveryRankAfterwardsAndWritesNothing) {
+  const Workload w = workload();
+  const RankInput& in = mine(w);
+  PlanOptions opt;
+  const PlanRun plain = run_plan(comm_, in, kDim, kVocab, opt);
+  ASSERT_EQ(plain.result, zfcSuccess);
+  const size_t ug = plain.indices.size();
+  ASSERT_GT(ug, 1u);
+  zfcSparsePlan_t plan = make_plan(comm_, zfcInt32, zfcCompressNone);
+  const Bounded b = bounded(comm_, plan, zfcInt32, in.indices, in.rows, ug - 1);
+  // The call itself succeeded: the sizes were never the host's to check.
+  ASSERT_EQ(b.result, zfcSuccess) << b.error;
+  EXPECT_EQ(b.status.result, zfcInvalidArgument);
+  EXPECT_EQ(b.status.num_unique, static_cast<int64_t>(ug));
+  EXPECT_TRUE(all_untouched(b.rows));
+  EXPECT_EQ(b.ids, std::vector<char>(b.ids.size(), '\x5a'));
+  // Reported by the query, once, with the sizes.
+  zfcResult_t async = zfcInternalError;
+  ASSERT_EQ(zfcCommGetAsyncError(comm_, &async), zfcSuccess);
+  EXPECT_EQ(async, zfcInvalidArgument);
+  const std::string text = zfcGetLastError(comm_);
+  const std::string expected = "the step has " + std::to_string(ug) +
+                               " distinct indices, more than its capacity " +
+                               std::to_string(ug - 1);
+  EXPECT_NE(text.find(expected), std::string::npos) << text;
+  ASSERT_EQ(zfcCommGetAsyncError(comm_, &async), zfcSuccess);
+  EXPECT_EQ(async, zfcSuccess);
+  // Unless the query took it, the next call that is not bounded reports it, on every rank.
+  const Bounded again = bounded(comm_, plan, zfcInt32, in.indices, in.rows, ug - 1);
+  ASSERT_EQ(again.result, zfcSuccess);
+  EXPECT_EQ(again.status.result, zfcInvalidArgument);
+  const PlanRun next = run_plan(comm_, in, kDim, kVocab, opt);
+  EXPECT_EQ(next.result, zfcInvalidArgument);
+  const PlanRun after = run_plan(comm_, in, kDim, kVocab, opt);
+  EXPECT_EQ(after.result, zfcSuccess);
+  // A later bounded call with room is a success again.
+  const Bounded fits = bounded(comm_, plan, zfcInt32, in.indices, in.rows, ug);
+  ASSERT_EQ(fits.result, zfcSuccess);
+  EXPECT_EQ(fits.status.result, zfcSuccess);
+  EXPECT_EQ(fits.status.num_unique, static_cast<int64_t>(ug));
+  zfcSparsePlanDestroy(plan);
+}
+
+TEST_F(BoundedTest, ABadIndexOnOneRankFailsTheStepOnEveryRank) {
+  const Workload w = workload();
+  RankInput in = mine(w);
+  const int culprit = size_ - 1;
+  if (in.indices.size() < 4) in.indices.resize(4, 1), in.rows.resize(4 * kDim, 0.5f);
+  if (rank_ == culprit) in.indices[3] = kVocab;
+  zfcSparsePlan_t plan = make_plan(comm_, zfcInt64, zfcCompressNone);
+  const Bounded b = bounded(comm_, plan, zfcInt64, in.indices, in.rows, kVocab);
+  ASSERT_EQ(b.result, zfcSuccess) << b.error;
+  EXPECT_EQ(b.status.result, zfcInvalidArgument);
+  EXPECT_TRUE(all_untouched(b.rows));
+  const PlanRun next = run_plan(comm_, mine(w), kDim, kVocab, PlanOptions{});
+  EXPECT_EQ(next.result, zfcInvalidArgument);
+  const std::string text = zfcGetLastError(comm_);
+  const std::string expected = "rank " + std::to_string(culprit) + ": indices[3] is outside";
+  EXPECT_NE(text.find(expected), std::string::npos) << text;
+  zfcSparsePlanDestroy(plan);
+}
+
+TEST_F(BoundedTest, ArgumentErrorsFailTheCallOnEveryRank) {
+  const Workload w = workload();
+  const RankInput& in = mine(w);
+  zfcSparsePlan_t plan = make_plan(comm_, zfcInt32, zfcCompressNone);
+  // No status on rank 0.
+  const Bounded a = bounded(comm_, plan, zfcInt32, in.indices, in.rows, 500, rank_ != 0);
+  EXPECT_EQ(a.result, zfcInvalidArgument);
+  EXPECT_NE(a.error.find("rank 0: out_status is NULL"), std::string::npos) << a.error;
+  if (size_ > 1) {
+    const Bounded m = bounded(comm_, plan, zfcInt32, in.indices, in.rows,
+                              rank_ == size_ - 1 ? 501 : 500);
+    EXPECT_EQ(m.result, zfcMismatch);
+    EXPECT_NE(m.error.find("capacity differs across ranks"), std::string::npos) << m.error;
+  }
+  // In a group: refused.
+  ASSERT_EQ(zfcGroupStart(comm_), zfcSuccess);
+  const Bounded g = bounded(comm_, plan, zfcInt32, in.indices, in.rows, 500);
+  EXPECT_EQ(g.result, zfcInvalidUsage);
+  EXPECT_NE(zfcGroupEnd(comm_), zfcSuccess);
+  zfcResult_t async = zfcInternalError;
+  EXPECT_EQ(zfcCommGetAsyncError(comm_, nullptr), zfcInvalidArgument);
+  ASSERT_EQ(zfcCommGetAsyncError(comm_, &async), zfcSuccess);
+  EXPECT_EQ(async, zfcSuccess);
+  zfcSparsePlanDestroy(plan);
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace zfc
