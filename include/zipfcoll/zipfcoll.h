@@ -100,7 +100,8 @@ ZFC_API const char* zfcGetLastError(zfcComm_t comm);
  * not yet reported: zfcSuccess when there is none, zfcInProgress while some such call has not
  * finished on its stream and none that finished failed. A failure reported here (its detail
  * in zfcGetLastError(comm)) or by the communicator's next call that is not bounded is
- * reported once. */
+ * reported once. A failure of the transfers such a call queued on the caller's stream (NCCL:
+ * a peer lost) is reported here too. */
 ZFC_API zfcResult_t zfcCommGetAsyncError(zfcComm_t comm, zfcResult_t* async_error);
 
 /* The version code of the library actually linked (compare with ZFC_VERSION_CODE). */
@@ -534,7 +535,8 @@ ZFC_API zfcResult_t zfcSparseReduceInto(zfcSparsePlan_t plan, const void* indice
 /* What a bounded sparse reduce leaves, in the memory space of its buffers, once its work is
  * done (on the device: when the stream reaches the end of the call). */
 typedef struct {
-  int64_t num_unique; /* U_g (also when it exceeds the capacity) */
+  int64_t num_unique; /* U_g (also when it exceeds the capacity; unspecified after a bad
+                         index) */
   int32_t result;     /* zfcSuccess, or the step's failure: zfcInvalidArgument for a bad
                          index on some rank or U_g above the capacity */
   int32_t overflowed; /* 1 on every rank when some reduced value is not finite */
@@ -551,8 +553,12 @@ typedef struct {
  * device: it is reported in *out_status on every rank alike, the buffers are then left as
  * they were, and zfcCommGetAsyncError and the communicator's next call that is not bounded
  * report it too. Arguments wrong on some rank (NULL buffers, mixed memory) fail the call
- * itself on every rank. Not in a group. Device buffers need a transport that takes device
- * memory (NCCL; MPI when CUDA-aware). */
+ * itself on every rank, as do buffers of another memory space than rank 0's. Not in a group.
+ * Device buffers need a transport that takes device memory (NCCL; MPI when CUDA-aware); the
+ * calls of one plan must be ordered (one stream, or the caller's events). Over NCCL, on a
+ * stream other than the legacy default one, the transfers are queued on `stream` behind the
+ * call's kernels and the call returns without waiting for them (only the operation header
+ * that every call agrees first is waited for). */
 ZFC_API zfcResult_t zfcSparseReduceBounded(zfcSparsePlan_t plan, const void* indices,
                                            size_t count, const void* rows, size_t capacity,
                                            void* out_indices, float* out_rows,

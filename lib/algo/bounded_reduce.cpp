@@ -209,6 +209,7 @@ class BoundedReduceCall final : public CollectiveCall {
   HostStepKernels<K> host_kernels_;
   std::unique_ptr<StepKernels<K>> device_kernels_;
   bool device_ = false;
+  bool queues_ = false;  // the transport queues its calls on the caller's stream
   BoundedLocal<K> local_;
 };
 
@@ -238,9 +239,14 @@ Status BoundedReduceCall<K>::local() {
                    "transport that takes device memory (NCCL, or CUDA-aware MPI); this "
                    "communicator's is %s", comm.transport->name());
     }
+    // NCCL queues the transfers behind the kernels on the caller's stream, so nothing waits
+    // between them (not on the legacy default stream, which NCCL's own stream does not
+    // follow: there the kernels' stream is waited for before each transfer).
+    queues_ = comm.transport->queues_on_caller_stream() && stream_ != nullptr;
     ZFC_RETURN_IF_ERROR(make_device_step_kernels(plan_.device_scratch, stream_,
-                                                 &device_kernels_));
+                                                 &device_kernels_, queues_));
     device_ = true;
+    mine_.color = kResidentColor;
   }
   return bounded_local(kernels(), plan_.spec.vocab, indices_, plan_.spec.index_type, count_,
                        comm.config.bounds_check, &local_);
@@ -253,6 +259,14 @@ Status BoundedReduceCall<K>::check_agreed(const Agreed& agreed) {
   const OpHeader* h = agreed.headers;
   uint64_t room = 0;
   for (int r = 0; r < size; ++r) {
+    // One memory space: a rank's keys are sanitised only as its own kernels read them (a
+    // host rank's sort of another rank's out-of-range keys would not be safe).
+    if (h[r].color != h[0].color) {
+      return error(zfcMismatch, "zfcSparseReduceBounded: rank 0 passes %s buffers, rank %d "
+                   "%s buffers; every rank's must be of one kind",
+                   h[0].color == kResidentColor ? "device" : "host", r,
+                   h[r].color == kResidentColor ? "device" : "host");
+    }
     if (h[r].capacity != h[0].capacity) {
       return error(zfcMismatch, "zfcSparseReduceBounded: capacity differs across ranks: rank "
                    "0 has %lld, rank %d has %lld", static_cast<long long>(h[0].capacity), r,
@@ -274,6 +288,16 @@ Status BoundedReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   StepKernels<K>& k = kernels();
   const BoundedStep step{*comm.transport, &comm.nodes, plan_.ws, plan_.spec, op};
   const BoundedVerdict* verdict = nullptr;
+  // Queued on the caller's stream for this call only, whatever leaves it.
+  struct Queue {
+    Transport* t;
+    Queue(Transport* t, const void* stream) : t(t) {
+      if (t != nullptr) t->set_queue_stream(stream);
+    }
+    ~Queue() {
+      if (t != nullptr) t->set_queue_stream(nullptr);
+    }
+  } queue(queues_ ? comm.transport.get() : nullptr, stream_);
   const Status ran = bounded_exchange(step, k, local_, agreed.headers, rows_, out_, &verdict);
   if (!ran.ok() && device_ &&
       (ran.code() == zfcSystemError || ran.code() == zfcOutOfMemory)) {
@@ -294,8 +318,9 @@ Status BoundedReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
 
 Status sparse_reduce_bounded(zfcSparsePlan& plan, const void* indices, size_t count,
                              const void* rows, const BoundedOutput& out, const void* stream) {
-  // Keys of a type that holds vocab itself, the sentinel.
-  return with_key_type(plan.spec.vocab + 1, [&](auto tag) -> Status {
+  // Keys of a type that holds vocab itself, the sentinel (a vocab that large is 64-bit).
+  const int64_t vocab = plan.spec.vocab;
+  return with_key_type(vocab < INT64_MAX ? vocab + 1 : vocab, [&](auto tag) -> Status {
     using K = typename decltype(tag)::type;
     BoundedReduceCall<K> call(plan, indices, count, rows, out, stream);
     return run_alone(*plan.comm, call);

@@ -8,20 +8,20 @@
 
 namespace zfc {
 
+void report_async_errors(zfcComm& comm, LocalHeader* h) {
+  std::string detail;
+  const zfcResult_t earlier = comm.async_errors.take(true, &detail);
+  if (earlier != zfcSuccess) {
+    header_fail(h, error(earlier, "%s (found after that call returned)", detail.c_str()));
+  }
+}
+
 Status run_alone(zfcComm& comm, CollectiveCall& call) {
   Transport& t = *comm.transport;
   OpRecorder recorder(&comm, &call.workspace());
   zfcOpStats_t* op = recorder.op();
   call.prepare(op);
-  if (call.reports_async_errors() && call.header().status == zfcSuccess) {
-    // Alike on every rank: each waits for the same bounded calls, whose verdicts agree.
-    std::string detail;
-    const zfcResult_t earlier = comm.async_errors.take(true, &detail);
-    if (earlier != zfcSuccess) {
-      header_fail(&call.header(), error(earlier, "%s (found after that call returned)",
-                                        detail.c_str()));
-    }
-  }
+  if (call.reports_async_errors()) report_async_errors(comm, &call.header());
   Agreed agreed;
   ZFC_RETURN_IF_ERROR(exchange_and_agree(t, call.workspace(), call.header(), op, &agreed,
                                          call.payload(), call.payload_bytes()));
@@ -83,6 +83,7 @@ Status CallGroup::end(zfcComm& comm) {
   LocalHeader group{make_header(OpKind::kGroup)};
   group.count = static_cast<int64_t>(calls.size());
   header_fail(&group, failure);
+  report_async_errors(comm, &group);
   GroupSide mine;
   mine.group = &group;
   for (size_t i = 0; i < calls.size(); ++i) {

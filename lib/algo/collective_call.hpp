@@ -43,6 +43,12 @@ class CollectiveCall {
   virtual void publish() = 0;
 };
 
+// Puts the first failure of the communicator's bounded calls not yet reported into `h`,
+// after waiting for them (core/async_errors.hpp); every rank waits for the same calls, whose
+// verdicts agree, so every rank's header fails alike. Taken whatever h already holds, so that
+// it is reported once.
+void report_async_errors(zfcComm& comm, LocalHeader* h);
+
 // Runs a call by itself: its header and payload in its own first exchange (timed as the
 // header phase), the verdict, the call's exchanges; one entry in the communicator's stats.
 Status run_alone(zfcComm& comm, CollectiveCall& call);

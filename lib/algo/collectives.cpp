@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "algo/agreement.hpp"
+#include "algo/collective_call.hpp"
 #include "algo/index_set.hpp"
 #include "core/host_staging.hpp"
 #include "topo/topology.hpp"
@@ -122,6 +123,7 @@ Status comm_split(zfcComm& comm, int color, int key, std::unique_ptr<zfcComm>* o
                              "color %d is negative (use >= 0, or ZFC_SPLIT_NOCOLOR)", color));
   }
   if (out == nullptr) header_fail(&mine, error(zfcInvalidArgument, "newcomm is NULL"));
+  report_async_errors(comm, &mine);
   Agreed agreed;
   ZFC_RETURN_IF_ERROR(exchange_headers(*comm.transport, comm.workspace, mine, nullptr, 0,
                                        &agreed));
@@ -203,6 +205,7 @@ Status run_unique_merge(zfcComm& comm, const void* indices, zfcDataType_t index_
                                   capacity, num_unique, positions, stream, set));
     mine.local_unique = static_cast<int64_t>(set.local_unique_count());
   }
+  report_async_errors(comm, &mine);
   // The distinct keys ride with the header (the first exchange).
   Agreed agreed;
   const bool loaded = mine.status == zfcSuccess;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "algo/agreement.hpp"
+#include "algo/collective_call.hpp"
 #include "algo/collectives.hpp"
 #include "base/enum_value.hpp"
 #include "kernels/philox.hpp"
@@ -71,6 +72,7 @@ Status seed_group_create(zfcComm& comm, zfcSeedPolicy_t policy, double alpha,
   std::memcpy(&mine.capacity, &alpha, sizeof alpha);
   mine.color = explicit_group;
   header_fail(&mine, local);
+  report_async_errors(comm, &mine);
   Agreed agreed;
   ZFC_RETURN_IF_ERROR(exchange_headers(*comm.transport, comm.workspace, mine, nullptr, 0,
                                        &agreed));

@@ -41,10 +41,17 @@ zfcResult_t zfcCommGetAsyncError(zfcComm_t comm, zfcResult_t* async_error) {
     if (comm == nullptr) return zfc::null_handle("comm");
     if (async_error == nullptr) return zfc::null_handle("async_error");
     std::string detail;
-    *async_error = comm->async_errors.take(false, &detail);
-    if (*async_error != zfcSuccess && *async_error != zfcInProgress) {
-      comm->last_error = detail;
+    zfcResult_t found = comm->async_errors.take(false, &detail);
+    if (found == zfcSuccess || found == zfcInProgress) {
+      // Transfers queued on a caller's stream: a peer lost there is found here too.
+      const Status queued = comm->transport->poll_async_error();
+      if (!queued.ok()) {
+        found = queued.code();
+        detail = queued.message();
+      }
     }
+    if (found != zfcSuccess && found != zfcInProgress) comm->last_error = detail;
+    *async_error = found;
     return Status::Ok();
   });
 }

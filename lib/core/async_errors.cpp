@@ -81,13 +81,18 @@ Status AsyncErrors::note_device(const BoundedVerdict* d_verdict, const void* str
   return Status::Ok();
 }
 
+// Every call that has finished, in the order they were queued (calls on several streams may
+// finish out of order).
 zfcResult_t AsyncErrors::take(bool wait, std::string* detail) {
-  while (!pending_.empty()) {
-    Pending* p = pending_.front();
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    Pending* p = *it;
     cudaEvent_t ev = static_cast<cudaEvent_t>(p->event);
     cudaError_t e = wait ? cudaEventSynchronize(ev) : cudaEventQuery(ev);
-    if (e == cudaErrorNotReady) break;
-    pending_.pop_front();
+    if (e == cudaErrorNotReady) {
+      ++it;
+      continue;
+    }
+    it = pending_.erase(it);
     if (e == cudaSuccess) {
       fold(*p->host, p->vocab);
     } else if (first_ == zfcSuccess) {

@@ -201,9 +201,9 @@ Status DeviceStepKernels<K>::pack_pairs(const K* keys, const int32_t* owner_of, 
 
 template <class K>
 Status make_device_step_kernels(DeviceScratch& scratch, const void* stream,
-                                std::unique_ptr<StepKernels<K>>* out) {
+                                std::unique_ptr<StepKernels<K>>* out, bool transport_queues) {
   std::unique_ptr<WireKernels> wire;
-  ZFC_RETURN_IF_ERROR(make_device_wire_kernels(scratch, stream, &wire));
+  ZFC_RETURN_IF_ERROR(make_device_wire_kernels(scratch, stream, &wire, transport_queues));
   int* d_flag = nullptr;
   ZFC_RETURN_IF_ERROR(scratch.flag(&d_flag));  // the word wire's decode and all_finite use
   void* words = nullptr;
@@ -216,15 +216,18 @@ Status make_device_step_kernels(DeviceScratch& scratch, const void* stream,
 #else
 
 template <class K>
-Status make_device_step_kernels(DeviceScratch&, const void*, std::unique_ptr<StepKernels<K>>*) {
+Status make_device_step_kernels(DeviceScratch&, const void*, std::unique_ptr<StepKernels<K>>*,
+                                bool) {
   return error(zfcUnsupported, "device buffers need a build with CUDA");
 }
 
 #endif
 
 template Status make_device_step_kernels<uint32_t>(DeviceScratch&, const void*,
-                                                   std::unique_ptr<StepKernels<uint32_t>>*);
+                                                   std::unique_ptr<StepKernels<uint32_t>>*,
+                                                   bool);
 template Status make_device_step_kernels<uint64_t>(DeviceScratch&, const void*,
-                                                   std::unique_ptr<StepKernels<uint64_t>>*);
+                                                   std::unique_ptr<StepKernels<uint64_t>>*,
+                                                   bool);
 
 }  // namespace zfc

@@ -44,8 +44,8 @@ namespace {
 
 class DeviceWireKernels final : public WireKernels {
  public:
-  DeviceWireKernels(DeviceScratch& scratch, void* stream, int* d_flag)
-      : scratch_(scratch), stream_(stream), d_flag_(d_flag) {}
+  DeviceWireKernels(DeviceScratch& scratch, void* stream, int* d_flag, bool transport_queues)
+      : scratch_(scratch), stream_(stream), d_flag_(d_flag), transport_queues_(transport_queues) {}
 
   Status scratch(Slot slot, size_t bytes, void** out) override {
     return scratch_.get(slot, bytes, out);
@@ -68,8 +68,10 @@ class DeviceWireKernels final : public WireKernels {
   Status check_finite(const float* v, size_t n) override {
     return cuda::flag_nonfinite(v, n, d_flag_, stream_);
   }
-  // The transports run on their own stream (NCCL) or from the host (MPI).
+  // The transports run on their own stream (NCCL) or from the host (MPI), unless the
+  // transport queues its calls behind this stream's work.
   Status settle() override {
+    if (transport_queues_) return Status::Ok();
     ++syncs_;
     return cuda::synchronize(stream_);
   }
@@ -87,19 +89,20 @@ class DeviceWireKernels final : public WireKernels {
   DeviceScratch& scratch_;
   void* stream_;
   int* d_flag_;
+  bool transport_queues_;
   uint32_t syncs_ = 0;
 };
 
 }  // namespace
 
 Status make_device_wire_kernels(DeviceScratch& scratch, const void* stream,
-                                std::unique_ptr<WireKernels>* out) {
+                                std::unique_ptr<WireKernels>* out, bool transport_queues) {
   int* d_flag = nullptr;
   ZFC_RETURN_IF_ERROR(scratch.flag(&d_flag));
-  const int zero = 0;
   void* s = const_cast<void*>(stream);
-  ZFC_RETURN_IF_ERROR(cuda::copy_to_device(d_flag, &zero, sizeof zero, s));
-  out->reset(new DeviceWireKernels(scratch, s, d_flag));
+  // A memset on the stream, not a copy from host memory, so nothing of the host is read.
+  ZFC_RETURN_IF_ERROR(cuda::fill_zero(d_flag, sizeof(int), s));
+  out->reset(new DeviceWireKernels(scratch, s, d_flag, transport_queues));
   return Status::Ok();
 }
 
@@ -113,7 +116,8 @@ Status DeviceScratch::flag(int**) {
   return error(zfcUnsupported, "device buffers need a build with CUDA");
 }
 
-Status make_device_wire_kernels(DeviceScratch&, const void*, std::unique_ptr<WireKernels>*) {
+Status make_device_wire_kernels(DeviceScratch&, const void*, std::unique_ptr<WireKernels>*,
+                                bool) {
   return error(zfcUnsupported, "device buffers need a build with CUDA");
 }
 

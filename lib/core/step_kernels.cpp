@@ -153,24 +153,7 @@ template <class K>
 Status HostStepKernels<K>::bounded_verdict(const char* gathered, size_t block_bytes, int ranks,
                                            const K* global, const uint64_t* count, K sentinel,
                                            size_t capacity, BoundedVerdict* out) {
-  BoundedVerdict v{zfcSuccess, -1, 0, 0};
-  const uint64_t n = *count;
-  v.num_unique = static_cast<int64_t>(n > 0 && global[n - 1] == sentinel ? n - 1 : n);
-  for (int r = 0; r < ranks; ++r) {
-    BoundedLead lead;
-    std::memcpy(&lead, gathered + static_cast<size_t>(r) * block_bytes, sizeof lead);
-    if (lead.first_bad < lead.count) {
-      v.result = zfcInvalidArgument;
-      v.rank = r;
-      v.detail = static_cast<int64_t>(lead.first_bad);
-      break;
-    }
-  }
-  if (v.result == zfcSuccess && static_cast<uint64_t>(v.num_unique) > capacity) {
-    v.result = zfcInvalidArgument;
-    v.detail = static_cast<int64_t>(capacity);
-  }
-  *out = v;
+  *out = bounded_verdict_of(gathered, block_bytes, ranks, global, *count, sentinel, capacity);
   return Status::Ok();
 }
 

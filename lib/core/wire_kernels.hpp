@@ -82,7 +82,10 @@ class DeviceScratch {
 };
 
 // The CUDA kernels on `stream`, with scratch from `scratch`; zfcUnsupported without CUDA.
+// `transport_queues`: the transport queues its calls on the same stream
+// (Transport::set_queue_stream), so settle() has nothing to wait for.
 Status make_device_wire_kernels(DeviceScratch& scratch, const void* stream,
-                                std::unique_ptr<WireKernels>* out);
+                                std::unique_ptr<WireKernels>* out,
+                                bool transport_queues = false);
 
 }  // namespace zfc

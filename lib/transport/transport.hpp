@@ -111,6 +111,13 @@ class Transport {
   // forward and copy blocks with the host's memcpy, so they take host buffers there even
   // when CUDA-aware.
   virtual bool blocks_accept_device_buffers() const { return false; }
+  // True when calls on device buffers can be queued on the caller's stream, behind the work
+  // queued there, and return without waiting (NCCL): set_queue_stream(stream) starts that,
+  // set_queue_stream(nullptr) ends it. Calls on host buffers still wait for their results.
+  virtual bool queues_on_caller_stream() const { return false; }
+  virtual void set_queue_stream(const void* /*stream*/) {}
+  // A failure of work queued earlier (a peer lost), found without waiting; Ok otherwise.
+  virtual Status poll_async_error() { return Status::Ok(); }
 
   // Every rank contributes `bytes` bytes; recv receives size()*bytes, rank r's block at
   // offset r*bytes. send may equal recv + rank()*bytes (in place).

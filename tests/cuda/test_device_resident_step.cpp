@@ -1,11 +1,14 @@
 // The device-resident sparse step on one rank over NCCL, opened with the library's own
 // bootstrap (no MPI), against the same call on host buffers on the same communicator (the
 // host path, whatever the transport): the same bits, the path each phase took, and the
-// step's waits for the caller's stream. Skips, saying why, without a GPU
+// step's waits for the caller's stream. The same for the bounded step, which must not wait at
+// all, and whose failure is reported after the stream ran. Skips, saying why, without a GPU
 // or without the NCCL plugin.
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "device_test_util.hpp"
@@ -81,6 +84,105 @@ TEST_F(OneRankNccl, OtherAlgorithmsAreStagedAndSaySo) {
   ASSERT_EQ(zfcCommGetStats(nccl_, &st), zfcSuccess);
   EXPECT_EQ(st.last.path[zfcPhaseLocal], zfcPathStaged);
   EXPECT_GT(st.last.host_syncs, 0u);
+  EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
+}
+
+// One bounded call's outputs, read back once the stream ran.
+struct BoundedOut {
+  zfcResult_t result = zfcInternalError;
+  zfcBoundedStatus_t status{-7, -7, -7};
+  std::vector<int64_t> ids;
+  std::vector<float> rows;
+  uint32_t host_syncs = 99;
+  int32_t path = -1;
+};
+
+BoundedOut run_bounded(zfcComm_t comm, zfcSparsePlan_t plan, const std::vector<int64_t>& idx,
+                       const std::vector<float>& rows, size_t dim, size_t capacity,
+                       cudaStream_t stream) {
+  BoundedOut o;
+  const std::vector<int64_t> ids_before(capacity, 77);
+  const std::vector<float> rows_before(capacity * dim, -5.0f);
+  if (stream == nullptr) {  // host buffers
+    o.ids = ids_before;
+    o.rows = rows_before;
+    o.result = zfcSparseReduceBounded(plan, idx.data(), idx.size(), rows.data(), capacity,
+                                      o.ids.data(), o.rows.data(), &o.status, nullptr);
+  } else {
+    DeviceVector<int64_t> d_idx(idx), d_ids(ids_before);
+    DeviceVector<float> d_rows(rows), d_out(rows_before);
+    DeviceVector<zfcBoundedStatus_t> d_status(std::vector<zfcBoundedStatus_t>(1, o.status));
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    o.result = zfcSparseReduceBounded(plan, d_idx.get(), idx.size(), d_rows.get(), capacity,
+                                      d_ids.get(), d_out.get(), d_status.get(), stream);
+    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    o.ids = d_ids.to_host();
+    o.rows = d_out.to_host();
+    o.status = d_status.value();
+  }
+  zfcStats_t st = ZFC_STATS_INITIALIZER;
+  EXPECT_EQ(zfcCommGetStats(comm, &st), zfcSuccess);
+  o.host_syncs = st.last.host_syncs;
+  o.path = st.last.path[zfcPhaseRowExchange];
+  return o;
+}
+
+TEST_F(OneRankNccl, BoundedStepMatchesTheHostWithoutWaiting) {
+  const size_t dim = 24, count = 3000;
+  const int64_t vocab = 20000;
+  workload::SplitMix64 rng(41);
+  std::vector<int64_t> idx(count);
+  for (int64_t& v : idx) {
+    const double x = rng.uniform();
+    v = static_cast<int64_t>(static_cast<double>(vocab - 1) * x * x * x);
+  }
+  std::vector<float> rows(count * dim);
+  for (float& r : rows) r = static_cast<float>(rng.uniform() * 2.0 - 1.0);
+  zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
+  cfg.dim = dim;
+  cfg.vocab_size = vocab;
+  cfg.index_type = zfcInt64;
+  cfg.compression = zfcCompressFp16;
+  cfg.compress_scale = 32.0f;
+  zfcSparsePlan_t plan = nullptr;
+  ASSERT_EQ(zfcSparsePlanCreate(nccl_, &cfg, &plan), zfcSuccess);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const size_t capacity = count;  // above U_g
+  const BoundedOut host = run_bounded(nccl_, plan, idx, rows, dim, capacity, nullptr);
+  ASSERT_EQ(host.result, zfcSuccess) << zfcGetLastError(nccl_);
+  ASSERT_EQ(host.status.result, zfcSuccess);
+  ASSERT_GT(host.status.num_unique, 0);
+  EXPECT_EQ(host.path, zfcPathHost);
+  // Twice: the first call grows the plan's device memory, which waits for the device.
+  for (int round = 0; round < 2; ++round) {
+    const BoundedOut dev = run_bounded(nccl_, plan, idx, rows, dim, capacity, stream);
+    ASSERT_EQ(dev.result, zfcSuccess) << zfcGetLastError(nccl_);
+    EXPECT_EQ(dev.path, zfcPathDevice);
+    EXPECT_EQ(dev.host_syncs, 0u) << "round " << round;
+    EXPECT_EQ(dev.status.result, zfcSuccess);
+    EXPECT_EQ(dev.status.num_unique, host.status.num_unique);
+    EXPECT_EQ(dev.status.overflowed, host.status.overflowed);
+    EXPECT_TRUE(test::same_bits(dev.ids, host.ids)) << "round " << round;
+    EXPECT_TRUE(test::same_bits(dev.rows, host.rows)) << "round " << round;
+  }
+  zfcResult_t async = zfcInternalError;
+  ASSERT_EQ(zfcCommGetAsyncError(nccl_, &async), zfcSuccess);
+  EXPECT_EQ(async, zfcSuccess);
+  // Over capacity: the call returns at once; the status, the query and the untouched
+  // buffers tell, once the stream ran.
+  const size_t small = static_cast<size_t>(host.status.num_unique) - 1;
+  const BoundedOut over = run_bounded(nccl_, plan, idx, rows, dim, small, stream);
+  ASSERT_EQ(over.result, zfcSuccess) << zfcGetLastError(nccl_);
+  EXPECT_EQ(over.status.result, zfcInvalidArgument);
+  EXPECT_EQ(over.status.num_unique, host.status.num_unique);
+  EXPECT_EQ(over.ids, std::vector<int64_t>(small, 77));
+  EXPECT_EQ(over.rows, std::vector<float>(small * dim, -5.0f));
+  ASSERT_EQ(zfcCommGetAsyncError(nccl_, &async), zfcSuccess);
+  EXPECT_EQ(async, zfcInvalidArgument);
+  EXPECT_NE(std::string(zfcGetLastError(nccl_)).find("more than its capacity"),
+            std::string::npos);
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
   EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
 }
 

@@ -106,6 +106,7 @@ TEST_F(BoundedTest, GivesTheBitsOfTheUniquenessTechniqueInFixedSizes) {
       const PlanRun plain = run_plan(comm_, in, kDim, kVocab, opt);
       ASSERT_EQ(plain.result, zfcSuccess) << what;
       const size_t ug = plain.indices.size();
+      ASSERT_GT(ug, 0u) << what;
       const size_t capacity = ug + 5;
       zfcSparsePlan_t plan = make_plan(comm_, type, kind);
       const Bounded b = bounded(comm_, plan, type, in.indices, in.rows, capacity);
@@ -192,6 +193,51 @@ TEST_F(BoundedTest, ABadIndexOnOneRankFailsTheStepOnEveryRank) {
   const std::string text = zfcGetLastError(comm_);
   const std::string expected = "rank " + std::to_string(culprit) + ": indices[3] is outside";
   EXPECT_NE(text.find(expected), std::string::npos) << text;
+  zfcSparsePlanDestroy(plan);
+}
+
+TEST_F(BoundedTest, AFailureIsReportedOnceAfterAnArgumentErrorOrByAGroup) {
+  const Workload w = workload();
+  const RankInput& in = mine(w);
+  const PlanRun plain = run_plan(comm_, in, kDim, kVocab, PlanOptions{});
+  ASSERT_EQ(plain.result, zfcSuccess);
+  const size_t ug = plain.indices.size();
+  zfcSparsePlan_t plan = make_plan(comm_, zfcInt32, zfcCompressNone);
+  const std::vector<char> ids = typed_indices(in.indices, zfcInt32);
+  // A call failing on rank 0's own argument takes the earlier failure along on every rank.
+  ASSERT_EQ(bounded(comm_, plan, zfcInt32, in.indices, in.rows, ug - 1).status.result,
+            zfcInvalidArgument);
+  zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
+  EXPECT_EQ(zfcSparseReduce(plan, ids.data(), in.indices.size(), in.rows.data(),
+                            rank_ == 0 ? nullptr : &out, nullptr),
+            zfcInvalidArgument);
+  EXPECT_EQ(run_plan(comm_, in, kDim, kVocab, PlanOptions{}).result, zfcSuccess);
+  // A group reports it at zfcGroupEnd, on every rank, and the next call is clean.
+  ASSERT_EQ(bounded(comm_, plan, zfcInt32, in.indices, in.rows, ug - 1).status.result,
+            zfcInvalidArgument);
+  ASSERT_EQ(zfcGroupStart(comm_), zfcSuccess);
+  EXPECT_EQ(zfcSparseReduce(plan, ids.data(), in.indices.size(), in.rows.data(), &out, nullptr),
+            zfcSuccess);
+  EXPECT_EQ(zfcGroupEnd(comm_), zfcInvalidArgument);
+  EXPECT_NE(std::string(zfcGetLastError(comm_)).find("more than its capacity"),
+            std::string::npos) << zfcGetLastError(comm_);
+  EXPECT_EQ(run_plan(comm_, in, kDim, kVocab, PlanOptions{}).result, zfcSuccess);
+  zfcSparsePlanDestroy(plan);
+}
+
+TEST_F(BoundedTest, NoIndicesAnywhere) {
+  zfcSparsePlan_t plan = make_plan(comm_, zfcInt64, zfcCompressNone);
+  const std::vector<int64_t> none;
+  const std::vector<float> no_rows;
+  const Bounded empty = bounded(comm_, plan, zfcInt64, none, no_rows, 0);
+  ASSERT_EQ(empty.result, zfcSuccess) << empty.error;
+  EXPECT_EQ(empty.status.result, zfcSuccess);
+  EXPECT_EQ(empty.status.num_unique, 0);
+  const Bounded room = bounded(comm_, plan, zfcInt64, none, no_rows, 3);
+  ASSERT_EQ(room.result, zfcSuccess) << room.error;
+  EXPECT_EQ(room.status.num_unique, 0);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(index_at(room.ids, zfcInt64, i), -1);
+  EXPECT_EQ(room.rows, std::vector<float>(3 * kDim, 0.0f));
   zfcSparsePlanDestroy(plan);
 }
 

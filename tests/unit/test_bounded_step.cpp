@@ -14,47 +14,12 @@
 #include "algo/bounded_reduce.hpp"
 #include "algo/index_set.hpp"
 #include "core/comm.hpp"
+#include "unit/mirror_transport.hpp"
 
 namespace zfc {
 namespace {
 
-// `size` ranks, this one rank 0, every peer sending what this rank sends.
-class MirrorTransport final : public Transport {
- public:
-  explicit MirrorTransport(int size) : Transport(0, size) {}
-  const char* name() const override { return "mirror"; }
-  Status split(int, int, std::unique_ptr<Transport>*) override {
-    return error(zfcUnsupported, "mirror transport: no split");
-  }
-  void abandon() override {}
-
- protected:
-  Status do_allgather(const void* send, size_t bytes, void* recv) override {
-    for (int r = 0; r < size(); ++r) std::memmove(at(recv, r * bytes), send, bytes);
-    return Status::Ok();
-  }
-  Status do_allgatherv(const void* send, void* recv, const size_t* bytes,
-                       const size_t* displs) override {
-    for (int r = 0; r < size(); ++r) {
-      std::memset(at(recv, displs[r]), 0, bytes[r]);
-      std::memmove(at(recv, displs[r]), send, std::min(bytes[r], bytes[0]));
-    }
-    return Status::Ok();
-  }
-  Status do_alltoallv(const void* send, const size_t* send_bytes, const size_t* send_displs,
-                      void* recv, const size_t* recv_bytes,
-                      const size_t* recv_displs) override {
-    for (int r = 0; r < size(); ++r) {
-      std::memcpy(at(recv, recv_displs[r]), static_cast<const char*>(send) + send_displs[0],
-                  std::min(recv_bytes[r], send_bytes[0]));
-    }
-    return Status::Ok();
-  }
-  Status do_barrier() override { return Status::Ok(); }
-
- private:
-  static char* at(void* base, size_t offset) { return static_cast<char*>(base) + offset; }
-};
+using test::MirrorTransport;
 
 constexpr size_t kDim = 3;
 constexpr int64_t kVocab = 50;

@@ -252,6 +252,15 @@ void bind_comm(py::module_& m) {
            "Local. {'last': {...}, 'total': {...}}: calls, tokens, local_unique,\n"
            "global_unique, bytes_sent, bytes_received, peak_workspace_bytes, overflows,\n"
            "internode bytes, algorithm (of the last sparse reduce) and seconds per phase.")
+      .def("check_async_error", [](const Comm& c) {
+        zfcResult_t found = zfcSuccess;
+        check(zfcCommGetAsyncError(c.get(), &found), c.get());
+        if (found == zfcInProgress) return false;
+        if (found != zfcSuccess) raise_error(found, zfcGetLastError(c.get()));
+        return true;
+      }, "Local; does not wait. Raises the first failure of this communicator's\n"
+         "reduce_bounded calls not yet reported (once); else True when all of them have\n"
+         "finished, False while some have not.")
       .def("reset_stats", [](const Comm& c) { check(zfcCommResetStats(c.get()), c.get()); },
            "Local. Zeroes the statistics.")
       .def("machine_model", &machine_model,

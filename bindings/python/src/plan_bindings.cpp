@@ -174,6 +174,57 @@ py::object reduce(py::object self, py::handle indices, py::handle rows, py::hand
                        caller ? into.owner : py::object(SparsePlan::view_owner(self)));
 }
 
+// reduce_bounded: zfcSparseReduceBounded into the caller's arrays. Host arrays: the status is
+// known at return (a BoundedStatus). Device arrays: `status` is the caller's writable device
+// array of 16 bytes (zfcBoundedStatus_t), written when the stream reaches the call's end.
+py::object reduce_bounded(py::object self, py::handle indices, py::handle rows,
+                          py::handle out_obj, py::handle status_obj, py::handle stream_obj) {
+  SparsePlan& plan = self.cast<SparsePlan&>();
+  zfcSparsePlan_t h = plan.get();
+  zfcComm_t c = plan.comm().get();
+  if (group_open(c)) raise_error(zfcInvalidUsage, "reduce_bounded is not for a group");
+  void* stream = stream_pointer(stream_obj);
+  auto i = borrow(indices, "indices", Access::kRead, stream);
+  auto r = borrow(rows, "rows", Access::kRead, stream);
+  const zfcSparsePlanConfig_t& cfg = plan.config();
+  if (index_type_of(*i) != cfg.index_type) {
+    raise_invalid("indices hold %s, but the plan was made for %s", dtype_name(i->dtype),
+                  cfg.index_type == zfcInt32 ? "int32" : "int64");
+  }
+  row_type_of(*r, cfg.row_type);
+  require_size(*r, i->size() * cfg.dim, "count x dim (one row per index)");
+  CallerArrays into = borrow_out(out_obj, cfg);
+  zfcBoundedStatus_t host_status{0, 0, 0};
+  zfcBoundedStatus_t* status = &host_status;
+  std::unique_ptr<Array> s;
+  if (!status_obj.is_none()) {
+    s = borrow(status_obj, "status", Access::kWrite, stream);
+    const bool fits = (s->dtype == Dtype::kInt64 && s->size() == 2) ||
+                      (s->dtype == Dtype::kInt32 && s->size() == 4);
+    if (!fits) {
+      raise_invalid("status must be 2 int64 or 4 int32 (the 16 bytes of zfcBoundedStatus_t), "
+                    "not %zu of %s", s->size(), dtype_name(s->dtype));
+    }
+    status = static_cast<zfcBoundedStatus_t*>(s->data);
+  } else if (i->device || r->device) {
+    raise_invalid("device arrays need status=: a writable device array of 16 bytes");
+  }
+  zfcResult_t res;
+  {
+    py::gil_scoped_release unlocked;
+    res = zfcSparseReduceBounded(h, i->data, i->size(), r->data, into.capacity,
+                                 into.indices->data, static_cast<float*>(into.rows->data),
+                                 status, stream);
+  }
+  check(res, c);
+  if (s != nullptr && s->device) return py::none();
+  // Host arrays: the call has finished, its status is there.
+  const zfcBoundedStatus_t got = *status;
+  return result_type("BoundedStatus")(got.num_unique, zfcGetErrorString(
+                                                          static_cast<zfcResult_t>(got.result)),
+                                      got.result == zfcSuccess, got.overflowed != 0);
+}
+
 }  // namespace
 
 void bind_plan(py::module_& m) {
@@ -203,6 +254,19 @@ void bind_plan(py::module_& m) {
            "U_g on any rank raises InvalidArgumentError on every rank.\n"
            "Inside comm.group(): a Pending whose wait() gives it once the group ended (a\n"
            "plan runs at most once per group).")
+      .def("reduce_bounded", &reduce_bounded, py::arg("indices"), py::arg("rows"),
+           py::kw_only(), py::arg("out"), py::arg("status") = py::none(),
+           py::arg("stream") = py::none(),
+           "Collective. zfcSparseReduceBounded: the reduce in fixed sizes, for a capacity\n"
+           "every rank shares (the length of out's indices). out=(indices, rows): writable\n"
+           "arrays (capacity,) of the index type and (capacity, dim) float32 that receive\n"
+           "the sorted distinct indices, then -1, and their summed rows, then zeros. A bad\n"
+           "index or more distinct indices than the capacity is not raised: host arrays\n"
+           "return BoundedStatus(num_unique, result, ok, overflowed), and the buffers are\n"
+           "then left as they were; device arrays return None and need status=, a writable\n"
+           "device array of 16 bytes (int64 num_unique, int32 result, int32 overflowed)\n"
+           "written when `stream` reaches the call. Comm.check_async_error() and the next\n"
+           "call that is not bounded raise such a failure once.")
       .def("destroy", &SparsePlan::destroy,
            "Local. Frees the plan (also done when it is collected); while views of its\n"
            "results are alive, their memory stays until the last of them is gone (until\n"

@@ -35,7 +35,8 @@ from ._errors import (
     UnsupportedError,
     error_class,
 )
-from ._results import AllReduceResult, Samples, ShardedLookup, SparseResult, UniqueMergeResult
+from ._results import (AllReduceResult, BoundedStatus, Samples, ShardedLookup, SparseResult,
+                       UniqueMergeResult)
 from ._zipfcoll import (
     Comm,
     DeviceArray,
@@ -58,7 +59,7 @@ from ._zipfcoll import (
 )
 
 __all__ = [
-    "AllReduceResult", "Comm", "DeviceArray", "Error", "Group", "InProgressError",
+    "AllReduceResult", "BoundedStatus", "Comm", "DeviceArray", "Error", "Group", "InProgressError",
     "InternalError", "InvalidArgumentError", "InvalidUsageError", "MismatchError",
     "OutOfMemoryError", "Pending", "RemoteError", "Samples", "SeedGroup", "ShardedLookup",
     "SparsePlan", "SparseResult", "SystemCallError",

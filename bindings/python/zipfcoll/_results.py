@@ -26,6 +26,16 @@ class SparseResult(NamedTuple):
     algorithm: str
 
 
+class BoundedStatus(NamedTuple):
+    """SparsePlan.reduce_bounded on host arrays: U_g, the text of the step's result code (as
+    zfcGetErrorString gives it: "no error" on success), whether it succeeded (the buffers
+    are written only then), and whether some value overflowed."""
+    num_unique: int
+    result: str
+    ok: bool
+    overflowed: bool
+
+
 class ShardedLookup(NamedTuple):
     """SparsePlan.sharded_gather: this rank's distinct indices and their rows (views of the
     plan's buffers, valid until its next call), and each index's place among them."""

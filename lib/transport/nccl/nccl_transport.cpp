@@ -133,6 +133,8 @@ class Staged {
     *d_out = bounce_.data();
     return Status::Ok();
   }
+  // Whether an output goes through the bounce buffer (so the call must wait to copy it back).
+  bool stages_output() const { return host_ != nullptr; }
   // After the wait: the staged output back to the caller.
   Status finish() {
     if (host_ == nullptr) return Status::Ok();
@@ -175,11 +177,11 @@ class NcclTransport final : public Transport {
   NcclTransport(ncclComm_t comm, int rank, int size, int device, int timeout_ms,
                 cudaStream_t stream)
       : Transport(rank, size), comm_(comm), device_(device), timeout_ms_(timeout_ms),
-        stream_(stream) {}
+        own_stream_(stream) {}
   ~NcclTransport() override {
     cuda::CurrentDevice on(device_);  // NCCL and the stream belong to it; restored after
     if (!abandoned_) close_comm(comm_, timeout_ms_);
-    cudaStreamDestroy(stream_);
+    cudaStreamDestroy(own_stream_);
     recv_bounce_.release();  // on this device, before the caller's context is restored
     send_bounce_.release();
   }
@@ -188,6 +190,23 @@ class NcclTransport final : public Transport {
   // The block calls are the base's two rounds over do_allgather(v) and do_alltoallv, which
   // take device memory as it is (the sizes, host memory, are staged).
   bool blocks_accept_device_buffers() const override { return true; }
+  // NCCL queues its kernels on any stream of its device: on the caller's, behind its work,
+  // and a call on device buffers then returns without waiting.
+  bool queues_on_caller_stream() const override { return true; }
+  void set_queue_stream(const void* stream) override {
+    queue_ = static_cast<cudaStream_t>(const_cast<void*>(stream));
+  }
+  Status poll_async_error() override {
+    ZFC_RETURN_IF_ERROR(usable());
+    ncclResult_t state = ncclSuccess;
+    ncclCommGetAsyncError(comm_, &state);
+    if (state != ncclSuccess && state != ncclInProgress) {
+      abandon();
+      return nccl_error(state, rank(), "an NCCL operation queued on the caller's stream (a "
+                        "peer failed or left)");
+    }
+    return Status::Ok();
+  }
 
   Status split(int color, int key, std::unique_ptr<Transport>* out) override {
     ZFC_RETURN_IF_ERROR(usable());
@@ -262,18 +281,17 @@ class NcclTransport final : public Transport {
     ZFC_RETURN_IF_ERROR(usable());
     cuda::CurrentDevice on(device_);  // the caller's device is restored on return
     ZFC_RETURN_IF_ERROR(on.status());
-    Staged out(recv_bounce_, stream_, device_, rank());
-    Staged in(send_bounce_, stream_, device_, rank());
+    Staged out(recv_bounce_, stream(), device_, rank());
+    Staged in(send_bounce_, stream(), device_, rank());
     ZFC_RETURN_IF_ERROR(out.output(recv, total, in_place, &d_recv));
     if (in_place) {
       d_send = static_cast<const char*>(d_recv) + bytes * rank();
     } else {
       ZFC_RETURN_IF_ERROR(in.input(send, bytes, &d_send));
     }
-    ZFC_NCCL_CHECK(ncclAllGather(d_send, d_recv, bytes, ncclUint8, comm_, stream_),
+    ZFC_NCCL_CHECK(ncclAllGather(d_send, d_recv, bytes, ncclUint8, comm_, stream()),
                    "ncclAllGather");
-    ZFC_RETURN_IF_ERROR(wait());
-    return out.finish();
+    return complete(out);
   }
 
   // One broadcast per rank, grouped: NCCL has no allgatherv of its own.
@@ -286,8 +304,8 @@ class NcclTransport final : public Transport {
     ZFC_RETURN_IF_ERROR(usable());
     cuda::CurrentDevice on(device_);  // the caller's device is restored on return
     ZFC_RETURN_IF_ERROR(on.status());
-    Staged out(recv_bounce_, stream_, device_, rank());
-    Staged in(send_bounce_, stream_, device_, rank());
+    Staged out(recv_bounce_, stream(), device_, rank());
+    Staged in(send_bounce_, stream(), device_, rank());
     ZFC_RETURN_IF_ERROR(out.output(recv, extent(recv_bytes, displs, size()), in_place, &d_recv));
     char* d_base = static_cast<char*>(d_recv);
     if (in_place) {
@@ -300,12 +318,11 @@ class NcclTransport final : public Transport {
     for (int r = 0; r < size(); ++r) {
       if (recv_bytes[r] == 0) continue;
       ZFC_NCCL_CHECK(ncclBroadcast(r == me ? d_send : d_base + displs[r], d_base + displs[r],
-                                   recv_bytes[r], ncclUint8, r, comm_, stream_),
+                                   recv_bytes[r], ncclUint8, r, comm_, stream()),
                      "ncclBroadcast");
     }
     ZFC_NCCL_CHECK(group.end(), "ncclGroupEnd");
-    ZFC_RETURN_IF_ERROR(wait());
-    return out.finish();
+    return complete(out);
   }
 
   // Grouped point-to-point sends and receives; this rank's own block is a device copy.
@@ -318,8 +335,8 @@ class NcclTransport final : public Transport {
     ZFC_RETURN_IF_ERROR(usable());
     cuda::CurrentDevice on(device_);  // the caller's device is restored on return
     ZFC_RETURN_IF_ERROR(on.status());
-    Staged out(recv_bounce_, stream_, device_, rank());
-    Staged in(send_bounce_, stream_, device_, rank());
+    Staged out(recv_bounce_, stream(), device_, rank());
+    Staged in(send_bounce_, stream(), device_, rank());
     ZFC_RETURN_IF_ERROR(
         out.output(recv, extent(recv_bytes, recv_displs, size()), false, &d_recv));
     ZFC_RETURN_IF_ERROR(in.input(send, extent(send_bytes, send_displs, size()), &d_send));
@@ -328,7 +345,7 @@ class NcclTransport final : public Transport {
     if (send_bytes[me] > 0) {
       ZFC_RETURN_IF_ERROR(cuda::cuda_check(
           cudaMemcpyAsync(d + recv_displs[me], s + send_displs[me], send_bytes[me],
-                          cudaMemcpyDeviceToDevice, stream_),
+                          cudaMemcpyDeviceToDevice, stream()),
           "cudaMemcpyAsync"));
     }
     NcclGroup group;
@@ -336,17 +353,16 @@ class NcclTransport final : public Transport {
     for (int r = 0; r < size(); ++r) {
       if (r == me) continue;
       if (send_bytes[r] > 0) {
-        ZFC_NCCL_CHECK(ncclSend(s + send_displs[r], send_bytes[r], ncclUint8, r, comm_, stream_),
+        ZFC_NCCL_CHECK(ncclSend(s + send_displs[r], send_bytes[r], ncclUint8, r, comm_, stream()),
                        "ncclSend");
       }
       if (recv_bytes[r] > 0) {
-        ZFC_NCCL_CHECK(ncclRecv(d + recv_displs[r], recv_bytes[r], ncclUint8, r, comm_, stream_),
+        ZFC_NCCL_CHECK(ncclRecv(d + recv_displs[r], recv_bytes[r], ncclUint8, r, comm_, stream()),
                        "ncclRecv");
       }
     }
     ZFC_NCCL_CHECK(group.end(), "ncclGroupEnd");
-    ZFC_RETURN_IF_ERROR(wait());
-    return out.finish();
+    return complete(out);
   }
 
   Status do_barrier() override {
@@ -355,7 +371,7 @@ class NcclTransport final : public Transport {
     ZFC_RETURN_IF_ERROR(on.status());
     ZFC_RETURN_IF_ERROR(recv_bounce_.reserve(sizeof(int)));
     int* flag = static_cast<int*>(recv_bounce_.data());
-    ZFC_NCCL_CHECK(ncclAllReduce(flag, flag, 1, ncclInt32, ncclSum, comm_, stream_),
+    ZFC_NCCL_CHECK(ncclAllReduce(flag, flag, 1, ncclInt32, ncclSum, comm_, stream()),
                    "ncclAllReduce");
     return wait();
   }
@@ -366,6 +382,20 @@ class NcclTransport final : public Transport {
       return error(zfcInvalidUsage, "rank %d: the NCCL communicator was aborted", rank());
     }
     return Status::Ok();
+  }
+
+  // The stream the calls run on: the caller's while queued there, else the transport's own.
+  cudaStream_t stream() const { return queue_ != nullptr ? queue_ : own_stream_; }
+
+  // The end of a data call: queued on the caller's stream with nothing to copy back, it
+  // returns once NCCL has queued its kernels there (the non-blocking communicator may still
+  // be queueing them when the call returns; the caller's next kernels must follow them) but
+  // before they run (their errors are found by the next wait or poll_async_error); else it
+  // waits for the stream and copies a staged output back.
+  Status complete(Staged& out) {
+    if (queue_ != nullptr && !out.stages_output()) return wait_ready(comm_, "an NCCL group");
+    ZFC_RETURN_IF_ERROR(wait());
+    return out.finish();
   }
 
   Status wait_ready(ncclComm_t comm, const char* what) {
@@ -381,7 +411,7 @@ class NcclTransport final : public Transport {
     ZFC_RETURN_IF_ERROR(wait_ready(comm_, "an NCCL group"));
     const auto start = Clock::now();
     for (;;) {
-      const cudaError_t q = cudaStreamQuery(stream_);
+      const cudaError_t q = cudaStreamQuery(stream());
       if (q == cudaSuccess) return Status::Ok();
       if (q != cudaErrorNotReady) {
         abandon();
@@ -406,7 +436,9 @@ class NcclTransport final : public Transport {
   ncclComm_t comm_;
   int device_;
   int timeout_ms_;
-  cudaStream_t stream_;
+  cudaStream_t own_stream_;
+  // The caller's stream while calls are queued on it (set_queue_stream), else nullptr.
+  cudaStream_t queue_ = nullptr;
   cuda::DeviceBuffer send_bounce_;
   cuda::DeviceBuffer recv_bounce_;
   bool abandoned_ = false;

@@ -73,3 +73,29 @@ def test_auto_reports_the_algorithm_it_ran(comm):
         res = plan.reduce(idx, np.ones((50, 4), np.float32))
     assert res.algorithm in {zipfcoll.algorithm_name(a) for a in range(1, 7)}
     assert np.all(res.rows == comm.size)
+
+
+def test_reduce_bounded_matches_reduce_and_reports_a_small_capacity_once(comm):
+    rng = np.random.default_rng(7 + comm.rank)
+    idx = rng.integers(0, 40, size=25 + comm.rank).astype(np.int32)
+    rows = rng.standard_normal((idx.size, 4)).astype(np.float32)
+    with zipfcoll.SparsePlan(comm, 4, 40, algorithm="unique_allreduce") as plan:
+        plain = plan.reduce(idx, rows)
+        ug = plain.num_unique
+        want_ids, want_rows = plain.indices.copy(), plain.rows.copy()
+        cap = ug + 3
+        out_ids = np.full(cap, 9, dtype=np.int32)
+        out_rows = np.full((cap, 4), 5.0, dtype=np.float32)
+        st = plan.reduce_bounded(idx, rows, out=(out_ids, out_rows))
+        assert st == zipfcoll.BoundedStatus(ug, "no error", True, False)
+        assert np.array_equal(out_ids[:ug], want_ids) and (out_ids[ug:] == -1).all()
+        assert np.array_equal(out_rows[:ug], want_rows) and (out_rows[ug:] == 0).all()
+        assert comm.check_async_error() is True
+        small_ids = np.full(ug - 1, 9, dtype=np.int32)
+        small_rows = np.full((ug - 1, 4), 5.0, dtype=np.float32)
+        st = plan.reduce_bounded(idx, rows, out=(small_ids, small_rows))
+        assert not st.ok and st.num_unique == ug
+        assert (small_ids == 9).all() and (small_rows == 5.0).all()
+        with pytest.raises(zipfcoll.InvalidArgumentError, match="more than its capacity"):
+            comm.check_async_error()
+        assert comm.check_async_error() is True
