@@ -100,8 +100,11 @@ ZFC_API const char* zfcGetLastError(zfcComm_t comm);
  * not yet reported: zfcSuccess when there is none, zfcInProgress while some such call has not
  * finished on its stream and none that finished failed. A failure reported here (its detail
  * in zfcGetLastError(comm)) or by the communicator's next call that is not bounded is
- * reported once. A failure of the transfers such a call queued on the caller's stream (NCCL:
- * a peer lost) is reported here too. */
+ * reported once, in the order the calls were made. A failure NCCL finds in the transfers
+ * such a call queued on the caller's stream (a peer lost) is reported here too, and aborts
+ * the communicator. The next call that is not bounded waits for the bounded calls first, up
+ * to the config's timeout_ms; past it, that call fails with zfcTimeout on this rank and the
+ * communicator is aborted (its queued transfers would hold the stream for ever). */
 ZFC_API zfcResult_t zfcCommGetAsyncError(zfcComm_t comm, zfcResult_t* async_error);
 
 /* The version code of the library actually linked (compare with ZFC_VERSION_CODE). */
@@ -557,8 +560,10 @@ typedef struct {
  * Device buffers need a transport that takes device memory (NCCL; MPI when CUDA-aware); the
  * calls of one plan must be ordered (one stream, or the caller's events). Over NCCL, on a
  * stream other than the legacy default one, the transfers are queued on `stream` behind the
- * call's kernels and the call returns without waiting for them (only the operation header
- * that every call agrees first is waited for). */
+ * call's kernels and the call waits for none of them; its operation header, which every
+ * call agrees first, goes through NCCL's own stream and is waited for, and NCCL runs a
+ * communicator's operations in order, so that wait also covers the transfers the previous
+ * call queued. */
 ZFC_API zfcResult_t zfcSparseReduceBounded(zfcSparsePlan_t plan, const void* indices,
                                            size_t count, const void* rows, size_t capacity,
                                            void* out_indices, float* out_rows,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 
@@ -218,6 +219,10 @@ template <class K>
 Status BoundedReduceCall<K>::local() {
   ZFC_RETURN_IF_ERROR(check_plan_call(indices_, count_, rows_, true));
   if (out_.status == nullptr) return error(zfcInvalidArgument, "out_status is NULL");
+  if (reinterpret_cast<uintptr_t>(out_.status) % alignof(zfcBoundedStatus_t) != 0) {
+    return error(zfcInvalidArgument, "out_status %p is not aligned to %zu bytes",
+                 static_cast<void*>(out_.status), alignof(zfcBoundedStatus_t));
+  }
   if (out_.capacity > 0 && (out_.indices == nullptr || out_.rows == nullptr)) {
     return error(zfcInvalidArgument, "%s is NULL with capacity %zu",
                  out_.indices == nullptr ? "out_indices" : "out_rows", out_.capacity);

@@ -9,8 +9,15 @@
 namespace zfc {
 
 void report_async_errors(zfcComm& comm, LocalHeader* h) {
+  AsyncErrors::Wait wait;
+  wait.poll = [&comm] { return comm.transport->poll_async_error(); };
+  wait.timeout_ms = comm.config.timeout_ms;
   std::string detail;
-  const zfcResult_t earlier = comm.async_errors.take(true, &detail);
+  const zfcResult_t earlier = comm.async_errors.take(&wait, &detail);
+  if (earlier == zfcTimeout) {
+    // Queued transfers that never end hold the stream: released by aborting the transport.
+    comm.transport->abandon();
+  }
   if (earlier != zfcSuccess) {
     header_fail(h, error(earlier, "%s (found after that call returned)", detail.c_str()));
   }

@@ -41,7 +41,7 @@ zfcResult_t zfcCommGetAsyncError(zfcComm_t comm, zfcResult_t* async_error) {
     if (comm == nullptr) return zfc::null_handle("comm");
     if (async_error == nullptr) return zfc::null_handle("async_error");
     std::string detail;
-    zfcResult_t found = comm->async_errors.take(false, &detail);
+    zfcResult_t found = comm->async_errors.take(nullptr, &detail);
     if (found == zfcSuccess || found == zfcInProgress) {
       // Transfers queued on a caller's stream: a peer lost there is found here too.
       const Status queued = comm->transport->poll_async_error();

@@ -1,6 +1,8 @@
 #include "core/async_errors.hpp"
 
+#include <chrono>
 #include <cstdio>
+#include <thread>
 
 #if ZIPFCOLL_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -81,18 +83,33 @@ Status AsyncErrors::note_device(const BoundedVerdict* d_verdict, const void* str
   return Status::Ok();
 }
 
-// Every call that has finished, in the order they were queued (calls on several streams may
-// finish out of order).
-zfcResult_t AsyncErrors::take(bool wait, std::string* detail) {
-  for (auto it = pending_.begin(); it != pending_.end();) {
-    Pending* p = *it;
-    cudaEvent_t ev = static_cast<cudaEvent_t>(p->event);
-    cudaError_t e = wait ? cudaEventSynchronize(ev) : cudaEventQuery(ev);
+// The calls in the order they were made, up to the first that has not finished: the first
+// failure is the earliest call's. Waiting, each unfinished call is polled (with the
+// transport's own check for failures of the transfers queued there) until it finishes, the
+// transport reports a failure, or timeout_ms passes (0: no limit); the last two end the wait
+// with that failure, and the calls not looked at stay pending.
+zfcResult_t AsyncErrors::take(const Wait* wait, std::string* detail) {
+  const auto start = std::chrono::steady_clock::now();
+  while (!pending_.empty()) {
+    Pending* p = pending_.front();
+    const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(p->event));
     if (e == cudaErrorNotReady) {
-      ++it;
+      if (wait == nullptr) break;
+      const Status polled = wait->poll ? wait->poll() : Status::Ok();
+      const bool late = wait->timeout_ms > 0 &&
+                        std::chrono::steady_clock::now() - start >
+                            std::chrono::milliseconds(wait->timeout_ms);
+      if (!polled.ok() || late) {
+        *detail = polled.ok()
+                      ? "zfcSparseReduceBounded: a call's work on its stream did not finish "
+                        "within timeout_ms " + std::to_string(wait->timeout_ms)
+                      : polled.message();
+        return polled.ok() ? zfcTimeout : polled.code();
+      }
+      std::this_thread::yield();
       continue;
     }
-    it = pending_.erase(it);
+    pending_.pop_front();
     if (e == cudaSuccess) {
       fold(*p->host, p->vocab);
     } else if (first_ == zfcSuccess) {
@@ -113,7 +130,7 @@ Status AsyncErrors::note_device(const BoundedVerdict*, const void*, int64_t) {
   return error(zfcUnsupported, "device buffers need a build with CUDA");
 }
 
-zfcResult_t AsyncErrors::take(bool, std::string* detail) { return finish_take(detail); }
+zfcResult_t AsyncErrors::take(const Wait*, std::string* detail) { return finish_take(detail); }
 
 #endif
 

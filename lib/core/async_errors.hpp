@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,10 +33,17 @@ class AsyncErrors {
   // A call whose verdict the device writes to d_verdict on `stream`: read back into pinned
   // memory behind the call's work, without waiting. zfcUnsupported without CUDA.
   Status note_device(const BoundedVerdict* d_verdict, const void* stream, int64_t vocab);
-  // The first unreported failure: zfcSuccess if none, zfcInProgress when some call has not
-  // finished (and none that finished failed). `wait` waits for the calls first. A failure
-  // returned is cleared, its detail in *detail.
-  zfcResult_t take(bool wait, std::string* detail);
+  // How take() waits: `poll` reports a failure of the transfers queued on the calls' streams
+  // (a peer lost), and timeout_ms (0: none) bounds the wait.
+  struct Wait {
+    std::function<Status()> poll;
+    int timeout_ms = 0;
+  };
+  // The first unreported failure, in the order the calls were made: zfcSuccess if none,
+  // zfcInProgress when some call has not finished (and none before it failed). With `wait`,
+  // waits for the calls first, as it says; a failure of that wait (the poll's, or zfcTimeout)
+  // is returned instead. A failure returned is cleared, its detail in *detail.
+  zfcResult_t take(const Wait* wait, std::string* detail);
 
  private:
   struct Pending;

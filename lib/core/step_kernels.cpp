@@ -164,12 +164,15 @@ Status HostStepKernels<K>::bounded_finish(const BoundedVerdict* verdict, const K
   zfcBoundedStatus_t status{verdict->num_unique, static_cast<int32_t>(verdict->result), 0};
   if (verdict->result == zfcSuccess) {
     const size_t ug = static_cast<size_t>(verdict->num_unique);
-    kernels::store_keys(global, ug, out.index_type, out.indices);
-    const size_t index_bytes = out.index_type == zfcInt32 ? 4 : 8;
-    // -1 in either index type: every byte set.
-    std::memset(static_cast<char*>(out.indices) + ug * index_bytes, 0xff,
-                (out.capacity - ug) * index_bytes);
-    if (out.capacity > 0) std::memcpy(out.rows, dense, out.capacity * dim * sizeof(float));
+    // No buffers at all with no capacity (the verdict holds U_g within it).
+    if (out.capacity > 0) {
+      kernels::store_keys(global, ug, out.index_type, out.indices);
+      const size_t index_bytes = out.index_type == zfcInt32 ? 4 : 8;
+      // -1 in either index type: every byte set.
+      std::memset(static_cast<char*>(out.indices) + ug * index_bytes, 0xff,
+                  (out.capacity - ug) * index_bytes);
+      std::memcpy(out.rows, dense, out.capacity * dim * sizeof(float));
+    }
     bool finite = true;
     ZFC_RETURN_IF_ERROR(wire_.all_finite(&finite));
     status.overflowed = finite ? 0 : 1;

@@ -90,14 +90,15 @@ struct CallerArrays {
   size_t capacity = 0;
 };
 
-CallerArrays borrow_out(py::handle out, const zfcSparsePlanConfig_t& cfg) {
+CallerArrays borrow_out(py::handle out, const zfcSparsePlanConfig_t& cfg,
+                        void* stream = nullptr) {
   CallerArrays a;
   if (!py::isinstance<py::tuple>(out) || py::len(out) != 2) {
     raise_invalid("out must be a tuple (indices, rows)");
   }
   py::tuple t = py::reinterpret_borrow<py::tuple>(out);
-  a.indices = borrow(t[0], "out indices", Access::kWrite, nullptr);
-  a.rows = borrow(t[1], "out rows", Access::kWrite, nullptr);
+  a.indices = borrow(t[0], "out indices", Access::kWrite, stream);
+  a.rows = borrow(t[1], "out rows", Access::kWrite, stream);
   if (a.indices->ndim() != 1 || index_type_of(*a.indices) != cfg.index_type) {
     raise_invalid("out indices must be a vector of %s",
                   cfg.index_type == zfcInt32 ? "int32" : "int64");
@@ -193,7 +194,7 @@ py::object reduce_bounded(py::object self, py::handle indices, py::handle rows,
   }
   row_type_of(*r, cfg.row_type);
   require_size(*r, i->size() * cfg.dim, "count x dim (one row per index)");
-  CallerArrays into = borrow_out(out_obj, cfg);
+  CallerArrays into = borrow_out(out_obj, cfg, stream);
   zfcBoundedStatus_t host_status{0, 0, 0};
   zfcBoundedStatus_t* status = &host_status;
   std::unique_ptr<Array> s;

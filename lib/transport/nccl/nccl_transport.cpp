@@ -112,6 +112,7 @@ class Staged {
     ZFC_RETURN_IF_ERROR(bounce_.reserve(bytes));
     ZFC_RETURN_IF_ERROR(cuda::copy_to_device(bounce_.data(), ptr, bytes, stream_));
     *d_out = bounce_.data();
+    staged_input_ = true;
     return Status::Ok();
   }
   // An output region (of which `filled` bytes are inputs too, as for an in-place send).
@@ -133,8 +134,10 @@ class Staged {
     *d_out = bounce_.data();
     return Status::Ok();
   }
-  // Whether an output goes through the bounce buffer (so the call must wait to copy it back).
+  // Whether a buffer goes through the bounce buffer: an output must be copied back after the
+  // call, and an input's bounce buffer must not be refilled before the call has read it.
   bool stages_output() const { return host_ != nullptr; }
+  bool stages_input() const { return staged_input_; }
   // After the wait: the staged output back to the caller.
   Status finish() {
     if (host_ == nullptr) return Status::Ok();
@@ -161,6 +164,7 @@ class Staged {
   int rank_;
   void* host_ = nullptr;
   size_t bytes_ = 0;
+  bool staged_input_ = false;
 };
 
 // The end of the bytes a displacement list covers.
@@ -196,10 +200,13 @@ class NcclTransport final : public Transport {
   void set_queue_stream(const void* stream) override {
     queue_ = static_cast<cudaStream_t>(const_cast<void*>(stream));
   }
+  // Once the communicator is aborted there is nothing left to find: the call that aborted it
+  // reported why.
   Status poll_async_error() override {
-    ZFC_RETURN_IF_ERROR(usable());
+    if (abandoned_) return Status::Ok();
     ncclResult_t state = ncclSuccess;
-    ncclCommGetAsyncError(comm_, &state);
+    const ncclResult_t asked = ncclCommGetAsyncError(comm_, &state);
+    if (asked != ncclSuccess) state = asked;
     if (state != ncclSuccess && state != ncclInProgress) {
       abandon();
       return nccl_error(state, rank(), "an NCCL operation queued on the caller's stream (a "
@@ -291,7 +298,7 @@ class NcclTransport final : public Transport {
     }
     ZFC_NCCL_CHECK(ncclAllGather(d_send, d_recv, bytes, ncclUint8, comm_, stream()),
                    "ncclAllGather");
-    return complete(out);
+    return complete(out, in);
   }
 
   // One broadcast per rank, grouped: NCCL has no allgatherv of its own.
@@ -322,7 +329,7 @@ class NcclTransport final : public Transport {
                      "ncclBroadcast");
     }
     ZFC_NCCL_CHECK(group.end(), "ncclGroupEnd");
-    return complete(out);
+    return complete(out, in);
   }
 
   // Grouped point-to-point sends and receives; this rank's own block is a device copy.
@@ -362,7 +369,7 @@ class NcclTransport final : public Transport {
       }
     }
     ZFC_NCCL_CHECK(group.end(), "ncclGroupEnd");
-    return complete(out);
+    return complete(out, in);
   }
 
   Status do_barrier() override {
@@ -392,8 +399,10 @@ class NcclTransport final : public Transport {
   // be queueing them when the call returns; the caller's next kernels must follow them) but
   // before they run (their errors are found by the next wait or poll_async_error); else it
   // waits for the stream and copies a staged output back.
-  Status complete(Staged& out) {
-    if (queue_ != nullptr && !out.stages_output()) return wait_ready(comm_, "an NCCL group");
+  Status complete(Staged& out, const Staged& in) {
+    if (queue_ != nullptr && !out.stages_output() && !in.stages_input()) {
+      return wait_ready(comm_, "an NCCL group");
+    }
     ZFC_RETURN_IF_ERROR(wait());
     return out.finish();
   }
