@@ -31,6 +31,20 @@ zfcResult_t open_one_rank(zfcTransport_t transport, zfcComm_t* comm) {
   return zfcCommInitRank(comm, 1, id, 0, &cfg);
 }
 
+// count indices below vocab, skewed to the low ids (a cubed uniform), and their rows in
+// [-1, 1).
+void skewed_step(uint64_t seed, size_t count, size_t dim, int64_t vocab,
+                 std::vector<int64_t>* idx, std::vector<float>* rows) {
+  workload::SplitMix64 rng(seed);
+  idx->resize(count);
+  for (int64_t& v : *idx) {
+    const double x = rng.uniform();
+    v = static_cast<int64_t>(static_cast<double>(vocab - 1) * x * x * x);
+  }
+  rows->resize(count * dim);
+  for (float& r : *rows) r = static_cast<float>(rng.uniform() * 2.0 - 1.0);
+}
+
 class OneRankNccl : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -50,14 +64,9 @@ class OneRankNccl : public ::testing::Test {
 TEST_F(OneRankNccl, ResidentKeyRoutedStepMatchesTheHost) {
   const size_t dim = 40, count = 5000;
   const int64_t vocab = 50000;
-  workload::SplitMix64 rng(31);
-  std::vector<int64_t> idx(count);
-  for (int64_t& v : idx) {
-    const double x = rng.uniform();
-    v = static_cast<int64_t>(static_cast<double>(vocab - 1) * x * x * x);
-  }
-  std::vector<float> rows(count * dim);
-  for (float& r : rows) r = static_cast<float>(rng.uniform() * 2.0 - 1.0);
+  std::vector<int64_t> idx;
+  std::vector<float> rows;
+  skewed_step(31, count, dim, vocab, &idx, &rows);
   // Host buffers on the same communicator take the host path.
   test::expect_resident_step_matches_host(nccl_, nccl_, idx, rows, dim, vocab);
 }
@@ -130,14 +139,9 @@ BoundedOut run_bounded(zfcComm_t comm, zfcSparsePlan_t plan, const std::vector<i
 TEST_F(OneRankNccl, BoundedStepMatchesTheHostWithoutWaiting) {
   const size_t dim = 24, count = 3000;
   const int64_t vocab = 20000;
-  workload::SplitMix64 rng(41);
-  std::vector<int64_t> idx(count);
-  for (int64_t& v : idx) {
-    const double x = rng.uniform();
-    v = static_cast<int64_t>(static_cast<double>(vocab - 1) * x * x * x);
-  }
-  std::vector<float> rows(count * dim);
-  for (float& r : rows) r = static_cast<float>(rng.uniform() * 2.0 - 1.0);
+  std::vector<int64_t> idx;
+  std::vector<float> rows;
+  skewed_step(41, count, dim, vocab, &idx, &rows);
   zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
   cfg.dim = dim;
   cfg.vocab_size = vocab;

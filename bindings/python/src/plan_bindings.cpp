@@ -82,6 +82,17 @@ py::object sparse_result(const zfcSparseResult_t& out, zfcDataType_t index_type,
                                      zfcGetAlgorithmName(out.algorithm));
 }
 
+// A reduce's inputs against its plan: indices of the plan's type, one row of its row type
+// per index.
+void check_inputs(const Array& i, const Array& r, const zfcSparsePlanConfig_t& cfg) {
+  if (index_type_of(i) != cfg.index_type) {
+    raise_invalid("indices hold %s, but the plan was made for %s", dtype_name(i.dtype),
+                  cfg.index_type == zfcInt32 ? "int32" : "int64");
+  }
+  row_type_of(r, cfg.row_type);
+  require_size(r, i.size() * cfg.dim, "count x dim (one row per index)");
+}
+
 // reduce(out=(indices, rows)): the caller's arrays the result goes to (zfcSparseReduceInto),
 // writable host arrays of the plan's index type and float32, `capacity` and (capacity, dim).
 struct CallerArrays {
@@ -122,12 +133,7 @@ py::object reduce(py::object self, py::handle indices, py::handle rows, py::hand
   auto i = borrow(indices, "indices", Access::kRead, stream);
   auto r = borrow(rows, "rows", Access::kRead, stream);
   const zfcSparsePlanConfig_t& cfg = plan.config();
-  if (index_type_of(*i) != cfg.index_type) {
-    raise_invalid("indices hold %s, but the plan was made for %s", dtype_name(i->dtype),
-                  cfg.index_type == zfcInt32 ? "int32" : "int64");
-  }
-  row_type_of(*r, cfg.row_type);
-  require_size(*r, i->size() * cfg.dim, "count x dim (one row per index)");
+  check_inputs(*i, *r, cfg);
   CallerArrays into;
   if (!out_obj.is_none()) into = borrow_out(out_obj, cfg);
   const bool caller = into.indices != nullptr;
@@ -188,12 +194,7 @@ py::object reduce_bounded(py::object self, py::handle indices, py::handle rows,
   auto i = borrow(indices, "indices", Access::kRead, stream);
   auto r = borrow(rows, "rows", Access::kRead, stream);
   const zfcSparsePlanConfig_t& cfg = plan.config();
-  if (index_type_of(*i) != cfg.index_type) {
-    raise_invalid("indices hold %s, but the plan was made for %s", dtype_name(i->dtype),
-                  cfg.index_type == zfcInt32 ? "int32" : "int64");
-  }
-  row_type_of(*r, cfg.row_type);
-  require_size(*r, i->size() * cfg.dim, "count x dim (one row per index)");
+  check_inputs(*i, *r, cfg);
   CallerArrays into = borrow_out(out_obj, cfg, stream);
   zfcBoundedStatus_t host_status{0, 0, 0};
   zfcBoundedStatus_t* status = &host_status;
