@@ -1,6 +1,6 @@
 // The kernels of the bounded sparse step (lib/algo/bounded_reduce.cpp): every size they need
 // is a word in device memory, read by the kernels themselves, so the host never waits to
-// learn one. Launch shapes come from the host's bounds (the capacity, the largest count).
+// learn one. Launch shapes come from the host's bounds (the capacity, this rank's count).
 #include "cuda_check.hpp"
 #include "device_kernels.hpp"
 
@@ -17,9 +17,10 @@ __global__ void fill_after_kernel(K* keys, uint32_t room, const uint64_t* count,
 }
 
 __global__ void compose_clamped_kernel(const int32_t* index, uint32_t n, const int32_t* table,
-                                       int32_t limit, int32_t* out) {
+                                       uint32_t n_table, int32_t limit, int32_t* out) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const int32_t p = table[index[i]];
+    const uint32_t at = static_cast<uint32_t>(index[i]);
+    const int32_t p = at < n_table ? table[at] : limit;
     out[i] = p < limit ? p : limit;
   }
 }
@@ -27,9 +28,11 @@ __global__ void compose_clamped_kernel(const int32_t* index, uint32_t n, const i
 // One thread: the verdict is a few words, read by every later kernel of the step.
 template <class K>
 __global__ void verdict_kernel(const char* gathered, uint64_t block_bytes, int ranks,
-                               const K* global, const uint64_t* count, K sentinel,
-                               uint64_t capacity, BoundedVerdict* out) {
-  *out = bounded_verdict_of(gathered, block_bytes, ranks, global, *count, sentinel, capacity);
+                               const OpHeader* headers, const uint64_t* sizes, const K* global,
+                               const uint64_t* count, K sentinel, uint64_t capacity,
+                               BoundedVerdict* out) {
+  *out = bounded_verdict_of(gathered, block_bytes, ranks, headers, sizes, global, *count,
+                            sentinel, capacity);
 }
 
 // The indices (U_g keys, then -1) and the status; nothing but the status on a failure.
@@ -72,19 +75,21 @@ Status fill_keys_after(K* d_keys, uint32_t room, const uint64_t* d_count, K valu
 }
 
 Status compose_clamped(const int32_t* d_index, uint32_t n, const int32_t* d_table,
-                       int32_t limit, int32_t* d_out, void* stream) {
+                       uint32_t n_table, int32_t limit, int32_t* d_out, void* stream) {
   if (n == 0) return Status::Ok();
   compose_clamped_kernel<<<grid_for(n), kBlock, 0, as_stream(stream)>>>(d_index, n, d_table,
-                                                                         limit, d_out);
+                                                                         n_table, limit, d_out);
   return launch_check("compose_clamped_kernel");
 }
 
 template <class K>
-Status bounded_verdict(const char* d_gathered, size_t block_bytes, int ranks, const K* d_global,
+Status bounded_verdict(const char* d_gathered, size_t block_bytes, int ranks,
+                       const OpHeader* d_headers, const uint64_t* d_sizes, const K* d_global,
                        const uint64_t* d_count, K sentinel, size_t capacity,
                        BoundedVerdict* d_out, void* stream) {
-  verdict_kernel<<<1, 1, 0, as_stream(stream)>>>(d_gathered, block_bytes, ranks, d_global,
-                                                 d_count, sentinel, capacity, d_out);
+  verdict_kernel<<<1, 1, 0, as_stream(stream)>>>(d_gathered, block_bytes, ranks, d_headers,
+                                                 d_sizes, d_global, d_count, sentinel, capacity,
+                                                 d_out);
   return launch_check("verdict_kernel");
 }
 
@@ -113,8 +118,9 @@ Status bounded_finish(const BoundedVerdict* d_verdict, const K* d_global, const 
 
 #define ZFC_INSTANTIATE_BOUNDED(K)                                                            \
   template Status fill_keys_after<K>(K*, uint32_t, const uint64_t*, K, void*);                \
-  template Status bounded_verdict<K>(const char*, size_t, int, const K*, const uint64_t*, K,  \
-                                     size_t, BoundedVerdict*, void*);                         \
+  template Status bounded_verdict<K>(const char*, size_t, int, const OpHeader*,              \
+                                     const uint64_t*, const K*, const uint64_t*, K, size_t,   \
+                                     BoundedVerdict*, void*);                                 \
   template Status bounded_finish<K>(const BoundedVerdict*, const K*, const float*, size_t,   \
                                     void*, zfcDataType_t, float*, uint32_t, const int*,       \
                                     zfcBoundedStatus_t*, void*);

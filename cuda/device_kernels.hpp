@@ -19,6 +19,13 @@
 namespace zfc {
 namespace cuda {
 
+// ---- bytes -------------------------------------------------------------------------------
+
+// The `bytes` (at most kInlineStoreBytes) at host `src` into d_dst, carried as a kernel's
+// argument: nothing waits, and a CUDA graph captures it (cuda/inline_store.cu).
+constexpr size_t kInlineStoreBytes = 128;
+Status store_inline(void* d_dst, const void* src, size_t bytes, void* stream);
+
 // ---- indices -----------------------------------------------------------------------------
 
 // The sorted distinct keys of d_keys[0..n) into d_uniq (room for n), their number into
@@ -127,14 +134,15 @@ Status widen_count(const uint32_t* d_in, uint64_t* d_out, void* stream);
 template <class K>
 Status fill_keys_after(K* d_keys, uint32_t room, const uint64_t* d_count, K value,
                        void* stream);
-// d_out[i] = min(d_table[d_index[i]], limit).
+// d_out[i] = min(d_table[d_index[i]], limit), and limit where d_index[i] >= n_table.
 Status compose_clamped(const int32_t* d_index, uint32_t n, const int32_t* d_table,
-                       int32_t limit, int32_t* d_out, void* stream);
-// The verdict of `ranks` blocks of block_bytes at d_gathered, each led by a BoundedLead, and
-// the global set (*d_count keys, the last `sentinel` when some block was padded): the lowest
-// rank with a bad index fails the step, else U_g above `capacity` does.
+                       uint32_t n_table, int32_t limit, int32_t* d_out, void* stream);
+// bounded_verdict_of (host_device/bounded_step.hpp) in one thread: the gathered headers and
+// their sizes (both nullptr when the host agreed), `ranks` blocks of block_bytes at
+// d_gathered, each led by a BoundedLead, and the global set (*d_count keys).
 template <class K>
-Status bounded_verdict(const char* d_gathered, size_t block_bytes, int ranks, const K* d_global,
+Status bounded_verdict(const char* d_gathered, size_t block_bytes, int ranks,
+                       const OpHeader* d_headers, const uint64_t* d_sizes, const K* d_global,
                        const uint64_t* d_count, K sentinel, size_t capacity,
                        BoundedVerdict* d_out, void* stream);
 // With a successful *d_verdict: the U_g keys of d_global as index_type into d_indices, then -1

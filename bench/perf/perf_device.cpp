@@ -69,6 +69,20 @@ void DeviceCopy::download(const void* device, void* host, size_t bytes) {
   }
 }
 
+DeviceStream::DeviceStream() {
+  cudaStream_t s = nullptr;
+  must(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  stream_ = s;
+}
+
+DeviceStream::~DeviceStream() {
+  if (stream_ != nullptr) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
+}
+
+void DeviceStream::sync() {
+  must(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)), "cudaStreamSynchronize");
+}
+
 #else  // no CUDA in this build: -g 1 is refused before any of these could be reached
 
 bool select_rank_device(int, std::string* why) {
@@ -80,6 +94,9 @@ DeviceCopy::~DeviceCopy() = default;
 void* DeviceCopy::reserve(size_t) { std::abort(); }
 void* DeviceCopy::upload(const void*, size_t) { std::abort(); }
 void DeviceCopy::download(const void*, void*, size_t) { std::abort(); }
+DeviceStream::DeviceStream() { std::abort(); }
+DeviceStream::~DeviceStream() = default;
+void DeviceStream::sync() { std::abort(); }
 
 #endif
 

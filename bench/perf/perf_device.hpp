@@ -34,6 +34,21 @@ class DeviceCopy {
   size_t bytes_ = 0;
 };
 
+// A stream of this rank's GPU for calls that queue their work and return before it ran (the
+// bounded reduce): a timed call ends with sync(). Without CUDA, none (get() is nullptr).
+class DeviceStream {
+ public:
+  DeviceStream();
+  ~DeviceStream();
+  DeviceStream(const DeviceStream&) = delete;
+  DeviceStream& operator=(const DeviceStream&) = delete;
+  void* get() const { return stream_; }
+  void sync();
+
+ private:
+  void* stream_ = nullptr;
+};
+
 // A sparse result whose arrays are on the device, copied to host memory.
 struct HostSparseResult {
   HostSparseResult() = default;

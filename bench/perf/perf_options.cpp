@@ -36,10 +36,12 @@ void usage() {
       "  -i BYTES          size increment, instead of -f\n"
       "sparse:\n"
       "  --algo L          comma list of allgather, unique_allreduce, unique_allgather,\n"
-      "                    owner_partitioned, hierarchical, dense_vocab, key_routed, auto;\n"
-      "                    or all (allgather,unique_allreduce,unique_allgather,\n"
-      "                    owner_partitioned,key_routed,auto; hierarchical and dense_vocab\n"
-      "                    only when named)\n"
+      "                    owner_partitioned, hierarchical, dense_vocab, key_routed, auto,\n"
+      "                    bounded (zfcSparseReduceBounded); or all (allgather,\n"
+      "                    unique_allreduce,unique_allgather,owner_partitioned,key_routed,\n"
+      "                    auto; hierarchical, dense_vocab and bounded only when named)\n"
+      "  --capacity C      the bounded calls' capacity, a bound on U_g every rank passes\n"
+      "                    (0: min(G*K, V), which no step exceeds) (0)\n"
       "  --ranks-per-node N  group ranks [0,N), [N,2N), ... into nodes (default: by host)\n"
       "  -K TOKENS         tokens per rank per step (640)\n"
       "  -D DIM            row width (512)\n"
@@ -127,6 +129,7 @@ bool apply(const char* a, const char* v, PerfOptions* o) {
   if (is("-D")) return parse_size(v, &o->dim);
   if (is("-L")) return parse_size(v, &o->window_len);
   if (is("--candidates")) return parse_size(v, &o->candidates);
+  if (is("--capacity")) return parse_size(v, &o->capacity);
   if (is("--seed-groups")) return parse_int(v, &o->seed_groups);
   if (is("--ranks-per-node")) return parse_int(v, &o->ranks_per_node);
   if (is("--apply")) return (o->apply = v) == "sgd";
@@ -170,7 +173,7 @@ bool validate(PerfOptions* o) {
                                        "unique_allgather",  "owner_partitioned",
                                        "hierarchical",      "dense_vocab",
                                        "key_routed",        "auto",
-                                       "all",
+                                       "bounded",           "all",
                                        nullptr};
   if (o->compressions.empty()) o->compressions = {"none", "fp16", "bf16"};
   if (o->algorithms.empty()) o->algorithms = {"all"};

@@ -1,6 +1,7 @@
 // zfc_perf sparse: the fused embedding-gradient exchange (zfcSparseReduce) of every requested
 // algorithm and compression on the same steps of a workload, interleaved step by step, with
-// the frameworks' baseline (allgather, fp32) always measured alongside for the speedup.
+// the frameworks' baseline (allgather, fp32) always measured alongside for the speedup; and,
+// named as the algorithm "bounded", zfcSparseReduceBounded with a fixed capacity.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -13,6 +14,16 @@
 #include "sparse_reference.hpp"
 
 namespace {
+
+// The buffers of a bounded variant: the capacity's indices and rows and the status, in host
+// memory or (-g 1) on the device.
+struct BoundedBuffers {
+  size_t capacity = 0;
+  std::vector<int32_t> ids;
+  std::vector<float> rows;
+  zfcBoundedStatus_t status{};
+  DeviceCopy d_ids, d_rows, d_status;
+};
 
 struct Variant {
   std::string algo;
@@ -37,6 +48,7 @@ struct Variant {
   int path = zfcPathNone;       // zfcDataPath_t of the last timed step (the call's)
   double host_syncs = 0;        // waits for the caller's stream, summed over timed steps
   zfcSparseResult_t last = ZFC_SPARSE_RESULT_INITIALIZER;     // valid until the plan's next call
+  std::unique_ptr<BoundedBuffers> bounded;  // "bounded": its result, which `last` views
 };
 
 int algorithm_id(const std::string& name) {
@@ -47,6 +59,7 @@ int algorithm_id(const std::string& name) {
   if (name == "owner_partitioned") return zfcAlgoOwnerPartitioned;
   if (name == "hierarchical") return zfcAlgoHierarchical;
   if (name == "key_routed") return zfcAlgoKeyRouted;
+  if (name == "bounded") return zfcAlgoUniqueAllReduce;  // the technique it runs
   return zfcAlgoAuto;
 }
 
@@ -123,8 +136,59 @@ std::vector<Variant> make_variants(const PerfContext& ctx) {
     cfg.compress_scale = o.scale;
     const zfcResult_t r = zfcSparsePlanCreate(v.comm, &cfg, &v.plan);
     if (r != zfcSuccess) perf_fail("zfcSparsePlanCreate", r, v.comm);
+    if (v.algo == "bounded") {
+      v.bounded = std::make_unique<BoundedBuffers>();
+      const size_t safe = std::min(tokens_per_rank(o) * static_cast<size_t>(ctx.ranks),
+                                   static_cast<size_t>(o.vocab));
+      v.bounded->capacity = o.capacity > 0 ? o.capacity : safe;
+    }
   }
   return vs;
+}
+
+// One zfcSparseReduceBounded (on `stream` with -g 1, waited for: the call returns before its
+// work ran).
+zfcResult_t call_bounded(const PerfContext& ctx, Variant& v, const void* idx, size_t n,
+                         const void* rows, DeviceStream* stream) {
+  BoundedBuffers& b = *v.bounded;
+  const size_t cap = b.capacity, dim = ctx.options.dim;
+  void* ids = nullptr;
+  float* out = nullptr;
+  zfcBoundedStatus_t* status = &b.status;
+  if (stream != nullptr) {
+    ids = b.d_ids.reserve(cap * sizeof(int32_t));
+    out = static_cast<float*>(b.d_rows.reserve(cap * dim * sizeof(float)));
+    status = static_cast<zfcBoundedStatus_t*>(b.d_status.reserve(sizeof(zfcBoundedStatus_t)));
+  } else {
+    b.ids.resize(cap);
+    b.rows.resize(cap * dim);
+    ids = b.ids.data();
+    out = b.rows.data();
+  }
+  const zfcResult_t r = zfcSparseReduceBounded(v.plan, idx, n, rows, cap, ids, out, status,
+                                               stream != nullptr ? stream->get() : nullptr);
+  if (stream != nullptr) stream->sync();
+  return r;
+}
+
+// After a bounded call: its status (a failure ends the run) and its result as `last`.
+void view_bounded(const PerfContext& ctx, Variant& v) {
+  BoundedBuffers& b = *v.bounded;
+  const bool device = ctx.options.gpus > 0;
+  if (device) DeviceCopy::download(b.d_status.reserve(0), &b.status, sizeof b.status);
+  if (b.status.result != zfcSuccess) {
+    // The communicator's query takes the failure with its text (the capacity, U_g).
+    zfcResult_t failure = zfcSuccess;
+    zfcCommGetAsyncError(v.comm, &failure);
+    perf_fail("zfcSparseReduceBounded (its status; raise --capacity)",
+              static_cast<zfcResult_t>(b.status.result), v.comm);
+  }
+  v.last.indices = device ? b.d_ids.reserve(0) : b.ids.data();
+  v.last.rows = device ? static_cast<const float*>(b.d_rows.reserve(0)) : b.rows.data();
+  v.last.num_unique = static_cast<size_t>(b.status.num_unique);
+  v.last.dim = ctx.options.dim;
+  v.last.overflowed = b.status.overflowed;
+  v.last.algorithm = zfcAlgoUniqueAllReduce;
 }
 
 // What a step's algorithm should have moved, from every rank's U_i and the step's U_g.
@@ -137,6 +201,7 @@ double step_formula(const PerfContext& ctx, const Variant& v, double local_uniqu
                       static_cast<double>(o.dim),
                       static_cast<double>(o.vocab),
                       compression_kind(v.wire)};
+  if (v.bounded) return bounded_formula_bytes(in, static_cast<double>(v.bounded->capacity));
   return formula_bytes(v.last.algorithm, in);
 }
 
@@ -160,6 +225,8 @@ void run_steps(const PerfContext& ctx, const zfc::workload::StepSource& source,
   const PerfOptions& o = ctx.options;
   const StepIndices indices = step_indices(ctx, source);
   DeviceCopy d_idx, d_rows;  // -g 1: the step's inputs on this rank's GPU, copied untimed
+  std::unique_ptr<DeviceStream> stream;  // -g 1: the bounded calls' stream
+  if (o.gpus > 0) stream = std::make_unique<DeviceStream>();
   for (int step = -o.warmup; step < o.iters; ++step) {
     const std::vector<int32_t> idx = indices(step, ctx.rank);
     const std::vector<float> rows = source.rows(step, ctx.rank, idx.size(), o.dim);
@@ -173,9 +240,13 @@ void run_steps(const PerfContext& ctx, const zfc::workload::StepSource& source,
       MPI_Barrier(MPI_COMM_WORLD);
       const double t0 = MPI_Wtime();
       const zfcResult_t r =
-          zfcSparseReduce(v.plan, idx_in, idx.size(), rows_in, &v.last, nullptr);
+          v.bounded ? call_bounded(ctx, v, idx_in, idx.size(), rows_in, stream.get())
+                    : zfcSparseReduce(v.plan, idx_in, idx.size(), rows_in, &v.last, nullptr);
       const double sec = MPI_Wtime() - t0;
-      if (r != zfcSuccess) perf_fail("zfcSparseReduce", r, v.comm);
+      if (r != zfcSuccess) {
+        perf_fail(v.bounded ? "zfcSparseReduceBounded" : "zfcSparseReduce", r, v.comm);
+      }
+      if (v.bounded) view_bounded(ctx, v);
       if (step < 0) continue;
       zfcStats_t stats = ZFC_STATS_INITIALIZER;
       zfcCommGetStats(v.comm, &stats);
@@ -187,7 +258,8 @@ void run_steps(const PerfContext& ctx, const zfc::workload::StepSource& source,
       v.formula += step_formula(ctx, v, static_cast<double>(stats.last.local_unique));
       v.ran.push_back(v.last.algorithm);
       v.ui.push_back(static_cast<double>(stats.last.local_unique));
-      v.ug.push_back(static_cast<double>(v.last.num_unique));
+      // The model's U_g: the rows the allreduce moves (the capacity, for a bounded call).
+      v.ug.push_back(static_cast<double>(v.bounded ? v.bounded->capacity : v.last.num_unique));
       v.internode += static_cast<double>(stats.last.internode_bytes_sent +
                                          stats.last.internode_bytes_received);
       for (int p = 0; p < zfcNumPhases; ++p) v.phase[p] += stats.last.seconds[p];

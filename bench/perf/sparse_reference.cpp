@@ -134,3 +134,14 @@ double formula_bytes(int algorithm, const ByteInputs& in) {
       return 0.0;
   }
 }
+
+double bounded_formula_bytes(const ByteInputs& in, double capacity) {
+  const double g = in.ranks;
+  if (in.ranks <= 1) return 0.0;
+  const double k = in.vocab >= 4294967296.0 ? 8 : 4;  // keys hold vocab itself, the sentinel
+  const double w = in.wire == zfcCompressNone ? 4 : 2;
+  const double both_ways = 2.0 * (g - 1) / g;
+  const double header = 2.0 * 96.0 * (g - 1);
+  const double block = 24.0 + std::ceil(capacity * k / 8.0) * 8.0;  // lead, padded indices
+  return header + 2.0 * (g - 1) * block + 2.0 * both_ways * capacity * in.dim * w;
+}

@@ -44,3 +44,5 @@ struct ByteInputs {
 
 // Bytes sent + received per rank, averaged over ranks, of one call of `algorithm`.
 double formula_bytes(int algorithm, const ByteInputs& in);
+// The same of one zfcSparseReduceBounded with `capacity` (docs/algorithms.md).
+double bounded_formula_bytes(const ByteInputs& in, double capacity);

@@ -538,32 +538,54 @@ ZFC_API zfcResult_t zfcSparseReduceInto(zfcSparsePlan_t plan, const void* indice
 /* What a bounded sparse reduce leaves, in the memory space of its buffers, once its work is
  * done (on the device: when the stream reaches the end of the call). */
 typedef struct {
-  int64_t num_unique; /* U_g (also when it exceeds the capacity; unspecified after a bad
-                         index) */
+  int64_t num_unique; /* U_g (also when it exceeds the capacity, then a lower bound above
+                         it when one rank alone has more distinct indices than the
+                         capacity; 0 after a disagreement, unspecified after a bad index) */
   int32_t result;     /* zfcSuccess, or the step's failure: zfcInvalidArgument for a bad
-                         index on some rank or U_g above the capacity */
+                         index on some rank or U_g above the capacity; for a call that agreed
+                         in its kernels (below), zfcMismatch when a rank's arguments differ,
+                         or the code of a rank whose own checks failed */
   int32_t overflowed; /* 1 on every rank when some reduced value is not finite */
 } zfcBoundedStatus_t;
 
 /* Collective. zfcSparseReduce in fixed sizes, so that the host never waits to learn a size:
- * the ranks' distinct indices are exchanged in blocks of the largest rank's count, and the
- * rows as one capacity x dim allreduce (the uniqueness technique; its fp32 results have the
- * bits of every other algorithm). Every rank passes the same `capacity` (a bound on U_g; a
- * difference is zfcMismatch). Writes, in the memory space of the buffers (all host, or all
- * device on `stream`): out_indices (capacity indices of the plan's index type: the U_g sorted
- * distinct indices, then -1), out_rows (capacity x dim fp32: the sums, then zeros) and
- * *out_status. A bad index or U_g above the capacity is found after the call returned on a
- * device: it is reported in *out_status on every rank alike, the buffers are then left as
- * they were, and zfcCommGetAsyncError and the communicator's next call that is not bounded
- * report it too. Arguments wrong on some rank (NULL buffers, mixed memory) fail the call
- * itself on every rank, as do buffers of another memory space than rank 0's. Not in a group.
+ * the ranks' distinct indices are exchanged in blocks of `capacity` keys, and the rows as
+ * one capacity x dim allreduce (the uniqueness technique; its fp32 results have the bits of
+ * every other algorithm). Every rank passes the same `capacity` (a bound on U_g). Writes, in
+ * the memory space of the buffers (all host, or all device on `stream`): out_indices
+ * (capacity indices of the plan's index type: the U_g sorted distinct indices, then -1),
+ * out_rows (capacity x dim fp32: the sums, then zeros) and *out_status. A bad index or U_g
+ * above the capacity is found after the call returned on a device: it is reported in
+ * *out_status on every rank alike, the buffers are then left as they were, and
+ * zfcCommGetAsyncError and the communicator's next call that is not bounded report it too.
+ * Not in a group.
+ *
+ * Agreement. The first call on a plan with a capacity and memory space agrees on the host,
+ * as every collective does: a capacity or memory space that differs across ranks, or
+ * arguments wrong on some rank (NULL buffers, mixed memory), fail it on every rank. Later
+ * calls with the same capacity and memory space agree in their kernels (host buffers, or
+ * device buffers over NCCL; over CUDA-aware MPI device calls always agree on the host), so
+ * that the host waits for nothing: a rank that changes either, or whose own checks fail,
+ * gets its failure from the call, and the other ranks get zfcMismatch (or that rank's code)
+ * in *out_status, reported as above. A rank calling another operation than such a call on
+ * host buffers fails every rank's call at once; on device buffers it is a mismatch the host
+ * cannot see without waiting: it leaves NCCL's transfers unmatched, ended by timeout_ms at
+ * the next call that waits.
+ *
+ * CUDA graphs. A call that agrees in its kernels on device buffers over NCCL, on a stream
+ * other than the legacy default one, can be captured once an earlier call on the plan has
+ * grown its device memory to the call's count and capacity. The graph keeps the call's
+ * buffers, count, capacity and header (with its place in the sequence of collectives), so
+ * every rank must launch its graph alike; while it lives, the plan may make no call that
+ * needs more device memory (a larger count or capacity, or another call on device buffers),
+ * since the graph uses the plan's.
+ *
  * Device buffers need a transport that takes device memory (NCCL; MPI when CUDA-aware); the
  * calls of one plan must be ordered (one stream, or the caller's events). Over NCCL, on a
  * stream other than the legacy default one, the transfers are queued on `stream` behind the
- * call's kernels and the call waits for none of them; its operation header, which every
- * call agrees first, goes through NCCL's own stream and is waited for, and NCCL runs a
- * communicator's operations in order, so that wait also covers the transfers the previous
- * call queued. */
+ * call's kernels and a call that agrees in its kernels waits for none of them. A call
+ * captured in a CUDA graph reports its failures in *out_status only (the graph's launches
+ * are not the call's). */
 ZFC_API zfcResult_t zfcSparseReduceBounded(zfcSparsePlan_t plan, const void* indices,
                                            size_t count, const void* rows, size_t capacity,
                                            void* out_indices, float* out_rows,

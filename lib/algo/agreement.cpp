@@ -11,8 +11,6 @@
 namespace zfc {
 namespace {
 
-constexpr uint32_t kHeaderMagic = 0x7a664831u;
-
 const char* op_name(uint32_t op) {
   switch (static_cast<OpKind>(op)) {
     case OpKind::kInit: return "zfcCommInitMpi";
@@ -75,6 +73,11 @@ void header_fail(LocalHeader* h, const Status& s) {
   h->message = s.message().substr(0, kMaxFailureText);
 }
 
+bool agrees_in_kernels(const OpHeader& h) {
+  return h.magic == kHeaderMagic && h.op == static_cast<uint32_t>(OpKind::kSparseBounded) &&
+         h.key == kAgreedInKernels;
+}
+
 bool reports_failure(const OpHeader& h) {
   return h.magic == kHeaderMagic && h.status != zfcSuccess;
 }
@@ -118,7 +121,7 @@ Status exchange_headers(Transport& t, Workspace& ws, const LocalHeader& mine,
   ZFC_RETURN_IF_ERROR(
       gather_first_blocks(t, ws, send, sizeof(OpHeader) + payload_bytes, &sizes, &blocks));
   OpHeader* headers = ws.get<OpHeader>(Slot::kHeaders, n);
-  bool failed = false;
+  bool failed = false, in_kernels = false;
   for (size_t r = 0; r < n; ++r) {
     if (sizes[r] < sizeof(OpHeader)) {
       std::memset(&headers[r], 0, sizeof(OpHeader));  // agree() names the rank
@@ -129,6 +132,7 @@ Status exchange_headers(Transport& t, Workspace& ws, const LocalHeader& mine,
       sizes[n + r] += sizeof(OpHeader);
     }
     failed |= reports_failure(headers[r]);
+    in_kernels |= agrees_in_kernels(headers[r]);
   }
   out->headers = headers;
   out->payload = blocks;
@@ -139,6 +143,12 @@ Status exchange_headers(Transport& t, Workspace& ws, const LocalHeader& mine,
   // The texts' allgather reuses the block slots: the payload is not needed on this path.
   out->payload = nullptr;
   out->bytes = out->displs = nullptr;
+  if (in_kernels) {
+    // Ranks agreeing in their kernels take no second round: this rank's own text only.
+    out->messages.assign(n, std::string());
+    out->messages[static_cast<size_t>(t.rank())] = mine.status != zfcSuccess ? mine.message : "";
+    return Status::Ok();
+  }
   return gather_messages(t, ws, mine, &out->messages);
 }
 
@@ -166,7 +176,10 @@ Status agree(const OpHeader* all, int size, const std::vector<std::string>& mess
     }
     if (all[r].status != zfcSuccess) {
       const size_t i = static_cast<size_t>(r);
-      const char* text = i < messages.size() ? messages[i].c_str() : "(no message)";
+      const char* text = i >= messages.size() ? "(no message)"
+                         : messages[i].empty() ? "its own checks of the call failed (its call "
+                                                 "returned why)"
+                                               : messages[i].c_str();
       return error(static_cast<zfcResult_t>(all[r].status), "rank %d: %s", r, text);
     }
   }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "host_device/op_header.hpp"
 #include "host_device/status.hpp"
 #include "core/workspace.hpp"
 #include "transport/transport.hpp"
@@ -33,32 +34,6 @@ enum class OpKind : uint32_t {
   kSparseBounded = 11,  // zfcSparseReduceBounded: fixed sizes, no size read back
 };
 
-struct OpHeader {
-  uint32_t magic;
-  uint32_t op;           // OpKind
-  int32_t status;        // zfcResult_t of this rank's local checks
-  int32_t algorithm;     // requested zfcAlgorithm_t (sparse reduce)
-  int64_t count;         // tokens, elements for allreduce, calls for a group
-  int64_t local_unique;  // U_i
-  int64_t dim;
-  int64_t vocab;
-  int64_t capacity;      // caller's room for the result (unique merge); the distinct ids a
-                         // rank owns itself (sharded gather); the plan's stream chunk in
-                         // bytes (sparse apply); else -1
-  int32_t row_type;
-  int32_t index_type;
-  int32_t compression;
-  float scale;
-  int32_t color;         // split; sparse reduce: 1 when the rank's step stays on the device
-                         // (algo/call_path.hpp)
-  int32_t key;           // split
-  uint64_t node;         // init: an id of the rank's host (same id: same machine);
-                         // sharded and sparse apply: the update's alpha and epsilon, as
-                         // fp32 bits (color: its kind)
-  uint64_t sequence;     // the transport's count of agreed operations, this one included
-};
-// The size is part of the documented traffic (docs/algorithms.md, zfcCommGetStats).
-static_assert(sizeof(OpHeader) == 96, "the operation header is 96 bytes on the wire");
 
 // This rank's header and the text of its local failure, which is sent only when some rank
 // reports one.
@@ -88,6 +63,11 @@ struct Agreed {
 // Whether a header reports a local failure every rank will name (so the texts must travel).
 bool reports_failure(const OpHeader& h);
 
+// Whether a header is a zfcSparseReduceBounded's that checks the agreement in its kernels
+// (algo/bounded_call.cpp): such a rank takes no round after the headers' until its step's
+// own, whatever the headers say.
+bool agrees_in_kernels(const OpHeader& h);
+
 // Collective, taken when some rank's header reports a failure: each failing rank's message
 // (`mine`'s when it failed), the others' empty, into *messages (one per rank).
 Status gather_messages(Transport& t, Workspace& ws, const LocalHeader& mine,
@@ -99,7 +79,8 @@ Status gather_first_blocks(Transport& t, Workspace& ws, const void* data, size_t
                            size_t** sizes, char** blocks);
 
 // Numbers the header with the transport's next sequence number and allgathers it with
-// `payload` behind it; then, when some rank reports a failure, the failure texts. A block
+// `payload` behind it; then, when some rank reports a failure, the failure texts (unless
+// some rank agrees in its kernels: then this rank's own text alone). A block
 // too short for a header leaves a header that agree() rejects. Everything *out points at
 // lives in ws (kHeaders, kFirstBlocks, kFirstSizes) until its next call.
 Status exchange_headers(Transport& t, Workspace& ws, const LocalHeader& mine,

@@ -1,12 +1,14 @@
 // The bounded sparse reduce (zfcSparseReduceBounded): the uniqueness technique in fixed
 // sizes, so that no size has to reach the host. Each rank sends its distinct keys padded to
-// the largest rank's count (a plain allgather, each block led by the rank's bad-index word),
+// the capacity (a plain allgather, each block led by the rank's bad-index word and counts),
 // every rank merges them into the global set, scatters its rows into a capacity x dim matrix
-// at their global positions and allreduces it. The verdict (a bad index somewhere, or U_g
-// above the capacity) is formed from the gathered blocks by a kernel, so alike on every rank,
-// and the last kernel writes the caller's buffers only when it is a success. Written once
-// against core/step_kernels.hpp: the host runs it on lib/kernels, a device on cuda/, and
-// neither reads a size back (fetch) on the way.
+// at their global positions and allreduces it. The verdict (a disagreement, a bad index
+// somewhere, or U_g above the capacity) is formed from the gathered blocks by a kernel, so
+// alike on every rank, and the last kernel writes the caller's buffers only when it is a
+// success. Written once against core/step_kernels.hpp: the host runs it on lib/kernels, a
+// device on cuda/, and neither reads a size back (fetch) on the way. The call around it
+// (algo/bounded_call.cpp) agrees on the host the first time a plan sees a capacity, and in
+// the kernels after that.
 #pragma once
 
 #include <cstddef>
@@ -53,12 +55,15 @@ struct BoundedStep {
   zfcOpStats_t* op;
 };
 
-// The exchanges and the result, after the headers agreed (every rank's count; the capacity
-// is the same on every rank). *verdict points at the verdict in k's memory space.
+// The exchanges and the result, every rank's block holding out.capacity keys. `headers`
+// and `sizes` (t.size() of each, in k's memory space), when the step agrees in its kernels,
+// are checked by the verdict; nullptr when the host agreed. Without out.status (a rank that
+// only takes part, its call having failed), nothing is written but k's scratch. *verdict
+// points at the verdict in k's memory space.
 template <class K>
 Status bounded_exchange(const BoundedStep& s, StepKernels<K>& k, const BoundedLocal<K>& local,
-                        const OpHeader* headers, const void* rows, const BoundedOutput& out,
-                        const BoundedVerdict** verdict);
+                        const OpHeader* headers, const uint64_t* sizes, const void* rows,
+                        const BoundedOutput& out, const BoundedVerdict** verdict);
 
 // zfcSparseReduceBounded on a plan (run alone; the caller refuses it in a group).
 Status sparse_reduce_bounded(zfcSparsePlan& plan, const void* indices, size_t count,

@@ -16,6 +16,11 @@ struct zfcSparsePlan {
   // zfcAlgoAuto: whether the distinct keys ride with the next call's headers, which pays when
   // the algorithm chosen needs them (as the last call's did; the first call assumes so).
   bool auto_keys_ride = true;
+  // zfcSparseReduceBounded: the capacity and memory space (the header's color) every rank
+  // last agreed on the host; a call with both checks its agreement in its kernels
+  // (algo/bounded_call.cpp). -1: none yet.
+  int64_t bounded_capacity = -1;
+  int32_t bounded_color = -1;
 };
 
 namespace zfc {

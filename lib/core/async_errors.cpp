@@ -1,6 +1,8 @@
 #include "core/async_errors.hpp"
 
 #include <chrono>
+#include <climits>
+#include <cstddef>
 #include <cstdio>
 #include <thread>
 
@@ -12,16 +14,70 @@
 
 namespace zfc {
 
+namespace {
+
+// The header field at byte `at`, for a disagreement's text.
+const char* header_field_name(int64_t at) {
+  switch (at) {
+    case offsetof(OpHeader, op): return "operation (the ranks are out of step; 11 is this one)";
+    case offsetof(OpHeader, sequence): return "collective number (the ranks are out of step)";
+    case offsetof(OpHeader, algorithm): return "algorithm";
+    case offsetof(OpHeader, local_unique): return "local distinct count";
+    case offsetof(OpHeader, dim): return "dim";
+    case offsetof(OpHeader, vocab): return "vocab_size";
+    case offsetof(OpHeader, capacity): return "capacity";
+    case offsetof(OpHeader, row_type): return "row data type";
+    case offsetof(OpHeader, index_type): return "index data type";
+    case offsetof(OpHeader, compression): return "compression";
+    case offsetof(OpHeader, scale): return "compression scale (bits)";
+    case offsetof(OpHeader, color): return "memory space (1: device)";
+    case offsetof(OpHeader, key): return "agreement in its kernels (1: yes)";
+    case offsetof(OpHeader, node): return "update";
+  }
+  return "header";
+}
+
+}  // namespace
+
 std::string describe_verdict(const BoundedVerdict& v, int64_t vocab) {
-  char text[200];
-  if (v.rank >= 0) {
-    std::snprintf(text, sizeof text, "zfcSparseReduceBounded: rank %lld: indices[%lld] is "
-                  "outside [0, %lld)", static_cast<long long>(v.rank),
-                  static_cast<long long>(v.detail), static_cast<long long>(vocab));
-  } else {
-    std::snprintf(text, sizeof text, "zfcSparseReduceBounded: the step has %lld distinct "
-                  "indices, more than its capacity %lld", static_cast<long long>(v.num_unique),
-                  static_cast<long long>(v.detail));
+  char text[320];
+  const long long rank = static_cast<long long>(v.rank);
+  switch (v.reason) {
+    case kBoundedBadIndex:
+      std::snprintf(text, sizeof text, "zfcSparseReduceBounded: rank %lld: indices[%lld] is "
+                    "outside [0, %lld)", rank, static_cast<long long>(v.detail),
+                    static_cast<long long>(vocab));
+      break;
+    case kBoundedDisagree:
+      if (v.detail < 0) {
+        std::snprintf(text, sizeof text, "zfcSparseReduceBounded: rank %lld sent no valid "
+                      "operation header: the ranks are not calling the same zipfcoll "
+                      "operation", rank);
+      } else {
+        std::snprintf(text, sizeof text, "zfcSparseReduceBounded: rank %lld's call differs "
+                      "from rank 0's in its %s: rank 0 has %lld, rank %lld has %lld", rank,
+                      header_field_name(v.detail), static_cast<long long>(v.v0), rank,
+                      static_cast<long long>(v.vr));
+      }
+      break;
+    case kBoundedRankFailed:
+      std::snprintf(text, sizeof text, "zfcSparseReduceBounded: rank %lld: its own checks of "
+                    "the call failed (%s; its call returned why)", rank,
+                    zfcGetErrorString(static_cast<zfcResult_t>(v.result)));
+      break;
+    case kBoundedTooMany:
+      std::snprintf(text, sizeof text, "zfcSparseReduceBounded: the ranks' counts add up to "
+                    "%lld indices, more than the %d that int32 positions can address",
+                    static_cast<long long>(v.detail), INT32_MAX);
+      break;
+    default:
+      std::snprintf(text, sizeof text, "zfcSparseReduceBounded: the step has %s%lld distinct "
+                    "indices, more than its capacity %lld%s",
+                    v.vr != 0 ? "at least " : "", static_cast<long long>(v.num_unique),
+                    static_cast<long long>(v.detail),
+                    v.vr != 0 ? " (some rank's own exceed it, and its block held only part of "
+                                "them)" : "");
+      break;
   }
   return text;
 }
@@ -45,6 +101,14 @@ AsyncErrors::Pending::~Pending() {
 // Pinned memory and events are made once and reused: cudaFreeHost would wait for the device.
 Status AsyncErrors::note_device(const BoundedVerdict* d_verdict, const void* stream,
                                 int64_t vocab) {
+  // A call being captured in a CUDA graph: what runs later are the graph's launches, which
+  // this call cannot follow (an event recorded in a capture is no point of the stream to
+  // wait for); their verdicts reach the caller's status only.
+  cudaStream_t s = static_cast<cudaStream_t>(const_cast<void*>(stream));
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  ZFC_RETURN_IF_ERROR(
+      cuda::cuda_check(cudaStreamIsCapturing(s, &capture), "cudaStreamIsCapturing"));
+  if (capture != cudaStreamCaptureStatusNone) return Status::Ok();
   Pending* p = nullptr;
   if (!spare_.empty()) {
     p = spare_.back();
@@ -67,7 +131,6 @@ Status AsyncErrors::note_device(const BoundedVerdict* d_verdict, const void* str
     }
   }
   p->vocab = vocab;
-  cudaStream_t s = static_cast<cudaStream_t>(const_cast<void*>(stream));
   Status st = cuda::cuda_check(cudaMemcpyAsync(p->host, d_verdict, sizeof(BoundedVerdict),
                                                cudaMemcpyDeviceToHost, s),
                                "cudaMemcpyAsync");

@@ -31,7 +31,8 @@ class AsyncErrors {
   // A call whose verdict is known now (host buffers).
   void note(const BoundedVerdict& verdict, int64_t vocab);
   // A call whose verdict the device writes to d_verdict on `stream`: read back into pinned
-  // memory behind the call's work, without waiting. zfcUnsupported without CUDA.
+  // memory behind the call's work, without waiting; nothing while `stream` is being captured
+  // in a CUDA graph. zfcUnsupported without CUDA.
   Status note_device(const BoundedVerdict* d_verdict, const void* stream, int64_t vocab);
   // How take() waits: `poll` reports a failure of the transfers queued on the calls' streams
   // (a peer lost), and timeout_ms (0: none) bounds the wait.

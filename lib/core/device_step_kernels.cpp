@@ -45,7 +45,10 @@ class DeviceStepKernels final : public StepKernels<K> {
   Status copy(void* dst, const void* src, size_t bytes) override {
     return cuda::copy_on_device(dst, src, bytes, stream_);
   }
+  // A few words (a count, a header) go as a kernel's argument: no wait for a pageable copy,
+  // and a CUDA graph can capture them.
   Status upload(void* dst, const void* host_src, size_t bytes) override {
+    if (bytes <= cuda::kInlineStoreBytes) return cuda::store_inline(dst, host_src, bytes, stream_);
     return cuda::copy_to_device(dst, host_src, bytes, stream_);
   }
   Status fetch(void* host_dst, const void* src, size_t bytes) override {
@@ -143,16 +146,19 @@ class DeviceStepKernels final : public StepKernels<K> {
     ZFC_RETURN_IF_ERROR(check_device_count("keys", room));
     return cuda::fill_keys_after<K>(keys, static_cast<uint32_t>(room), count, value, stream_);
   }
-  Status compose_clamped(const int32_t* index, size_t n, const int32_t* table, int32_t limit,
-                         int32_t* out) override {
+  Status compose_clamped(const int32_t* index, size_t n, const int32_t* table, size_t n_table,
+                         int32_t limit, int32_t* out) override {
     ZFC_RETURN_IF_ERROR(check_device_count("positions", n));
-    return cuda::compose_clamped(index, static_cast<uint32_t>(n), table, limit, out, stream_);
+    ZFC_RETURN_IF_ERROR(check_device_count("positions", n_table));
+    return cuda::compose_clamped(index, static_cast<uint32_t>(n), table,
+                                 static_cast<uint32_t>(n_table), limit, out, stream_);
   }
-  Status bounded_verdict(const char* gathered, size_t block_bytes, int ranks, const K* global,
+  Status bounded_verdict(const char* gathered, size_t block_bytes, int ranks,
+                         const OpHeader* headers, const uint64_t* sizes, const K* global,
                          const uint64_t* count, K sentinel, size_t capacity,
                          BoundedVerdict* out) override {
-    return cuda::bounded_verdict<K>(gathered, block_bytes, ranks, global, count, sentinel,
-                                    capacity, out, stream_);
+    return cuda::bounded_verdict<K>(gathered, block_bytes, ranks, headers, sizes, global, count,
+                                    sentinel, capacity, out, stream_);
   }
   Status bounded_finish(const BoundedVerdict* verdict, const K* global, const float* dense,
                         size_t dim, const BoundedOutput& out) override {

@@ -144,16 +144,21 @@ Status HostStepKernels<K>::fill_keys_after(K* keys, size_t room, const uint64_t*
 
 template <class K>
 Status HostStepKernels<K>::compose_clamped(const int32_t* index, size_t n, const int32_t* table,
-                                           int32_t limit, int32_t* out) {
-  for (size_t i = 0; i < n; ++i) out[i] = std::min(table[index[i]], limit);
+                                           size_t n_table, int32_t limit, int32_t* out) {
+  for (size_t i = 0; i < n; ++i) {
+    const size_t at = static_cast<size_t>(index[i]);
+    out[i] = at < n_table ? std::min(table[at], limit) : limit;
+  }
   return Status::Ok();
 }
 
 template <class K>
 Status HostStepKernels<K>::bounded_verdict(const char* gathered, size_t block_bytes, int ranks,
+                                           const OpHeader* headers, const uint64_t* sizes,
                                            const K* global, const uint64_t* count, K sentinel,
                                            size_t capacity, BoundedVerdict* out) {
-  *out = bounded_verdict_of(gathered, block_bytes, ranks, global, *count, sentinel, capacity);
+  *out = bounded_verdict_of(gathered, block_bytes, ranks, headers, sizes, global, *count,
+                            sentinel, capacity);
   return Status::Ok();
 }
 

@@ -116,14 +116,15 @@ class StepKernels {
   // ---- the bounded step: sizes stay in this memory space ---------------------------------
   // keys[i] = value for *count <= i < room (count: a word in this memory space).
   virtual Status fill_keys_after(K* keys, size_t room, const uint64_t* count, K value) = 0;
-  // out[i] = min(table[index[i]], limit) for i < n.
+  // out[i] = min(table[index[i]], limit) for i < n, and limit where index[i] >= n_table.
   virtual Status compose_clamped(const int32_t* index, size_t n, const int32_t* table,
-                                 int32_t limit, int32_t* out) = 0;
-  // The verdict from the `ranks` blocks of `block_bytes` at `gathered`, each led by a
-  // BoundedLead, and the global set (*count sorted distinct keys, the last of which is
-  // `sentinel` when some block was padded): the lowest rank with a bad index fails the step;
-  // else U_g above `capacity` does.
+                                 size_t n_table, int32_t limit, int32_t* out) = 0;
+  // bounded_verdict_of (host_device/bounded_step.hpp) into *out: the gathered `headers` and
+  // their `sizes` (ranks of each, or both nullptr when the host agreed), the `ranks` blocks
+  // of `block_bytes` at `gathered`, each led by a BoundedLead, and the global set (*count
+  // sorted distinct keys).
   virtual Status bounded_verdict(const char* gathered, size_t block_bytes, int ranks,
+                                 const OpHeader* headers, const uint64_t* sizes,
                                  const K* global, const uint64_t* count, K sentinel,
                                  size_t capacity, BoundedVerdict* out) = 0;
   // With a successful verdict: the global set's first U_g keys into out.indices (-1 after
@@ -182,9 +183,10 @@ class HostStepKernels final : public StepKernels<K> {
   Status decode_rows_to(const void* rows, const int32_t* dest, size_t n, size_t dim,
                         zfcDataType_t wire, float scale, float* out) override;
   Status fill_keys_after(K* keys, size_t room, const uint64_t* count, K value) override;
-  Status compose_clamped(const int32_t* index, size_t n, const int32_t* table, int32_t limit,
-                         int32_t* out) override;
-  Status bounded_verdict(const char* gathered, size_t block_bytes, int ranks, const K* global,
+  Status compose_clamped(const int32_t* index, size_t n, const int32_t* table, size_t n_table,
+                         int32_t limit, int32_t* out) override;
+  Status bounded_verdict(const char* gathered, size_t block_bytes, int ranks,
+                         const OpHeader* headers, const uint64_t* sizes, const K* global,
                          const uint64_t* count, K sentinel, size_t capacity,
                          BoundedVerdict* out) override;
   Status bounded_finish(const BoundedVerdict* verdict, const K* global, const float* dense,

@@ -1,5 +1,6 @@
 #include "transport/transport.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -144,6 +145,50 @@ Status Transport::allgather_blocks(const void* send, size_t bytes, size_t* recv_
     if (r == rank_) continue;
     count_sent(r, bytes);
     count_received(r, recv_bytes[r]);
+  }
+  return s;
+}
+
+Status Transport::allgather_fixed_blocks(const void* send, size_t bytes, uint64_t* sizes,
+                                         void* recv, bool on_device) {
+  ZFC_RETURN_IF_ERROR(check_usable());
+  const size_t n = static_cast<size_t>(size_);
+  const char* block = static_cast<const char*>(send) + sizeof(uint64_t);
+  if (!on_device) {
+    // Host memory, whatever the transport's block exchange (MPI's and UCX's probe lengths).
+    fixed_sizes_.resize(2 * n);
+    ZFC_RETURN_IF_ERROR(allgather_blocks(block, bytes, fixed_sizes_.data(),
+                                         fixed_sizes_.data() + n, [&](size_t total) {
+                                           fixed_blocks_.resize(std::max<size_t>(total, 1));
+                                           return fixed_blocks_.data();
+                                         }));
+    char* out = static_cast<char*>(recv);
+    for (size_t r = 0; r < n; ++r) {
+      const size_t got = std::min(fixed_sizes_[r], bytes);
+      std::memcpy(out + r * bytes, fixed_blocks_.data() + fixed_sizes_[n + r], got);
+      std::memset(out + r * bytes + got, 0, bytes - got);
+      sizes[r] = fixed_sizes_[r];
+    }
+    return Status::Ok();
+  }
+  if (!blocks_accept_device_buffers()) {
+    return error(zfcInternalError, "allgather_fixed_blocks on device memory over %s", name());
+  }
+  // The two rounds of do_allgather_blocks, the sizes left where they arrive.
+  std::vector<size_t> each(n, bytes), at(n);
+  for (size_t r = 0; r < n; ++r) at[r] = r * bytes;
+  Status s = note(do_allgather(send, sizeof(uint64_t), sizes));
+  ledger_->rounds += 1;
+  if (s.ok()) {
+    s = note(do_allgatherv(block, recv, each.data(), at.data()));
+    ledger_->rounds += 1;
+  }
+  ZFC_RETURN_IF_ERROR(s);
+  for (int r = 0; r < size_; ++r) {
+    note_received(r, bytes * (n - 1));
+    if (r == rank_) continue;
+    count_sent(r, bytes);
+    count_received(r, bytes);
   }
   return s;
 }

@@ -169,6 +169,18 @@ class Transport {
                           size_t* recv_bytes, size_t* recv_displs, const PlaceFn& place,
                           Route route = Route::kDirect);
 
+  // Every rank's block of `bytes` when the host does not read the sizes: `send` holds the
+  // size this rank sends (a uint64_t, `bytes`) and then its block, 8-byte aligned; block r
+  // lands at recv + r * bytes and the size rank r sent at sizes[r], all in host memory, or
+  // all in device memory (`on_device`, where blocks_accept_device_buffers()). Its messages
+  // are those of allgather_blocks with every rank sending `bytes`, so a rank calling
+  // allgather_blocks meets it. On host memory it is allgather_blocks, and a block of another
+  // size arrives cut or zero-filled, its size telling so. On device memory the sizes' round
+  // and the blocks' round are queued without the host reading the sizes: a rank that sends
+  // more than `bytes` there is a mismatch the transport itself cannot see.
+  Status allgather_fixed_blocks(const void* send, size_t bytes, uint64_t* sizes, void* recv,
+                                bool on_device);
+
   // Whether Route::kForwarded runs forwarded on this transport.
   virtual bool forwards() const { return false; }
 
@@ -286,6 +298,8 @@ class Transport {
   std::vector<Hop> hops_;
   std::vector<size_t> arrived_;
   std::vector<char> unpacked_;
+  std::vector<size_t> fixed_sizes_;  // allgather_fixed_blocks on host memory
+  std::vector<char> fixed_blocks_;
 };
 
 }  // namespace zfc

@@ -2,7 +2,7 @@
 // bootstrap (no MPI), against the same call on host buffers on the same communicator (the
 // host path, whatever the transport): the same bits, the path each phase took, and the
 // step's waits for the caller's stream. The same for the bounded step, which must not wait at
-// all, and whose failure is reported after the stream ran. Skips, saying why, without a GPU
+// all, whose failure is reported after the stream ran, and which a CUDA graph captures. Skips, saying why, without a GPU
 // or without the NCCL plugin.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -188,6 +188,84 @@ TEST_F(OneRankNccl, BoundedStepMatchesTheHostWithoutWaiting) {
             std::string::npos);
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
   EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
+}
+
+// A bounded call that agrees in its kernels is captured in a CUDA graph (global capture mode,
+// in which a wait for the device, a copy from pageable memory or an allocation fails the
+// capture), and the graph, launched with other indices and rows in the same buffers, gives
+// the bits of the host's call each time.
+TEST_F(OneRankNccl, BoundedStepIsCapturedInACudaGraph) {
+  const size_t dim = 16, count = 2000, capacity = count;
+  const int64_t vocab = 9000;
+  zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
+  cfg.dim = dim;
+  cfg.vocab_size = vocab;
+  cfg.index_type = zfcInt64;
+  cfg.compression = zfcCompressBf16;
+  // One plan for the host's calls and one for the device's: each plan remembers the memory
+  // space its calls agreed.
+  zfcSparsePlan_t host_plan = nullptr, plan = nullptr;
+  ASSERT_EQ(zfcSparsePlanCreate(nccl_, &cfg, &host_plan), zfcSuccess);
+  ASSERT_EQ(zfcSparsePlanCreate(nccl_, &cfg, &plan), zfcSuccess);
+  std::vector<std::vector<int64_t>> idx(3);
+  std::vector<std::vector<float>> rows(3);
+  std::vector<BoundedOut> want(3);
+  for (size_t s = 0; s < 3; ++s) {
+    skewed_step(51 + s, count, dim, vocab, &idx[s], &rows[s]);
+    want[s] = run_bounded(nccl_, host_plan, idx[s], rows[s], dim, capacity, nullptr);
+    ASSERT_EQ(want[s].result, zfcSuccess) << zfcGetLastError(nccl_);
+    ASSERT_EQ(want[s].status.result, zfcSuccess);
+  }
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  DeviceVector<int64_t> d_idx(idx[0]), d_ids(std::vector<int64_t>(capacity, 77));
+  DeviceVector<float> d_rows(rows[0]), d_out(std::vector<float>(capacity * dim, -5.0f));
+  DeviceVector<zfcBoundedStatus_t> d_status(std::vector<zfcBoundedStatus_t>(1));
+  auto call = [&] {
+    return zfcSparseReduceBounded(plan, d_idx.get(), count, d_rows.get(), capacity,
+                                  d_ids.get(), d_out.get(), d_status.get(), stream);
+  };
+  // Twice before the capture: the first agrees on the host and grows the plan's memory, the
+  // second agrees in its kernels, as the captured call does.
+  for (int warm = 0; warm < 2; ++warm) {
+    ASSERT_EQ(call(), zfcSuccess) << zfcGetLastError(nccl_);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    EXPECT_EQ(d_status.value().result, zfcSuccess);
+  }
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
+  const zfcResult_t captured = call();
+  const std::string why = captured == zfcSuccess ? "" : zfcGetLastError(nccl_);
+  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  ASSERT_EQ(captured, zfcSuccess) << why;
+  zfcStats_t st = ZFC_STATS_INITIALIZER;
+  ASSERT_EQ(zfcCommGetStats(nccl_, &st), zfcSuccess);
+  EXPECT_EQ(st.last.host_syncs, 0u);
+  EXPECT_EQ(st.last.path[zfcPhaseRowExchange], zfcPathDevice);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  for (size_t s = 0; s < 3; ++s) {
+    const size_t step = (s + 1) % 3;  // not the inputs the capture saw first
+    ASSERT_EQ(cudaMemcpy(d_idx.get(), idx[step].data(), count * sizeof(int64_t),
+                         cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(d_rows.get(), rows[step].data(), count * dim * sizeof(float),
+                         cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    const zfcBoundedStatus_t status = d_status.value();
+    EXPECT_EQ(status.result, zfcSuccess) << "launch " << s;
+    EXPECT_EQ(status.num_unique, want[step].status.num_unique) << "launch " << s;
+    EXPECT_TRUE(test::same_bits(d_ids.to_host(), want[step].ids)) << "launch " << s;
+    EXPECT_TRUE(test::same_bits(d_out.to_host(), want[step].rows)) << "launch " << s;
+  }
+  zfcResult_t async = zfcInternalError;
+  ASSERT_EQ(zfcCommGetAsyncError(nccl_, &async), zfcSuccess);
+  EXPECT_EQ(async, zfcSuccess);
+  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+  EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+  EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
+  EXPECT_EQ(zfcSparsePlanDestroy(host_plan), zfcSuccess);
 }
 
 }  // namespace

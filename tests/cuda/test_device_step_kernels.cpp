@@ -1,8 +1,8 @@
 // The device backend of the sparse step (core/step_kernels.hpp) against the host backend:
 // one driver runs the local phases of a key-routed step -- read the indices, local unique,
 // owner map, summed rows, packed pairs, an owner's merge, decoding into result rows, the
-// indices written back -- on each backend, and every output must have the same bits. Skips,
-// saying why, on a machine without a GPU.
+// indices written back -- on each backend, and every output must have the same bits; the
+// same for the bounded step's kernels. Skips, saying why, on a machine without a GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "algo/agreement.hpp"
 #include "core/step_kernels.hpp"
 #include "device_test_util.hpp"
 #include "kernels/cast.hpp"
@@ -180,13 +181,22 @@ std::vector<unsigned char> nan_as_one(std::vector<unsigned char> bytes) {
   return bytes;
 }
 
+// The host backend and the device backend (on the default stream), side by side.
 template <class K>
-void expect_same_step(const StepInput& in, bool with_nan = false) {
+struct BothBackends {
   Workspace ws;
-  HostStepKernels<K> host(ws);
+  HostStepKernels<K> host{ws};
   DeviceScratch scratch;
   std::unique_ptr<StepKernels<K>> device;
-  ASSERT_TRUE(make_device_step_kernels<K>(scratch, nullptr, &device).ok());
+  BothBackends() { EXPECT_TRUE(make_device_step_kernels<K>(scratch, nullptr, &device).ok()); }
+};
+
+template <class K>
+void expect_same_step(const StepInput& in, bool with_nan = false) {
+  BothBackends<K> b;
+  ASSERT_NE(b.device, nullptr);
+  HostStepKernels<K>& host = b.host;
+  const std::unique_ptr<StepKernels<K>>& device = b.device;
   const StepOutput h = run_step(host, in), d = run_step(*device, in);
   EXPECT_EQ(d.first_bad, h.first_bad);
   EXPECT_EQ(d.local_unique, h.local_unique);
@@ -243,6 +253,136 @@ TEST(DeviceStepKernels, ABadIndexAndNonFiniteRowsAreFoundAlike) {
   StepInput nan = make_input(1000, 8, 4000, 2, zfcFloat32, 19);
   nan.rows[2] = std::nanf("");
   expect_same_step<uint32_t>(nan, true);
+}
+
+// ---- the bounded step's kernels ------------------------------------------------------------
+
+// What the bounded step's own kernels leave, read back from one backend.
+struct BoundedKernelsOutput {
+  std::vector<unsigned char> filled, composed, verdict, ids32, ids64, rows, status, kept;
+};
+
+// What run_bounded_kernels gets wrong on purpose.
+enum class BoundedCase { kAgree, kBadIndex, kDisagree, kCut, kNoHeader };
+
+// The bounded kernels on crafted inputs: three ranks' blocks (padded with the sentinel;
+// rank 1's with a bad index, or with more distinct keys than its block holds), their
+// headers (rank 2's capacity differing, or rank 1's block not a header's size), the
+// verdict, and the finish with it, into prefilled buffers.
+template <class K>
+BoundedKernelsOutput run_bounded_kernels(StepKernels<K>& k, BoundedCase c) {
+  const bool bad = c == BoundedCase::kBadIndex, disagree = c == BoundedCase::kDisagree;
+  BoundedKernelsOutput out;
+  const K sentinel = 100;
+  const size_t room = 6, dim = 3, G = 3;
+  // fill_keys_after: from the count word (4) to the room.
+  const std::vector<K> keys = {3, 5, 8, 13, 77, 77, 77, 77, 77, 77};
+  const uint64_t four = 4;
+  K* d_keys = put(k, Slot::kKeys, keys.data(), keys.size());
+  uint64_t* d_four = put(k, Slot::kStepWords, &four, 1);
+  EXPECT_TRUE(k.fill_keys_after(d_keys, room, d_four, sentinel).ok());
+  out.filled = get(k, d_keys, keys.size());
+  // compose_clamped: an index past the table and a value past the limit take the limit.
+  const std::vector<int32_t> index = {0, 1, 2, 5, 3, 1}, table = {7, 2, 9};
+  int32_t* d_index = put(k, Slot::kInverse, index.data(), index.size());
+  int32_t* d_table = put(k, Slot::kLocate, table.data(), table.size());
+  int32_t* d_out = nullptr;
+  EXPECT_TRUE(scratch_for(k, Slot::kPositions, index.size(), &d_out).ok());
+  EXPECT_TRUE(k.compose_clamped(d_index, index.size(), d_table, table.size(), 8, d_out).ok());
+  out.composed = get(k, d_out, index.size());
+  // Three blocks: a lead and `room` keys each (K of 4 bytes: 24 bytes of keys).
+  const size_t block = sizeof(BoundedLead) + (room * sizeof(K) + 7) / 8 * 8;
+  std::vector<unsigned char> gathered(G * block, 0);
+  const std::vector<std::vector<K>> mine = {{3, 5, 8}, {5, 13, 40, 41, 42, 43}, {8}};
+  for (size_t r = 0; r < G; ++r) {
+    BoundedLead lead{10, 10, mine[r].size()};
+    if (bad && r == 1) lead.first_bad = 4;
+    if (c == BoundedCase::kCut && r == 1) lead.distinct = 9;  // 6 of its 9 keys sent
+    std::memcpy(&gathered[r * block], &lead, sizeof lead);
+    for (size_t i = 0; i < room; ++i) {
+      const K key = i < mine[r].size() ? mine[r][i] : sentinel;
+      std::memcpy(&gathered[r * block + sizeof lead + i * sizeof(K)], &key, sizeof key);
+    }
+  }
+  const std::vector<K> global = {3, 5, 8, 13, 40, 41, 42, 43, sentinel};
+  const uint64_t merged = global.size();
+  std::vector<OpHeader> headers(G);
+  for (size_t r = 0; r < G; ++r) {
+    std::memset(&headers[r], 0, sizeof(OpHeader));
+    headers[r].magic = kHeaderMagic;
+    headers[r].op = static_cast<uint32_t>(OpKind::kSparseBounded);
+    headers[r].capacity = disagree && r == 2 ? 9 : 8;
+    headers[r].count = 10;
+    headers[r].sequence = 4;
+  }
+  std::vector<uint64_t> sizes(G, sizeof(OpHeader));
+  if (c == BoundedCase::kNoHeader) sizes[1] += 8;
+  const char* d_gathered = reinterpret_cast<const char*>(
+      put(k, Slot::kGatheredRows, gathered.data(), gathered.size()));
+  K* d_global = put(k, Slot::kGlobalUnique, global.data(), global.size());
+  uint64_t* d_merged = put(k, Slot::kCounts, &merged, 1);
+  OpHeader* d_headers = put(k, Slot::kHeaders, headers.data(), headers.size());
+  uint64_t* d_sizes = put(k, Slot::kFirstSizes, sizes.data(), sizes.size());
+  BoundedVerdict* d_verdict = nullptr;
+  EXPECT_TRUE(scratch_for(k, Slot::kOwnerReports, 1, &d_verdict).ok());
+  EXPECT_TRUE(k.bounded_verdict(d_gathered, block, static_cast<int>(G), d_headers, d_sizes,
+                                d_global, d_merged, sentinel, 8, d_verdict)
+                  .ok());
+  out.verdict = get(k, d_verdict, 1);
+  // The finish, int32 and int64 indices, into buffers of 0x5a.
+  const size_t cap = 8;
+  std::vector<float> dense((cap + 1) * dim);
+  for (size_t i = 0; i < dense.size(); ++i) dense[i] = 0.25f * static_cast<float>(i) - 3.0f;
+  const float* d_dense = put(k, Slot::kDense, dense.data(), dense.size());
+  const std::vector<unsigned char> fill(cap * 8 + cap * dim * 4 + 16, 0x5a);
+  for (zfcDataType_t type : {zfcInt32, zfcInt64}) {
+    unsigned char* ids = put(k, Slot::kResultIndices, fill.data(), cap * 8);
+    unsigned char* rows = put(k, Slot::kResultRows, fill.data(), cap * dim * 4);
+    unsigned char* status = put(k, Slot::kPartial, fill.data(), sizeof(zfcBoundedStatus_t));
+    const BoundedOutput where{ids, type, reinterpret_cast<float*>(rows), cap,
+                              reinterpret_cast<zfcBoundedStatus_t*>(status)};
+    EXPECT_TRUE(k.bounded_finish(d_verdict, d_global, d_dense, dim, where).ok());
+    (type == zfcInt32 ? out.ids32 : out.ids64) = get(k, ids, cap * 8);
+    out.rows = get(k, rows, cap * dim * 4);
+    out.status = get(k, status, sizeof(zfcBoundedStatus_t));
+  }
+  // A few bytes uploaded (as a kernel's argument on the device) land whole.
+  const unsigned char few[13] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
+  out.kept = get(k, put(k, Slot::kOwnerKeys, few, sizeof few), sizeof few);
+  return out;
+}
+
+TEST(DeviceStepKernels, TheBoundedKernelsHaveTheHostBits) {
+  ZFC_REQUIRE_GPU();
+  struct Want {
+    BoundedCase c;
+    int64_t result, num_unique;
+  };
+  // 8 distinct keys in a capacity of 8; rank 1's 9 alone exceed it (a lower bound).
+  for (const Want want : {Want{BoundedCase::kAgree, zfcSuccess, 8},
+                          Want{BoundedCase::kBadIndex, zfcInvalidArgument, 0},
+                          Want{BoundedCase::kDisagree, zfcMismatch, 0},
+                          Want{BoundedCase::kCut, zfcInvalidArgument, 9},
+                          Want{BoundedCase::kNoHeader, zfcMismatch, 0}}) {
+    SCOPED_TRACE(testing::Message() << "case " << static_cast<int>(want.c));
+    BothBackends<uint32_t> b;
+    ASSERT_NE(b.device, nullptr);
+    const BoundedKernelsOutput h = run_bounded_kernels(b.host, want.c);
+    const BoundedKernelsOutput d = run_bounded_kernels(*b.device, want.c);
+    EXPECT_EQ(d.filled, h.filled);
+    EXPECT_EQ(d.composed, h.composed);
+    EXPECT_EQ(d.verdict, h.verdict);
+    EXPECT_EQ(d.ids32, h.ids32);
+    EXPECT_EQ(d.ids64, h.ids64);
+    EXPECT_EQ(d.rows, h.rows);
+    EXPECT_EQ(d.status, h.status);
+    EXPECT_EQ(d.kept, h.kept);
+    BoundedVerdict v;
+    std::memcpy(&v, h.verdict.data(), sizeof v);
+    EXPECT_EQ(v.result, want.result);
+    EXPECT_EQ(v.num_unique, want.num_unique);
+    if (want.result != zfcMismatch) EXPECT_EQ(v.vr, want.c == BoundedCase::kCut ? 1 : 0);
+  }
 }
 
 }  // namespace

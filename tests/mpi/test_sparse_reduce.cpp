@@ -386,6 +386,47 @@ TEST_F(WorldTest, BytesMatchEachAlgorithmsFormula) {
   }
 }
 
+// zfcSparseReduceBounded: the header; one block per rank of a 24-byte lead and `capacity`
+// indices (padded to 8 bytes); the allreduce of capacity x D. The same whether the call
+// agrees on the host (the first with a capacity) or in its kernels (the next).
+TEST_F(WorldTest, BoundedBytesMatchTheirFormula) {
+  const size_t dim = 64;
+  const Workload w = zipf_workload(size_, dim, 100000, 1.1, 22,
+                                   [](int r) { return 300 + 20 * static_cast<size_t>(r % 3); });
+  const SparseReference ref = reference_sparse(w.ranks, dim);
+  const uint64_t capacity = ref.unique.size() + 7, kb = 4;
+  const std::vector<uint64_t> ones(static_cast<size_t>(size_), 1);
+  const Traffic want = gather_traffic(ones, sizeof(OpHeader), rank_) +
+                       gather_traffic(ones, 24 + (capacity * kb + 7) / 8 * 8, rank_) +
+                       allreduce_traffic(capacity * dim, 2, rank_, size_);
+  zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
+  cfg.dim = dim;
+  cfg.vocab_size = w.vocab;
+  cfg.index_type = zfcInt64;
+  cfg.compression = zfcCompressBf16;
+  zfcSparsePlan_t plan = nullptr;
+  ASSERT_EQ(zfcSparsePlanCreate(comm_, &cfg, &plan), zfcSuccess);
+  const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
+  std::vector<int64_t> ids(capacity);
+  std::vector<float> rows(capacity * dim);
+  for (int call = 0; call < 2; ++call) {
+    zfcBoundedStatus_t status{};
+    ASSERT_EQ(zfcSparseReduceBounded(plan, mine.indices.data(), mine.indices.size(),
+                                     mine.rows.data(), capacity, ids.data(), rows.data(),
+                                     &status, nullptr),
+              zfcSuccess) << zfcGetLastError(comm_);
+    ASSERT_EQ(status.result, zfcSuccess);
+    ASSERT_EQ(status.num_unique, static_cast<int64_t>(ref.unique.size()));
+    zfcStats_t st = ZFC_STATS_INITIALIZER;
+    ASSERT_EQ(zfcCommGetStats(comm_, &st), zfcSuccess);
+    EXPECT_EQ(st.last.bytes_sent, want.sent) << "call " << call;
+    EXPECT_EQ(st.last.bytes_received, want.received) << "call " << call;
+    // Header, indices, reduce-scatter, allgather (MPI's and UCX's header is one round).
+    if (size_ > 1) EXPECT_EQ(st.last.rounds, 4) << "call " << call;
+  }
+  EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
+}
+
 TEST_F(WorldTest, PeakWorkspaceFollowsTheComplexity) {
   const size_t dim = 128;
   const Workload w = zipf_workload(size_, dim, 100000, 1.1, 31, [](int) { return size_t{640}; });
