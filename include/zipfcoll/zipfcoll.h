@@ -543,8 +543,10 @@ typedef struct {
                          capacity; 0 after a disagreement, unspecified after a bad index) */
   int32_t result;     /* zfcSuccess, or the step's failure: zfcInvalidArgument for a bad
                          index on some rank or U_g above the capacity; for a call that agreed
-                         in its kernels (below), zfcMismatch when a rank's arguments differ,
-                         or the code of a rank whose own checks failed */
+                         in its kernels (below), zfcMismatch when a rank's arguments differ or
+                         a rank is in another call, the code of a rank whose own checks
+                         failed, or zfcInvalidArgument when the counts add up to more than
+                         int32 positions address */
   int32_t overflowed; /* 1 on every rank when some reduced value is not finite */
 } zfcBoundedStatus_t;
 
@@ -560,21 +562,23 @@ typedef struct {
  * zfcCommGetAsyncError and the communicator's next call that is not bounded report it too.
  * Not in a group.
  *
- * Agreement. The first call on a plan with a capacity and memory space agrees on the host,
- * as every collective does: a capacity or memory space that differs across ranks, or
- * arguments wrong on some rank (NULL buffers, mixed memory), fail it on every rank. Later
- * calls with the same capacity and memory space agree in their kernels (host buffers, or
- * device buffers over NCCL; over CUDA-aware MPI device calls always agree on the host), so
- * that the host waits for nothing: a rank that changes either, or whose own checks fail,
- * gets its failure from the call, and the other ranks get zfcMismatch (or that rank's code)
- * in *out_status, reported as above. A rank calling another operation than such a call on
- * host buffers fails every rank's call at once; on device buffers it is a mismatch the host
- * cannot see without waiting: it leaves NCCL's transfers unmatched, ended by timeout_ms at
- * the next call that waits.
+ * Agreement. A call agrees on the host, as every collective does, unless the plan's last
+ * call that did so had the same capacity and memory space: a capacity or memory space that
+ * differs across ranks, or arguments wrong on some rank (NULL buffers, mixed memory), fail
+ * it on every rank. A call with the capacity and memory space its plan remembers agrees in
+ * its kernels (host buffers, or device buffers over NCCL; over CUDA-aware MPI device calls
+ * always agree on the host), so that the host waits for nothing: a rank that changes either,
+ * or whose own checks fail, gets its failure from the call, and the other ranks get
+ * zfcMismatch (or that rank's code) in *out_status, reported as above. On host buffers a
+ * rank in another operation, or on a plan of other sizes, fails every rank's call at once;
+ * on device buffers the host cannot see it without waiting: NCCL pairs that rank's next
+ * transfers with the step's pending ones, of other sizes, which usually hangs until
+ * timeout_ms ends the next call that waits (the data moved until then is not defined).
  *
  * CUDA graphs. A call that agrees in its kernels on device buffers over NCCL, on a stream
- * other than the legacy default one, can be captured once an earlier call on the plan has
- * grown its device memory to the call's count and capacity. The graph keeps the call's
+ * other than the legacy default one, can be captured once an earlier call on the plan with
+ * the same capacity and memory space (which agreed on the host) has grown its device memory
+ * to the call's count and capacity. The graph keeps the call's
  * buffers, count, capacity and header (with its place in the sequence of collectives), so
  * every rank must launch its graph alike; while it lives, the plan may make no call that
  * needs more device memory (a larger count or capacity, or another call on device buffers),

@@ -94,6 +94,19 @@ Status gather_messages(Transport& t, Workspace& ws, const LocalHeader& mine,
   return Status::Ok();
 }
 
+Status failure_texts(Transport& t, Workspace& ws, const LocalHeader& mine,
+                     const OpHeader* headers, std::vector<std::string>* messages) {
+  const size_t n = static_cast<size_t>(t.size());
+  for (size_t r = 0; r < n; ++r) {
+    if (!agrees_in_kernels(headers[r])) continue;
+    // Ranks agreeing in their kernels take no second round: this rank's own text only.
+    messages->assign(n, std::string());
+    (*messages)[static_cast<size_t>(t.rank())] = mine.status != zfcSuccess ? mine.message : "";
+    return Status::Ok();
+  }
+  return gather_messages(t, ws, mine, messages);
+}
+
 Status gather_first_blocks(Transport& t, Workspace& ws, const void* data, size_t bytes,
                            size_t** sizes, char** blocks) {
   const size_t n = static_cast<size_t>(t.size());
@@ -121,7 +134,7 @@ Status exchange_headers(Transport& t, Workspace& ws, const LocalHeader& mine,
   ZFC_RETURN_IF_ERROR(
       gather_first_blocks(t, ws, send, sizeof(OpHeader) + payload_bytes, &sizes, &blocks));
   OpHeader* headers = ws.get<OpHeader>(Slot::kHeaders, n);
-  bool failed = false, in_kernels = false;
+  bool failed = false;
   for (size_t r = 0; r < n; ++r) {
     if (sizes[r] < sizeof(OpHeader)) {
       std::memset(&headers[r], 0, sizeof(OpHeader));  // agree() names the rank
@@ -132,7 +145,6 @@ Status exchange_headers(Transport& t, Workspace& ws, const LocalHeader& mine,
       sizes[n + r] += sizeof(OpHeader);
     }
     failed |= reports_failure(headers[r]);
-    in_kernels |= agrees_in_kernels(headers[r]);
   }
   out->headers = headers;
   out->payload = blocks;
@@ -143,13 +155,7 @@ Status exchange_headers(Transport& t, Workspace& ws, const LocalHeader& mine,
   // The texts' allgather reuses the block slots: the payload is not needed on this path.
   out->payload = nullptr;
   out->bytes = out->displs = nullptr;
-  if (in_kernels) {
-    // Ranks agreeing in their kernels take no second round: this rank's own text only.
-    out->messages.assign(n, std::string());
-    out->messages[static_cast<size_t>(t.rank())] = mine.status != zfcSuccess ? mine.message : "";
-    return Status::Ok();
-  }
-  return gather_messages(t, ws, mine, &out->messages);
+  return failure_texts(t, ws, mine, headers, &out->messages);
 }
 
 Status agree(const OpHeader* all, int size, const std::vector<std::string>& messages) {

@@ -73,6 +73,11 @@ bool agrees_in_kernels(const OpHeader& h);
 Status gather_messages(Transport& t, Workspace& ws, const LocalHeader& mine,
                        std::vector<std::string>* messages);
 
+// When some header reports a failure: gather_messages, unless one of `headers` (t.size())
+// agrees in its kernels, whose rank takes no such round; then this rank's own text alone.
+Status failure_texts(Transport& t, Workspace& ws, const LocalHeader& mine,
+                     const OpHeader* headers, std::vector<std::string>* messages);
+
 // Transport::allgather_blocks into ws: every rank's block lands in kFirstBlocks (*blocks),
 // their sizes and then their displacements in kFirstSizes (*sizes, 2 x t.size()).
 Status gather_first_blocks(Transport& t, Workspace& ws, const void* data, size_t bytes,

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <new>
 
 #include "algo/bounded_reduce.hpp"
 #include "algo/call_group.hpp"
@@ -54,13 +55,19 @@ struct HeaderRound {
 
 // Reserved by every bounded call on the device (before its agreement), so that the first
 // call to agree in its kernels allocates nothing: it may be the one a CUDA graph captures.
+// A failure here (the host's workspace throws when memory runs out) is reported in the
+// header instead, on the host.
 template <class K>
 Status header_round_slots(StepKernels<K>& k, int ranks, HeaderRound* out) {
   const size_t G = static_cast<size_t>(ranks);
-  ZFC_RETURN_IF_ERROR(
-      scratch_for(k, Slot::kFirstSend, sizeof(uint64_t) + sizeof(OpHeader), &out->send));
-  ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kHeaders, G, &out->headers));
-  return scratch_for(k, Slot::kFirstSizes, G, &out->sizes);
+  try {
+    ZFC_RETURN_IF_ERROR(
+        scratch_for(k, Slot::kFirstSend, sizeof(uint64_t) + sizeof(OpHeader), &out->send));
+    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kHeaders, G, &out->headers));
+    return scratch_for(k, Slot::kFirstSizes, G, &out->sizes);
+  } catch (const std::bad_alloc&) {
+    return error(zfcOutOfMemory, "zfcSparseReduceBounded: no memory for the header round");
+  }
 }
 
 // Whether every rank's header is one of the same call: a header of rank 0's operation and
@@ -70,6 +77,24 @@ bool in_one_call(const OpHeader* h, int ranks) {
     if (h[r].magic != kHeaderMagic || h[r].op != h[0].op || h[r].sequence != h[0].sequence) {
       return false;
     }
+  }
+  return true;
+}
+
+// Whether the ranks of one call that agree in their kernels run one step's transfers: their
+// capacity, dim, vocab (the key type) and wire format alike, and every other rank's dim,
+// vocab and wire format theirs (it takes part with their capacity). Ranks on host memory
+// check it before their exchange, and stop, as the others then do not take part.
+bool one_step_size(const OpHeader* h, int ranks) {
+  const OpHeader* first = nullptr;
+  for (int r = 0; r < ranks && first == nullptr; ++r) {
+    if (agrees_in_kernels(h[r])) first = &h[r];
+  }
+  if (first == nullptr) return true;
+  for (int r = 0; r < ranks; ++r) {
+    const bool sizes = h[r].dim == first->dim && h[r].vocab == first->vocab &&
+                       h[r].compression == first->compression;
+    if (!sizes || (agrees_in_kernels(h[r]) && h[r].capacity != first->capacity)) return false;
   }
   return true;
 }
@@ -209,15 +234,19 @@ Status BoundedReduceCall<K>::check_agreed(const Agreed& agreed) {
                    static_cast<long long>(h[r].capacity));
     }
   }
-  // This rank agrees on the host: a rank that agrees in its kernels (the first such) had
-  // seen this capacity agreed before, and this rank had not.
+  // This rank agrees on the host while a rank in the same capacity and memory space agrees
+  // in its kernels: its plan remembers that agreement and this rank's does not (a plan made
+  // again on some ranks only). All the same now, so this plan remembers it too, and the
+  // next call agrees in the kernels everywhere.
   for (int r = 0; r < size; ++r) {
     if (!agrees_in_kernels(h[r])) continue;
     int host = 0;
     while (agrees_in_kernels(h[host])) ++host;
+    remember_agreement();
     return error(zfcMismatch, "zfcSparseReduceBounded: rank %d checks this call's agreement in "
-                 "its kernels (capacity %lld was agreed on this plan before) while rank %d "
-                 "agrees on the host: an earlier call on the plan failed on some ranks only", r,
+                 "its kernels (its plan agreed capacity %lld before) while rank %d agrees on "
+                 "the host (its plan did not: made again on some ranks only?); the next call "
+                 "with this capacity agrees in the kernels on every rank", r,
                  static_cast<long long>(h[r].capacity), host);
   }
   const uint64_t room = static_cast<uint64_t>(h[0].capacity);
@@ -295,6 +324,11 @@ Status BoundedReduceCall<K>::run_in_kernels(zfcOpStats_t* op, bool* joined) {
   }
   if (!k.on_device()) {
     if (!in_one_call(round.headers, G)) return agree(round.headers, G);  // fails: out of step
+    if (!one_step_size(round.headers, G)) {
+      const Status s = agree(round.headers, G);
+      return !s.ok() ? s : error(zfcMismatch, "zfcSparseReduceBounded: the ranks that agree "
+                                 "in their kernels differ in their capacity");
+    }
     for (int r = 0; r < G; ++r) {
       if (round.sizes[r] == sizeof(OpHeader)) continue;
       return error(zfcMismatch, "rank %d sent a block of %llu bytes where an operation header "
@@ -316,7 +350,10 @@ Status BoundedReduceCall<K>::take_part(const Agreed& agreed, zfcOpStats_t* op) {
     device_peers |= agrees_in_kernels(agreed.headers[r]) &&
                     agreed.headers[r].color == kResidentColor;
   }
-  if (!device_peers && !in_one_call(agreed.headers, G)) return Status::Ok();
+  if (!device_peers &&
+      (!in_one_call(agreed.headers, G) || !one_step_size(agreed.headers, G))) {
+    return Status::Ok();
+  }
   // The capacity of the first rank in this call that agrees in its kernels: every such rank
   // has the one its plan agreed before, and sizes its step by it, the key type (vocab), dim
   // and wire format. A rank on a plan of other sizes (a plan the ranks do not share) cannot
@@ -340,8 +377,16 @@ Status BoundedReduceCall<K>::take_part(const Agreed& agreed, zfcOpStats_t* op) {
   const BoundedOutput nothing{nullptr, plan_.spec.index_type, nullptr,
                               static_cast<size_t>(capacity), nullptr};
   const BoundedVerdict* verdict = nullptr;
-  return bounded_exchange(step(op), static_cast<StepKernels<K>&>(host_kernels_), none, nullptr,
-                          nullptr, nullptr, nothing, &verdict);
+  try {
+    return bounded_exchange(step(op), static_cast<StepKernels<K>&>(host_kernels_), none,
+                            nullptr, nullptr, nullptr, nothing, &verdict);
+  } catch (const std::bad_alloc&) {
+    // The others' transfers are left unmatched: the transport is of no further use.
+    const Status s = error(zfcOutOfMemory, "zfcSparseReduceBounded: no memory to take part in "
+                           "the other ranks' step");
+    plan_.comm->transport->fail(s);
+    return s;
+  }
 }
 
 // One bounded call: in its kernels when the plan agreed its capacity before, else on the

@@ -106,7 +106,7 @@ Status exchange_group(Transport& t, Workspace& ws, const GroupSide& mine, GroupA
     a.displs = call_sizes + (2 * c + 1) * n;
   }
   if (!failed) return Status::Ok();
-  return gather_messages(t, ws, *mine.group, &out->group_messages);
+  return failure_texts(t, ws, *mine.group, headers, &out->group_messages);
 }
 
 Status in_group(size_t i, const Status& s) {

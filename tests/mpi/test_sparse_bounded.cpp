@@ -366,6 +366,71 @@ TEST_F(BoundedTest, AChangedCallOnOneRankIsReportedByTheOthers) {
   zfcSparsePlanDestroy(plan);
 }
 
+// Calls that agree in their kernels on host buffers, with a rank in another operation (a
+// group that fails) or on a plan of another dim: every rank fails at once, nothing waits.
+// A plan made again on one rank: one call fails, the next agrees in the kernels everywhere.
+TEST_F(BoundedTest, PlansOutOfStepFailAtOnceAndRecover) {
+  if (size_ < 2) GTEST_SKIP() << "needs two ranks";
+  const Workload w = workload();
+  const RankInput& in = mine(w);
+  const size_t cap = static_cast<size_t>(w.total_tokens()) + 8;
+  zfcSparsePlan_t plan = make_plan(comm_, zfcInt64, zfcCompressNone);
+  zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
+  cfg.dim = kDim + 2;
+  cfg.vocab_size = kVocab;
+  cfg.index_type = zfcInt64;
+  zfcSparsePlan_t wider = nullptr;
+  ASSERT_EQ(zfcSparsePlanCreate(comm_, &cfg, &wider), zfcSuccess);
+  std::vector<float> wide_rows(in.indices.size() * (kDim + 2), 0.5f);
+  const std::vector<int64_t>& idx = in.indices;
+  std::vector<int64_t> ids(cap);
+  std::vector<float> out(cap * (kDim + 2));
+  zfcBoundedStatus_t status{};
+  auto call_wider = [&] {
+    return zfcSparseReduceBounded(wider, idx.data(), idx.size(), wide_rows.data(), cap,
+                                  ids.data(), out.data(), &status, nullptr);
+  };
+  ASSERT_EQ(bounded(comm_, plan, zfcInt64, idx, in.rows, cap).status.result, zfcSuccess);
+  ASSERT_EQ(call_wider(), zfcSuccess) << zfcGetLastError(comm_);
+  // Rank 0 in a group whose call fails on its own argument; the others in their kernels.
+  zfcSparseResult_t* no_result = nullptr;
+  const std::vector<char> typed = typed_indices(idx, zfcInt64);
+  zfcResult_t r = zfcSuccess;
+  if (rank_ == 0) {
+    ASSERT_EQ(zfcGroupStart(comm_), zfcSuccess);
+    zfcSparseReduce(plan, typed.data(), idx.size(), in.rows.data(), no_result, nullptr);
+    r = zfcGroupEnd(comm_);
+  } else {
+    r = bounded(comm_, plan, zfcInt64, idx, in.rows, cap).result;
+  }
+  EXPECT_NE(r, zfcSuccess);
+  // Rank 0 on the plan of another dim, both agreed before.
+  r = rank_ == 0 ? call_wider() : bounded(comm_, plan, zfcInt64, idx, in.rows, cap).result;
+  EXPECT_EQ(r, zfcMismatch) << zfcGetLastError(comm_);
+  // The last rank makes its plan again: it agrees on the host once, the others in their
+  // kernels; then every rank in the kernels.
+  if (rank_ == size_ - 1) {
+    zfcSparsePlanDestroy(plan);
+    plan = make_plan(comm_, zfcInt64, zfcCompressNone);
+  }
+  const Bounded once = bounded(comm_, plan, zfcInt64, idx, in.rows, cap);
+  if (rank_ == size_ - 1) {
+    EXPECT_EQ(once.result, zfcMismatch);
+    EXPECT_NE(once.error.find("made again on some ranks only"), std::string::npos) << once.error;
+  } else {
+    ASSERT_EQ(once.result, zfcSuccess) << once.error;
+    EXPECT_EQ(once.status.result, zfcMismatch);
+  }
+  zfcResult_t async = zfcInternalError;
+  ASSERT_EQ(zfcCommGetAsyncError(comm_, &async), zfcSuccess);
+  const Bounded then = bounded(comm_, plan, zfcInt64, idx, in.rows, cap);
+  ASSERT_EQ(then.result, zfcSuccess) << then.error;
+  EXPECT_EQ(then.status.result, zfcSuccess);
+  EXPECT_EQ(run_plan(comm_, in, kDim, kVocab, PlanOptions{}).result, zfcSuccess);
+  zfcSparsePlanDestroy(wider);
+  zfcSparsePlanDestroy(plan);
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace zfc
