@@ -1,10 +1,10 @@
 // zfcSparseReduceBounded as a call: this rank's checks and local phase, the agreement, the
 // exchange (algo/bounded_reduce.cpp) and the verdict's report.
 //
-// The agreement is made on the host the first time a plan sees a capacity and memory space
-// (the operation header and its verdict, as every call makes it; a plan's first call also
-// grows its memory, so it is not one to capture in a CUDA graph anyway). After that, a call
-// with the same capacity and memory space agrees in its kernels: its header goes out in
+// The agreement is made on the host unless the plan's last agreement there had the call's
+// capacity and memory space (the operation header and its verdict, as every call makes it;
+// a plan's first call also grows its memory, so it is not one to capture in a CUDA graph
+// anyway). A call with the remembered pair agrees in its kernels: its header goes out in
 // Transport::allgather_fixed_blocks, queued like the rest of the step, and the verdict
 // kernel checks the gathered headers with the step's other failures, so the host never
 // waits. A rank that agrees on the host -- it changed the capacity or memory space, or its
