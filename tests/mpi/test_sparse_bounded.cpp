@@ -90,6 +90,10 @@ class BoundedTest : public WorldTest {
     });
   }
   const RankInput& mine(const Workload& w) const { return w.ranks[static_cast<size_t>(rank_)]; }
+  // A capacity above U_g, the same on every rank: every rank's tokens, and some room.
+  static size_t room_for_all(const Workload& w) {
+    return static_cast<size_t>(w.total_tokens()) + 8;
+  }
 };
 
 TEST_F(BoundedTest, GivesTheBitsOfTheUniquenessTechniqueInFixedSizes) {
@@ -305,7 +309,7 @@ TEST_F(BoundedTest, AChangedCallOnOneRankIsReportedByTheOthers) {
   if (size_ < 2) GTEST_SKIP() << "needs two ranks";
   const Workload w = workload();
   const RankInput& in = mine(w);
-  const size_t cap = static_cast<size_t>(w.total_tokens()) + 8;  // above U_g, on every rank
+  const size_t cap = room_for_all(w);
   zfcSparsePlan_t plan = make_plan(comm_, zfcInt64, zfcCompressNone);
   ASSERT_EQ(bounded(comm_, plan, zfcInt64, in.indices, in.rows, cap).status.result, zfcSuccess);
   zfcResult_t async = zfcInternalError;
@@ -373,7 +377,7 @@ TEST_F(BoundedTest, PlansOutOfStepFailAtOnceAndRecover) {
   if (size_ < 2) GTEST_SKIP() << "needs two ranks";
   const Workload w = workload();
   const RankInput& in = mine(w);
-  const size_t cap = static_cast<size_t>(w.total_tokens()) + 8;
+  const size_t cap = room_for_all(w);
   zfcSparsePlan_t plan = make_plan(comm_, zfcInt64, zfcCompressNone);
   zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
   cfg.dim = kDim + 2;
