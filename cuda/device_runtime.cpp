@@ -164,6 +164,20 @@ Status copy_to_host(void* dst, const void* d_src, size_t bytes, void* stream) {
   return synchronize(stream);
 }
 
+Status copy_to_host_queued(void* dst, const void* d_src, size_t bytes, void* stream) {
+  if (bytes == 0) return Status::Ok();
+  return cuda_check(
+      cudaMemcpyAsync(dst, d_src, bytes, cudaMemcpyDeviceToHost, as_stream(stream)),
+      "cudaMemcpyAsync (device to host)");
+}
+
+Status stream_ready(void* stream, bool* ready) {
+  const cudaError_t q = cudaStreamQuery(as_stream(stream));
+  *ready = q == cudaSuccess;
+  if (q == cudaErrorNotReady) return Status::Ok();
+  return cuda_check(q, "cudaStreamQuery");
+}
+
 Status copy_to_device(void* d_dst, const void* src, size_t bytes, void* stream) {
   if (bytes == 0) return Status::Ok();
   return cuda_check(cudaMemcpyAsync(d_dst, src, bytes, cudaMemcpyHostToDevice, as_stream(stream)),
@@ -219,6 +233,9 @@ PinnedBuffer::~PinnedBuffer() {
 Status PinnedBuffer::reserve(size_t bytes) {
   if (bytes <= capacity_) return Status::Ok();
   if (data_ != nullptr) {
+    // Copies queued before may still read or write the old memory: waited for first, as
+    // DeviceBuffer does.
+    ZFC_RETURN_IF_ERROR(cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
     cudaFreeHost(data_);
     data_ = nullptr;
     capacity_ = 0;

@@ -40,10 +40,11 @@ if [ -x "$build/bench/zfc_perf" ] && command -v mpirun > /dev/null; then
       tee "$out/zfc_perf_allreduce_device_np$np.txt"
   done
 fi
-# The fused step with its buffers on the device over NCCL (one rank per GPU: the key-routed
-# exchange, asked for and chosen by auto, the bounded step with the capacity min(G*K, V) on
-# a stream of its own, and the staged allgather baseline), against a plain NCCL allgather of
-# every rank's indices and rows at the same G, K and D.
+# The fused step with its buffers on the device over NCCL (one rank per GPU, every call on a
+# stream of its own: the uniqueness technique, which auto is on the device and which waits
+# once for its sizes, the key-routed exchange, the bounded step with the capacity min(G*K, V), and the
+# staged allgather baseline), against a plain NCCL allgather of every rank's indices and rows
+# at the same G, K and D.
 gpus="$(nvidia-smi -L | wc -l)"
 # A run that skips (77: no GPU per rank, no NCCL) is reported and the script goes on.
 skip_ok() { local rc=$?; [ "$rc" = 77 ] && echo "(skipped: exit 77)" || return "$rc"; }
@@ -53,7 +54,7 @@ if [ -x "$build/bench/zfc_nccl_allgather" ] && [ -x "$build/bench/zfc_perf" ] &&
   [ "$(id -u)" = 0 ] && run+=(--allow-run-as-root)
   for np in $(printf '%s\n' 1 "$gpus" | awk '$1 > 0' | sort -un); do
     "${run[@]}" -np "$np" "$build/bench/zfc_perf" sparse -g 1 --transport nccl \
-      --algo key_routed,auto,bounded --compression none,fp16 -K 640 -D 512 -n 20 -w 5 \
+      --algo unique_allreduce,key_routed,bounded --compression none,fp16 -K 640 -D 512 -n 20 -w 5 \
       --json "$out/zfc_perf_sparse_nccl_np$np.json" 2>&1 |
       tee "$out/zfc_perf_sparse_nccl_np$np.txt" || skip_ok
     for wire in fp32 fp16; do

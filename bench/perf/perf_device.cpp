@@ -109,5 +109,9 @@ HostSparseResult copy_to_host(const zfcSparseResult_t& on_device, size_t index_b
   h.result = on_device;
   h.result.indices = h.indices.data();
   h.result.rows = h.rows.data();
+  if (on_device.overflow_flag != nullptr) {  // the flag a device-resident result left there
+    DeviceCopy::download(on_device.overflow_flag, &h.result.overflowed, sizeof(int));
+    h.result.overflow_flag = nullptr;
+  }
   return h;
 }

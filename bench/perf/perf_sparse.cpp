@@ -225,7 +225,9 @@ void run_steps(const PerfContext& ctx, const zfc::workload::StepSource& source,
   const PerfOptions& o = ctx.options;
   const StepIndices indices = step_indices(ctx, source);
   DeviceCopy d_idx, d_rows;  // -g 1: the step's inputs on this rank's GPU, copied untimed
-  std::unique_ptr<DeviceStream> stream;  // -g 1: the bounded calls' stream
+  // -g 1: the calls' stream (not the legacy default stream, which NCCL's does not follow, so
+  // that the transfers queue behind the kernels); a timed call ends once the stream ran it.
+  std::unique_ptr<DeviceStream> stream;
   if (o.gpus > 0) stream = std::make_unique<DeviceStream>();
   for (int step = -o.warmup; step < o.iters; ++step) {
     const std::vector<int32_t> idx = indices(step, ctx.rank);
@@ -241,7 +243,9 @@ void run_steps(const PerfContext& ctx, const zfc::workload::StepSource& source,
       const double t0 = MPI_Wtime();
       const zfcResult_t r =
           v.bounded ? call_bounded(ctx, v, idx_in, idx.size(), rows_in, stream.get())
-                    : zfcSparseReduce(v.plan, idx_in, idx.size(), rows_in, &v.last, nullptr);
+                    : zfcSparseReduce(v.plan, idx_in, idx.size(), rows_in, &v.last,
+                                      stream ? stream->get() : nullptr);
+      if (stream && !v.bounded) stream->sync();
       const double sec = MPI_Wtime() - t0;
       if (r != zfcSuccess) {
         perf_fail(v.bounded ? "zfcSparseReduceBounded" : "zfcSparseReduce", r, v.comm);

@@ -29,11 +29,13 @@
  *    (scalar outputs such as *num_unique and *overflowed are always host memory). For device
  *    buffers `stream` is a cudaStream_t (NULL: the default stream): the local operations
  *    (zfcScatterToDense, zfcApplyRows) run CUDA kernels on it and return once their arguments
- *    are checked (one wait for the stream); the collectives, in this version, copy their
- *    device inputs to pinned host memory, run on the host and copy the results back, and
- *    return when the results are in place. Either way results have the same bits as with
- *    host buffers. A stream with host buffers, or buffers that mix host and device memory, is
- *    zfcInvalidArgument; any stream in a build without CUDA is zfcUnsupported.
+ *    are checked (one wait for the stream); the collectives run on the device where the
+ *    transport takes device memory and the device kernels implement the call (docs/design.md,
+ *    "Device buffers"), and otherwise copy their device inputs to pinned host memory, run on
+ *    the host and copy the results back, returning when the results are in place. Either way
+ *    results have the same bits as with host buffers. A stream with host buffers, or buffers
+ *    that mix host and device memory, is zfcInvalidArgument; any stream in a build without
+ *    CUDA is zfcUnsupported.
  *  - The caller owns all buffers it passes; buffers returned inside zfcSparseResult_t are
  *    owned by the plan and stay valid until the next zfcSparseReduce on the same plan or
  *    zfcSparsePlanDestroy.
@@ -367,7 +369,8 @@ typedef struct {
   uint64_t bytes_sent;           /* bytes this rank handed to the transport for peers */
   uint64_t bytes_received;       /* bytes this rank received from peers */
   uint64_t peak_workspace_bytes; /* library-owned scratch a call needed at most */
-  uint64_t overflows;            /* calls whose compressed result was not finite */
+  uint64_t overflows;            /* calls whose compressed result was not finite (not
+                                    counting those that left the flag on the device) */
   uint64_t internode_bytes_sent; /* the part of bytes_sent that went to other nodes */
   uint64_t internode_bytes_received; /* the part of bytes_received from other nodes */
   int32_t algorithm;             /* zfcAlgorithm_t the last sparse reduce ran (-1: none) */
@@ -482,12 +485,19 @@ typedef struct {
                                 per round of the stream fill at most this many bytes (at
                                 least one pair), besides 8 bytes per rank (24 in the first
                                 round); 0: 1 MiB. Equal on every rank */
+  /* ---- end of the 0.6 layout ---- */
+  int overflow_on_device; /* zfcSparseReduce on the device (see there), a call alone: 1 leaves
+                             the overflow flag on the device (zfcSparseResult_t.overflowed
+                             -1, overflow_flag), so the call does not wait for the end of its
+                             step and returns with it queued on `stream`; 0 (default): the
+                             call reads the flag, and its result is complete when it returns.
+                             Each rank may choose its own */
 } zfcSparsePlanConfig_t;
 
 #define ZFC_SPARSE_PLAN_CONFIG_INITIALIZER                                          \
   {                                                                                 \
     sizeof(zfcSparsePlanConfig_t), ZFC_SPARSE_PLAN_MAGIC, ZFC_VERSION_CODE, 0, 0,  \
-        zfcFloat32, zfcInt32, zfcAlgoDefault, -1, 1.0f, 0                           \
+        zfcFloat32, zfcInt32, zfcAlgoDefault, -1, 1.0f, 0, 0                        \
   }
 
 /* Set `size` before the call (ZFC_SPARSE_RESULT_INITIALIZER does it); the library fills the
@@ -498,11 +508,20 @@ typedef struct {
   const float* rows;     /* U_g x dim reduced rows (fp32), row p belongs to indices[p] */
   size_t num_unique;     /* U_g */
   size_t dim;
-  int overflowed;        /* 1 on every rank when some reduced value is not finite */
+  int overflowed;        /* 1 on every rank when some reduced value is not finite; -1 when
+                            the flag stayed on the device (overflow_flag) */
   int algorithm;         /* the zfcAlgorithm_t that ran (never zfcAlgoAuto) */
+  /* ---- end of the 0.11 layout (the library accepts it; the call then reads the flag back
+     and sets `overflowed`, one more wait for the stream) ---- */
+  const int* overflow_flag; /* a result that stayed on the device, of a call alone on a plan
+                               made with overflow_on_device: a device int owned by the plan,
+                               valid as the rows are, that the stream sets to 1 on every rank
+                               when some reduced value is not finite (0 otherwise) once it
+                               reaches the end of the call; `overflowed` is then -1. NULL for
+                               every other result */
 } zfcSparseResult_t;
 
-#define ZFC_SPARSE_RESULT_INITIALIZER {sizeof(zfcSparseResult_t), NULL, NULL, 0, 0, 0, 0}
+#define ZFC_SPARSE_RESULT_INITIALIZER {sizeof(zfcSparseResult_t), NULL, NULL, 0, 0, 0, 0, NULL}
 
 /* Local. Creates a plan for one embedding table; ranks' plans are checked against each
  * other on every zfcSparseReduce. The plan's workspace grows to what the calls need. */
@@ -514,7 +533,14 @@ ZFC_API zfcResult_t zfcSparsePlanCreate(zfcComm_t comm, const zfcSparsePlanConfi
  * indices and, for each, the sum over all ranks of the rows carrying it. All algorithms give
  * the same indices and, in fp32 without compression, bit-identical rows (with compression
  * each algorithm rounds what it sends, so their bits differ). With device inputs
- * the result's indices and rows are device memory owned by the plan. */
+ * the result's indices and rows are device memory owned by the plan. Over NCCL,
+ * unique_allreduce and zfcAlgoAuto (which is then unique_allreduce) run on the device: on a
+ * stream other than the legacy default one, the call waits for it once, to read U_i and the
+ * distinct keys, and once more to read the overflow flag, unless the plan was made with
+ * overflow_on_device and the call is alone: it then returns with the rest of the step queued
+ * on `stream`. key_routed runs there too, waiting nine times (eight with the flag left on
+ * the device). A plan's calls on the device must be ordered: a call on another stream than
+ * the plan's last call must not start before that call's work (make its stream wait). */
 ZFC_API zfcResult_t zfcSparseReduce(zfcSparsePlan_t plan, const void* indices, size_t count,
                                     const void* rows, zfcSparseResult_t* out, void* stream);
 

@@ -29,22 +29,6 @@
 namespace zfc {
 namespace {
 
-// Queues the transport's calls on `stream` for one call's life, whatever leaves it.
-class QueueOn {
- public:
-  QueueOn(Transport* t, const void* stream) : t_(t) {
-    if (t_ != nullptr) t_->set_queue_stream(stream);
-  }
-  ~QueueOn() {
-    if (t_ != nullptr) t_->set_queue_stream(nullptr);
-  }
-  QueueOn(const QueueOn&) = delete;
-  QueueOn& operator=(const QueueOn&) = delete;
-
- private:
-  Transport* t_;
-};
-
 // The header round of a call that agrees in its kernels, in their memory: this rank's size
 // word and header, every rank's header and the size it sent.
 struct HeaderRound {
@@ -202,8 +186,9 @@ Status BoundedReduceCall<K>::local() {
     // between them (not on the legacy default stream, which NCCL's own stream does not
     // follow: there the kernels' stream is waited for before each transfer).
     queues_ = comm.transport->queues_on_caller_stream() && stream_ != nullptr;
-    ZFC_RETURN_IF_ERROR(make_device_step_kernels(plan_.device_scratch, stream_,
-                                                 &device_kernels_, queues_));
+    const QueuedOn queued{queues_ ? comm.transport.get() : nullptr, comm.config.timeout_ms};
+    ZFC_RETURN_IF_ERROR(
+        make_device_step_kernels(plan_.device_scratch, stream_, &device_kernels_, queued));
     device_ = true;
     mine_.color = kResidentColor;
     HeaderRound slots;

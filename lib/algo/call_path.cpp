@@ -14,7 +14,11 @@ bool some_rank_resident(const Agreed& agreed, int ranks) {
 
 bool stays_on_device(const zfcComm& comm, const PlanSpec& spec, bool fused, bool into) {
   return comm.transport->blocks_accept_device_buffers() && !fused && !into &&
-         (spec.algorithm == zfcAlgoAuto || spec.algorithm == zfcAlgoKeyRouted);
+         (resident_unique_allreduce(spec) || spec.algorithm == zfcAlgoKeyRouted);
+}
+
+bool resident_unique_allreduce(const PlanSpec& spec) {
+  return spec.algorithm == zfcAlgoAuto || spec.algorithm == zfcAlgoUniqueAllReduce;
 }
 
 void note_path(CallPath path, uint32_t waits, zfcOpStats_t* op) {

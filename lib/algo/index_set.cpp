@@ -1,5 +1,6 @@
 #include "algo/index_set.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/unique.hpp"
@@ -8,25 +9,40 @@ namespace zfc {
 
 template <class K>
 Status IndexSet<K>::load(StepKernels<K>& k, const void* indices, zfcDataType_t type, size_t n,
-                         bool check, bool dedupe) {
+                         bool check, bool dedupe, bool keys_to_host) {
   count_ = n;
   local_count_ = 0;
-  uint64_t* words = nullptr;  // the first bad index, then U_i
+  local_unique_host_ = nullptr;
+  global_on_host_ = false;
+  // The words the host reads (the first bad index, then U_i) lead the distinct keys in one
+  // buffer, so that one fetch reads the keys with them.
+  constexpr size_t kWordBytes = 2 * sizeof(uint64_t);
+  char* block = nullptr;
+  ZFC_RETURN_IF_ERROR(
+      scratch_for(k, Slot::kLocalUnique, kWordBytes + (dedupe ? n * sizeof(K) : 0), &block));
+  uint64_t* words = reinterpret_cast<uint64_t*>(block);
   ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kKeys, n, &keys_));
-  ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kStepWords, 2, &words));
   ZFC_RETURN_IF_ERROR(k.load_keys(indices, type, n, vocab_, check, keys_, &words[0]));
   if (dedupe) {
     // Before the check is read: a bad index leaves keys the kernels can still sort (the
     // host's are zeroed), and the whole result is dropped.
-    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kLocalUnique, n, &local_unique_));
+    local_unique_ = reinterpret_cast<K*>(block + kWordBytes);
     ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kInverse, n, &inverse_));
     ZFC_RETURN_IF_ERROR(k.unique_with_inverse(keys_, n, static_cast<uint64_t>(vocab_),
                                               local_unique_, inverse_, &words[1]));
   }
-  uint64_t host[2] = {n, 0};
-  ZFC_RETURN_IF_ERROR(k.fetch(host, words, (dedupe ? 2 : 1) * sizeof(uint64_t)));
-  if (host[0] < n) {
-    const size_t at = static_cast<size_t>(host[0]);
+  // On the host the keys are there already.
+  const bool with_keys = dedupe && keys_to_host && k.on_device();
+  // U_i <= min(n, vocab): the keys' room, read whole since U_i is learnt by this same read.
+  const size_t key_room = with_keys ? std::min(n, static_cast<size_t>(vocab_)) : 0;
+  char* host = ws_.get<char>(Slot::kHostUnique, kWordBytes + key_room * sizeof(K));
+  uint64_t read[2] = {n, 0};
+  std::memcpy(host, read, sizeof read);
+  ZFC_RETURN_IF_ERROR(
+      k.fetch(host, block, (dedupe ? kWordBytes : sizeof(uint64_t)) + key_room * sizeof(K)));
+  std::memcpy(read, host, sizeof read);
+  if (read[0] < n) {
+    const size_t at = static_cast<size_t>(read[0]);
     int64_t value = 0;
     if (type == zfcInt32) {
       int32_t v32 = 0;
@@ -39,7 +55,12 @@ Status IndexSet<K>::load(StepKernels<K>& k, const void* indices, zfcDataType_t t
     return error(zfcInvalidArgument, "indices[%zu] = %lld is outside [0, %lld)", at,
                  static_cast<long long>(value), static_cast<long long>(vocab_));
   }
-  local_count_ = static_cast<size_t>(host[1]);
+  local_count_ = static_cast<size_t>(read[1]);
+  if (with_keys) {
+    local_unique_host_ = reinterpret_cast<const K*>(host + kWordBytes);
+  } else if (!k.on_device() && dedupe) {
+    local_unique_host_ = local_unique_;
+  }
   return Status::Ok();
 }
 
@@ -70,7 +91,7 @@ Status IndexSet<K>::gather(Transport& t, const Agreed& agreed) {
   gathered_ = ws_.get<K>(Slot::kGatheredKeys, total);
   bool rode = agreed.payload != nullptr;
   for (int r = 0; r < size && rode; ++r) rode = agreed.bytes[r] == bytes[r];
-  if (!rode) return t.allgatherv(local_unique_, gathered_, bytes, byte_displs);
+  if (!rode) return t.allgatherv(local_unique_host_, gathered_, bytes, byte_displs);
   for (int r = 0; r < size; ++r) {
     if (bytes[r] > 0) {
       std::memcpy(reinterpret_cast<char*>(gathered_) + byte_displs[r],
@@ -83,8 +104,20 @@ Status IndexSet<K>::gather(Transport& t, const Agreed& agreed) {
 template <class K>
 void IndexSet<K>::merge_gathered() {
   merge_from(gathered_, gathered_count_);
+  global_on_host_ = true;
   locate_ = ws_.get<int32_t>(Slot::kLocate, local_count_);
-  kernels::locate_sorted(local_unique_, local_count_, global_, global_count_, locate_);
+  kernels::locate_sorted(local_unique_host_, local_count_, global_, global_count_, locate_);
+}
+
+template <class K>
+Status IndexSet<K>::place_global(StepKernels<K>& k) {
+  if (!global_on_host_ || !k.on_device()) return Status::Ok();
+  K* there = nullptr;
+  ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kGlobalUnique, global_count_, &there));
+  ZFC_RETURN_IF_ERROR(k.upload(there, global_, global_count_ * sizeof(K)));
+  global_ = there;
+  global_on_host_ = false;
+  return Status::Ok();
 }
 
 template <class K>

@@ -25,9 +25,11 @@ class IndexSet {
   // zfcInvalidArgument naming its position and value), and with `dedupe` finds this rank's
   // distinct keys and each token's position among them. On k's memory space (the indices
   // and every array of the set are there); the host learns the bad index, if any, and U_i in
-  // one fetch (and a bad index's value in a second).
+  // one fetch (and a bad index's value in a second). With `keys_to_host` on a device, that
+  // one fetch also brings the distinct keys (min(n, vocab) of them, since U_i is not yet
+  // known) to the host, for the algorithms that gather them (local_unique_host).
   Status load(StepKernels<K>& k, const void* indices, zfcDataType_t type, size_t n, bool check,
-              bool dedupe);
+              bool dedupe, bool keys_to_host = false);
   // The same with the host kernels.
   Status load(const void* indices, zfcDataType_t type, size_t n, bool check, bool dedupe);
 
@@ -35,8 +37,12 @@ class IndexSet {
   // headers when every rank's payload is exactly its keys, else an allgatherv of them.
   Status gather(Transport& t, const Agreed& agreed);
 
-  // Builds the global set from the gathered keys and locates this rank's keys in it.
+  // Builds the global set from the gathered keys and locates this rank's keys in it (on the
+  // host: locate()).
   void merge_gathered();
+  // The global set into k's memory space when merge_gathered made it on the host and k is a
+  // device's (an upload); global() is then there.
+  Status place_global(StepKernels<K>& k);
 
   // Global set of arbitrary keys (the allgather baseline's gathered tokens, the key-routed
   // owners' keys), on k's memory space; the host learns its size (one fetch).
@@ -56,7 +62,12 @@ class IndexSet {
   size_t count() const { return count_; }
   const K* keys() const { return keys_; }
   size_t local_unique_count() const { return local_count_; }
-  const K* local_unique() const { return local_unique_; }
+  const K* local_unique() const { return local_unique_; }  // in the loading kernels' memory
+  // The distinct keys in host memory: local_unique() when loaded on the host, the copy the
+  // fetch brought with keys_to_host on a device, NULL otherwise.
+  const K* local_unique_host() const { return local_unique_host_; }
+  // After merge_gathered: the global position of each distinct key (host memory).
+  const int32_t* locate() const { return locate_; }
   const int32_t* inverse() const { return inverse_; }
   size_t global_count() const { return global_count_; }
   const K* global() const { return global_; }
@@ -71,6 +82,7 @@ class IndexSet {
   K* keys_ = nullptr;
   size_t local_count_ = 0;
   K* local_unique_ = nullptr;
+  const K* local_unique_host_ = nullptr;
   int32_t* inverse_ = nullptr;
   size_t gathered_count_ = 0;
   K* gathered_ = nullptr;
@@ -78,6 +90,7 @@ class IndexSet {
   size_t* rank_displs_ = nullptr;
   size_t global_count_ = 0;
   K* global_ = nullptr;
+  bool global_on_host_ = false;  // merged by merge_gathered, whatever the loading kernels
   int32_t* locate_ = nullptr;
 };
 

@@ -74,7 +74,8 @@ Status place_shared(SparseCall<K>& call, const char* gathered, const OwnerReport
     ZFC_RETURN_IF_ERROR(
         k.decode_rows_to(base + block.rows_at(n), pos, n, dim, wire.type, wire.scale, *out));
   }
-  return k.wire().all_finite(finite);
+  // A device's flag is left for the caller, which reads it last or hands it on.
+  return call.leave_flag ? Status::Ok() : k.wire().all_finite(finite);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "algo/owner_ranges.hpp"
 #include "algo/sharded_call.hpp"
+#include "algo/sparse_reduce.hpp"
 #include "kernels/index_keys.hpp"
 
 namespace zfc {
@@ -50,6 +51,7 @@ class ShardedGatherCall final : public ShardedCall<K> {
     out_->num_unique = this->set_.local_unique_count();
     out_->dim = this->plan_.spec.dim;
     out_->overflowed = 0;
+    if (out_->size > kSparseResultSize011) out_->overflow_flag = nullptr;
     out_->algorithm = zfcAlgoKeyRouted;
     if (positions_ != nullptr) {
       std::copy(this->set_.inverse(), this->set_.inverse() + this->set_.count(), positions_);

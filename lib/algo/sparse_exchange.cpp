@@ -147,23 +147,40 @@ Status exchange_allgather(SparseCall<K>& call) {
   return Status::Ok();
 }
 
+// On call.kernels, the host's or a device's: the global set was merged on the host from the
+// keys that rode with the headers, so the host knows U_g and this rank's positions without
+// reading anything back; they go down to the kernels' memory (uploads, no wait), and the
+// scatter, the allreduce and the result stay there.
 template <class K>
 Status exchange_unique_allreduce(SparseCall<K>& call) {
-  Workspace& ws = call.ws;
+  StepKernels<K>& k = *call.kernels;
   const size_t dim = call.spec.dim;
-  const size_t ug = call.set.global_count();
+  const size_t ug = call.set.global_count(), n = call.set.count();
+  const size_t ui = call.set.local_unique_count();
   float* dense = nullptr;  // the sums are made in place, so in the result's buffer
   ZFC_RETURN_IF_ERROR(result_rows(call, ug, &dense, Slot::kDense));
   {
     PhaseTimer timer(call.op, zfcPhaseScatter);
-    int32_t* pos = ws.get<int32_t>(Slot::kPositions, call.set.count());
-    call.set.token_positions(pos);
-    kernels::zero_rows(dense, ug, dim);
-    kernels::scatter_add_rows(call.rows, call.spec.row_type, pos, call.set.count(), dim, dense);
+    int32_t* located = nullptr;
+    int32_t* pos = nullptr;
+    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kRankPositions, ui, &located));
+    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kPositions, n, &pos));
+    ZFC_RETURN_IF_ERROR(k.upload(located, call.set.locate(), ui * sizeof(int32_t)));
+    // Every distinct key of this rank is in the global set, so no position is clamped.
+    const int32_t last = ug > 0 ? static_cast<int32_t>(ug - 1) : 0;
+    ZFC_RETURN_IF_ERROR(k.compose_clamped(call.set.inverse(), n, located, ui, last, pos));
+    ZFC_RETURN_IF_ERROR(k.zero(dense, ug * dim * sizeof(float)));
+    ZFC_RETURN_IF_ERROR(
+        k.scatter_add_rows(call.rows, call.spec.row_type, pos, n, dim, dense, ug));
+    // Before the transfers are queued, so that no upload waits behind them.
+    ZFC_RETURN_IF_ERROR(call.set.place_global(k));
   }
   PhaseTimer timer(call.op, zfcPhaseRowExchange);
-  ZFC_RETURN_IF_ERROR(allreduce_sum(call.transport, ws, dense, dense, ug * dim,
-                                    call.spec.compression, &call.finite, &call.nodes));
+  // A device's flag is left for the caller, which reads it last or hands it on.
+  ZFC_RETURN_IF_ERROR(allreduce_sum(call.transport, call.ws, k.wire(), dense, dense, ug * dim,
+                                    call.spec.compression,
+                                    call.leave_flag ? nullptr : &call.finite, &call.nodes,
+                                    RecvWrites::kInPlace));
   call.out_rows = dense;
   return Status::Ok();
 }

@@ -30,6 +30,7 @@ struct PlanSpec {
   zfcAlgorithm_t algorithm = zfcAlgoAuto;
   Compression compression;
   size_t stream_chunk_bytes = kDefaultStreamChunkBytes;
+  bool overflow_on_device = false;  // a device-resident result alone leaves its flag there
 };
 
 // The target of a fused apply: the fp32 vocab x dim table and, for Adagrad, its state.
@@ -66,9 +67,14 @@ struct SparseCall {
   // The communicator's agreed machine model, which routes the alltoallv of the routed
   // exchanges (routed_route); NULL: they run direct.
   const MachineModel* machine = nullptr;
-  // The kernels of the local phases of the routed exchanges (algo/routed_pairs.hpp): the
-  // host's, or the device's for a call whose buffers stay on the device. Set by the caller.
+  // The kernels of the local phases of the routed exchanges (algo/routed_pairs.hpp) and of
+  // the uniqueness technique: the host's, or the device's for a call whose buffers stay on
+  // the device. Set by the caller.
   StepKernels<K>* kernels = nullptr;
+  // Set by the caller of a device-resident exchange: the exchange leaves the overflow flag in
+  // the kernels' word (kernels->wire().flag_word()) for the caller, without waiting to read
+  // it, and `finite` stays true.
+  bool leave_flag = false;
 };
 
 // The route of an alltoallv in which each rank sends one item of `item_bytes` per distinct
@@ -122,7 +128,8 @@ Status stream_and_apply(SparseCall<K>& call, const K* keys, const float* acc, si
                         uint64_t received_bytes);
 
 // The exchanges below need set.gather() and set.merge_gathered() first.
-// Scatter into U_g x dim and allreduce it (the paper's uniqueness technique).
+// Scatter into U_g x dim and allreduce it (the paper's uniqueness technique), on
+// call.kernels; the global set is then in their memory too (IndexSet::place_global).
 template <class K>
 Status exchange_unique_allreduce(SparseCall<K>& call);
 // Allgather each rank's U_i locally summed rows; every rank adds them at their positions.

@@ -19,6 +19,7 @@ namespace {
 
 // The sizes of zfcSparsePlanConfig_t in every release since 0.1.0, oldest first.
 const size_t kPlanConfigLayouts[] = {offsetof(zfcSparsePlanConfig_t, stream_chunk_bytes),
+                                     offsetof(zfcSparsePlanConfig_t, overflow_on_device),
                                      sizeof(zfcSparsePlanConfig_t)};
 
 bool is_row_type(zfcDataType_t t) {
@@ -65,9 +66,10 @@ template <class K>
 Status run_exchange(SparseCall<K>& call, const MachineModel& machine, zfcAlgorithm_t* ran) {
   Transport& t = call.transport;
   zfcAlgorithm_t algorithm = call.spec.algorithm;
-  if (algorithm == zfcAlgoAuto &&
-      (call.apply != nullptr || some_rank_resident(call.agreed, t.size()))) {
-    algorithm = zfcAlgoKeyRouted;
+  // The exchange that streams; and the one a device runs waiting once, on every rank alike.
+  if (algorithm == zfcAlgoAuto && call.apply != nullptr) algorithm = zfcAlgoKeyRouted;
+  if (algorithm == zfcAlgoAuto && some_rank_resident(call.agreed, t.size())) {
+    algorithm = zfcAlgoUniqueAllReduce;
   }
   CostInputs costs =
       cost_inputs(call.agreed.headers, t.size(), call.nodes.node_count(), call.spec, sizeof(K));
@@ -98,14 +100,22 @@ Status run_exchange(SparseCall<K>& call, const MachineModel& machine, zfcAlgorit
   }
 }
 
+// Whether the host needs this rank's distinct keys: for the algorithms that gather them,
+// and for zfcAlgoAuto unless it is the streamed key-routed exchange.
+bool gathers_keys(const PlanSpec& spec, bool fused) {
+  return merges_global_set_first(spec.algorithm) || (spec.algorithm == zfcAlgoAuto && !fused);
+}
+
 // The local phase: this rank's checks, where its buffers go (*path; staged inputs are copied
 // to the host), and its index set, on `host` or on the device kernels made into *device. The
-// status is agreed with the other ranks next; *rows are the rows to send.
+// status is agreed with the other ranks next; *rows are the rows to send. The host learns the
+// sizes (and the distinct keys, which ride with the header) in one read.
 template <class K>
 Status load_local(zfcSparsePlan& plan, HostStaging& staging, const void* indices, size_t count,
                   const void* rows, const Status& caller_check, const void* stream,
                   bool fused, bool into, IndexSet<K>& set, StepKernels<K>& host,
-                  std::unique_ptr<StepKernels<K>>* device, CallPath* path, const void** rows_out) {
+                  std::unique_ptr<StepKernels<K>>* device, CallPath* path, bool* queues,
+                  const void** rows_out) {
   const PlanSpec& spec = plan.spec;
   ZFC_RETURN_IF_ERROR(staging.begin({{"indices", indices}, {"rows", rows}}, stream));
   ZFC_RETURN_IF_ERROR(caller_check);
@@ -113,11 +123,19 @@ Status load_local(zfcSparsePlan& plan, HostStaging& staging, const void* indices
   // The baseline exchanges every token, so it has no use for the local distinct set.
   const bool dedupe = spec.algorithm != zfcAlgoAllGather;
   const bool check = plan.comm->config.bounds_check;
+  const bool keys_to_host = gathers_keys(spec, fused);
   if (staging.on_device() && stays_on_device(*plan.comm, spec, fused, into)) {
     *path = CallPath::kResident;
-    ZFC_RETURN_IF_ERROR(make_device_step_kernels(plan.device_scratch, stream, device));
+    // The uniqueness technique's transfers queue behind the kernels on the caller's stream
+    // (NCCL; not on the legacy default stream, which NCCL's own stream does not follow), so
+    // nothing waits between them.
+    *queues = resident_unique_allreduce(spec) &&
+              plan.comm->transport->queues_on_caller_stream() && stream != nullptr;
+    zfcComm& comm = *plan.comm;
+    const QueuedOn queued{*queues ? comm.transport.get() : nullptr, comm.config.timeout_ms};
+    ZFC_RETURN_IF_ERROR(make_device_step_kernels(plan.device_scratch, stream, device, queued));
     *rows_out = rows;
-    return set.load(**device, indices, spec.index_type, count, check, dedupe);
+    return set.load(**device, indices, spec.index_type, count, check, dedupe, keys_to_host);
   }
   *path = staging.on_device() ? CallPath::kStaged : CallPath::kHost;
   const size_t index_bytes = spec.index_type == zfcInt32 ? 4 : 8;
@@ -125,7 +143,7 @@ Status load_local(zfcSparsePlan& plan, HostStaging& staging, const void* indices
   const void* host_indices = nullptr;
   ZFC_RETURN_IF_ERROR(staging.input(0, indices, count * index_bytes, &host_indices));
   ZFC_RETURN_IF_ERROR(staging.input(1, rows, count * row_bytes, rows_out));
-  return set.load(host, host_indices, spec.index_type, count, check, dedupe);
+  return set.load(host, host_indices, spec.index_type, count, check, dedupe, keys_to_host);
 }
 
 // Checks of an algorithm asked for by name against what every rank knows alike (so all
@@ -196,7 +214,8 @@ class SparseReduceCall final : public CollectiveCall {
         mine_(call_header(plan.spec, count, apply)), set_(plan.ws, plan.spec.vocab),
         staging_(plan.staging), host_kernels_(plan.ws), apply_(apply), overflowed_(overflowed),
         into_(into != nullptr ? *into : CallerOutput{}), has_into_(into != nullptr),
-        direct_(has_into_ && plan.comm->group_depth == 0 &&
+        alone_(plan.comm->group_depth == 0),
+        direct_(has_into_ && alone_ &&
                 !overlaps(into_.rows, into_.capacity * plan.spec.dim * sizeof(float), rows,
                           count * plan.spec.dim *
                               kernels::float_type_bytes(plan.spec.row_type))) {
@@ -210,19 +229,21 @@ class SparseReduceCall final : public CollectiveCall {
     PhaseTimer timer(op, zfcPhaseLocal);
     header_fail(&mine_, load_local(plan_, staging_, indices_, count_, rows_, caller_check_,
                                    stream_, apply_ != nullptr, has_into_, set_, host_kernels_,
-                                   &device_kernels_, &path_, &host_rows_));
+                                   &device_kernels_, &path_, &queues_, &host_rows_));
     if (path_ == CallPath::kResident) mine_.color = kResidentColor;
     if (apply_ != nullptr && mine_.status == zfcSuccess) {
       header_fail(&mine_, check_apply_target(*apply_));
     }
     if (has_into_ && mine_.status == zfcSuccess) header_fail(&mine_, check_into());
     mine_.local_unique = static_cast<int64_t>(set_.local_unique_count());
-    // Device-resident keys stay there: the key-routed exchange needs none to ride.
-    ride_ = mine_.status == zfcSuccess && path_ != CallPath::kResident &&
-            keys_ride(plan_, apply_ != nullptr);
+    // A device-resident rank's keys ride for the uniqueness technique (its zfcAlgoAuto);
+    // the key-routed exchange needs none.
+    const bool rides = path_ == CallPath::kResident ? resident_unique_allreduce(plan_.spec)
+                                                    : keys_ride(plan_, apply_ != nullptr);
+    ride_ = mine_.status == zfcSuccess && rides && set_.local_unique_host() != nullptr;
   }
   LocalHeader& header() override { return mine_; }
-  const void* payload() const override { return ride_ ? set_.local_unique() : nullptr; }
+  const void* payload() const override { return ride_ ? set_.local_unique_host() : nullptr; }
   size_t payload_bytes() const override {
     return ride_ ? set_.local_unique_count() * sizeof(K) : 0;
   }
@@ -240,8 +261,9 @@ class SparseReduceCall final : public CollectiveCall {
     out_->rows = result_.rows;
     out_->num_unique = result_.num_unique;
     out_->dim = plan_.spec.dim;
-    out_->overflowed = result_.overflowed ? 1 : 0;
+    out_->overflowed = result_.overflow_flag != nullptr ? -1 : result_.overflowed ? 1 : 0;
     out_->algorithm = result_.algorithm;
+    if (out_->size > kSparseResultSize011) out_->overflow_flag = result_.overflow_flag;
   }
 
  private:
@@ -262,12 +284,14 @@ class SparseReduceCall final : public CollectiveCall {
   HostStepKernels<K> host_kernels_;
   std::unique_ptr<StepKernels<K>> device_kernels_;  // a device-resident call's
   CallPath path_ = CallPath::kHost;
+  bool queues_ = false;  // a resident call's transport queues on the caller's stream
   const void* host_rows_ = nullptr;  // the rows the exchange sends (device memory: resident)
   bool ride_ = false;
   const StreamApply* apply_;
   int* overflowed_;
   CallerOutput into_;
   bool has_into_;
+  bool alone_;  // not recorded in a group
   // Alone, the exchange writes the caller's buffers itself. In a group the result passes
   // through the plan and is copied at publish, so that a call of the group that fails
   // leaves every buffer as it was; it does too when the result's rows overlap the input
@@ -341,8 +365,19 @@ Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   StepKernels<K>& k =
       path_ == CallPath::kResident ? *device_kernels_ : static_cast<StepKernels<K>&>(host_kernels_);
   call.kernels = &k;
+  // A device-resident exchange leaves the overflow flag to this call, which reads it once
+  // the result is in place -- the step's last wait -- or, alone on a plan that asks, hands it
+  // to the caller (not in a group, whose calls tell each other whether one overflowed, nor
+  // for a zfcSparseResult_t that predates overflow_flag).
+  call.leave_flag = path_ == CallPath::kResident && k.wire().flag_word() != nullptr;
+  const bool flag_to_caller = call.leave_flag && spec.overflow_on_device && alone_ &&
+                              out_ != nullptr && out_->size > kSparseResultSize011;
   zfcAlgorithm_t algorithm = spec.algorithm;
-  const Status ran = run_exchange(call, comm->machine, &algorithm);
+  Status ran;
+  {
+    QueueOn queue(queues_ ? comm->transport.get() : nullptr, stream_);
+    ran = run_exchange(call, comm->machine, &algorithm);
+  }
   if (!ran.ok() && path_ == CallPath::kResident &&
       (ran.code() == zfcSystemError || ran.code() == zfcOutOfMemory)) {
     // A device failure of this rank's between two rounds: its peers may wait in the next
@@ -358,6 +393,10 @@ Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   const size_t index_bytes = spec.index_type == zfcInt32 ? 4 : 8;
   void* result_indices = nullptr;
   if (!streamed) ZFC_RETURN_IF_ERROR(place_indices(k, ug, &result_indices));
+  // The step's last wait, once its whole result is queued: complete when the call returns.
+  if (call.leave_flag && !flag_to_caller) {
+    ZFC_RETURN_IF_ERROR(k.wire().all_finite(&call.finite));
+  }
   if (apply_ != nullptr && !streamed && call.finite) {
     // An exchange that does not stream: its whole result, as zfcApplyUpdate would apply it.
     PhaseTimer timer(op, zfcPhaseScatter);
@@ -367,6 +406,7 @@ Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   result_.indices = result_indices;
   result_.rows = call.out_rows;
   uint32_t waits = k.syncs() + staging_.waits();
+  plan_.last_reads = path_ == CallPath::kResident ? k.syncs() : host_kernels_.fetches();
   if (path_ == CallPath::kStaged && apply_ == nullptr && !has_into_) {
     ZFC_RETURN_IF_ERROR(plan_.device_result.store(result_indices, ug * index_bytes,
                                                   call.out_rows, ug * spec.dim * sizeof(float),
@@ -376,9 +416,15 @@ Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   if (algorithm != zfcAlgoAllGather) op->local_unique += set_.local_unique_count();
   op->global_unique += ug;
   op->algorithm = algorithm;
-  op->overflows += call.finite ? 0 : 1;
+  op->overflows += call.finite ? 0 : 1;  // a flag left on the device is not counted
   result_.num_unique = ug;
   result_.overflowed = !call.finite;
+  result_.overflow_flag = flag_to_caller ? k.wire().flag_word() : nullptr;
+  if (flag_to_caller && queues_) {
+    // Nothing waited for the transfers queued on the stream: the next call, or
+    // zfcCommGetAsyncError, waits for them and reports their failure.
+    ZFC_RETURN_IF_ERROR(comm->async_errors.note_device_end(stream_));
+  }
   result_.algorithm = algorithm;
   note_path(path_, waits, op);
   return Status::Ok();
@@ -455,6 +501,11 @@ Status parse_plan_config(const zfcSparsePlanConfig_t* user, const Config& comm_c
   }
   if (spec.compression.kind == zfcCompressNone) spec.compression.scale = 1.0f;
   if (user->stream_chunk_bytes != 0) spec.stream_chunk_bytes = user->stream_chunk_bytes;
+  if (user->overflow_on_device != 0 && user->overflow_on_device != 1) {
+    return error(zfcInvalidArgument, "plan overflow_on_device %d must be 0 or 1",
+                 user->overflow_on_device);
+  }
+  spec.overflow_on_device = user->overflow_on_device == 1;
   *out = spec;
   return Status::Ok();
 }

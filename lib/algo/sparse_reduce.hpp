@@ -1,6 +1,8 @@
 // The fused embedding-gradient exchange behind zfcSparsePlan_t.
 #pragma once
 
+#include <cstddef>
+
 #include "algo/sparse_exchange.hpp"
 #include "core/comm.hpp"
 
@@ -21,6 +23,10 @@ struct zfcSparsePlan {
   // (algo/bounded_call.cpp). -1: none yet.
   int64_t bounded_capacity = -1;
   int32_t bounded_color = -1;
+  // How many times the last sparse reduce read something back from its kernels' memory
+  // (StepKernels::fetch; on a device each read, and each other wait for the stream, counts):
+  // what the suite's host runs check of the step a device runs.
+  uint32_t last_reads = 0;
 };
 
 namespace zfc {
@@ -38,11 +44,16 @@ OpHeader plan_header(OpKind op, const PlanSpec& spec, size_t count);
 // a count int32 positions cannot address.
 Status check_plan_call(const void* indices, size_t count, const void* rows, bool with_rows);
 
+// sizeof(zfcSparseResult_t) of 0.11, before overflow_flag: still accepted.
+constexpr size_t kSparseResultSize011 = offsetof(zfcSparseResult_t, overflow_flag);
+
 struct SparseOutput {
   const void* indices = nullptr;
   const float* rows = nullptr;
   size_t num_unique = 0;
   bool overflowed = false;
+  // A device-resident result whose overflow flag stayed on the device (overflowed unknown).
+  const int* overflow_flag = nullptr;
   zfcAlgorithm_t algorithm = zfcAlgoAuto;
 };
 

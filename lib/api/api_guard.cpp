@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "algo/sparse_reduce.hpp"
+
 namespace zfc {
 namespace {
 thread_local std::string t_last_error;
@@ -25,9 +27,11 @@ Status null_handle(const char* what) { return error(zfcInvalidArgument, "%s is N
 
 Status check_result_struct(const zfcSparseResult_t* out) {
   if (out == nullptr) return error(zfcInvalidArgument, "out is NULL");
-  if (out->size != sizeof(zfcSparseResult_t)) {
-    return error(zfcInvalidUsage, "out has size %zu, expected %zu: initialise it with "
-                 "ZFC_SPARSE_RESULT_INITIALIZER", out->size, sizeof(zfcSparseResult_t));
+  // The 0.11 layout (without overflow_flag) too: the call then reads the flag back itself.
+  if (out->size != sizeof(zfcSparseResult_t) && out->size != kSparseResultSize011) {
+    return error(zfcInvalidUsage, "out has size %zu, expected %zu (or %zu, the 0.11 "
+                 "layout): initialise it with ZFC_SPARSE_RESULT_INITIALIZER", out->size,
+                 sizeof(zfcSparseResult_t), kSparseResultSize011);
   }
   return Status::Ok();
 }

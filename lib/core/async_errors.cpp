@@ -101,6 +101,13 @@ AsyncErrors::Pending::~Pending() {
 // Pinned memory and events are made once and reused: cudaFreeHost would wait for the device.
 Status AsyncErrors::note_device(const BoundedVerdict* d_verdict, const void* stream,
                                 int64_t vocab) {
+  return queue(d_verdict, stream, vocab);
+}
+
+Status AsyncErrors::note_device_end(const void* stream) { return queue(nullptr, stream, 0); }
+
+Status AsyncErrors::queue(const BoundedVerdict* d_verdict, const void* stream,
+                          int64_t vocab) {
   // A call being captured in a CUDA graph: what runs later are the graph's launches, which
   // this call cannot follow (an event recorded in a capture is no point of the stream to
   // wait for); their verdicts reach the caller's status only.
@@ -131,9 +138,14 @@ Status AsyncErrors::note_device(const BoundedVerdict* d_verdict, const void* str
     }
   }
   p->vocab = vocab;
-  Status st = cuda::cuda_check(cudaMemcpyAsync(p->host, d_verdict, sizeof(BoundedVerdict),
-                                               cudaMemcpyDeviceToHost, s),
-                               "cudaMemcpyAsync");
+  Status st;
+  if (d_verdict != nullptr) {
+    st = cuda::cuda_check(cudaMemcpyAsync(p->host, d_verdict, sizeof(BoundedVerdict),
+                                          cudaMemcpyDeviceToHost, s),
+                          "cudaMemcpyAsync");
+  } else {
+    *p->host = BoundedVerdict{};  // result zfcSuccess: only the end is waited for
+  }
   if (st.ok()) {
     st = cuda::cuda_check(cudaEventRecord(static_cast<cudaEvent_t>(p->event), s),
                           "cudaEventRecord");
@@ -177,7 +189,7 @@ zfcResult_t AsyncErrors::take(const Wait* wait, std::string* detail) {
       fold(*p->host, p->vocab);
     } else if (first_ == zfcSuccess) {
       first_ = zfcSystemError;
-      first_detail_ = std::string("zfcSparseReduceBounded: the device failed: ") +
+      first_detail_ = std::string("a call queued on the device failed: ") +
                       cudaGetErrorString(e);
     }
     spare_.push_back(p);
@@ -190,6 +202,10 @@ zfcResult_t AsyncErrors::take(const Wait* wait, std::string* detail) {
 AsyncErrors::Pending::~Pending() {}
 
 Status AsyncErrors::note_device(const BoundedVerdict*, const void*, int64_t) {
+  return error(zfcUnsupported, "device buffers need a build with CUDA");
+}
+
+Status AsyncErrors::note_device_end(const void*) {
   return error(zfcUnsupported, "device buffers need a build with CUDA");
 }
 

@@ -1,5 +1,6 @@
 // The failures of a communicator's bounded calls (zfcSparseReduceBounded), which a device
-// finds after the call returned: each call notes where its status will be, and the first
+// finds after the call returned, and of the transfers a device-resident zfcSparseReduce left
+// queued on its stream: each call notes where its status will be, and the first
 // failure among those that finished is reported once, by zfcCommGetAsyncError or by the
 // communicator's next call that is not bounded (which waits for them). The status of every
 // call is alike on every rank, so the ranks' next calls fail alike.
@@ -34,6 +35,10 @@ class AsyncErrors {
   // memory behind the call's work, without waiting; nothing while `stream` is being captured
   // in a CUDA graph. zfcUnsupported without CUDA.
   Status note_device(const BoundedVerdict* d_verdict, const void* stream, int64_t vocab);
+  // A call that returned with transfers still queued on `stream` and no verdict of its own
+  // (a zfcSparseReduce that left its overflow flag on the device): its end is waited for
+  // like a bounded call's, so that a failure of those transfers is reported alike.
+  Status note_device_end(const void* stream);
   // How take() waits: `poll` reports a failure of the transfers queued on the calls' streams
   // (a peer lost), and timeout_ms (0: none) bounds the wait.
   struct Wait {
@@ -48,6 +53,7 @@ class AsyncErrors {
 
  private:
   struct Pending;
+  Status queue(const BoundedVerdict* d_verdict, const void* stream, int64_t vocab);
   void fold(const BoundedVerdict& verdict, int64_t vocab);
   zfcResult_t finish_take(std::string* detail);
 

@@ -4,7 +4,9 @@
 #include "core/step_kernels.hpp"
 
 #if ZIPFCOLL_HAVE_CUDA
+#include <algorithm>
 #include <climits>
+#include <cstring>
 
 #include "device_kernels.hpp"
 #include "device_runtime.hpp"
@@ -32,9 +34,9 @@ template <class K>
 class DeviceStepKernels final : public StepKernels<K> {
  public:
   DeviceStepKernels(DeviceScratch& scratch, void* stream, std::unique_ptr<WireKernels> wire,
-                    int* d_flag, uint32_t* d_words)
+                    int* d_flag, uint32_t* d_words, QueuedOn queued)
       : scratch_(scratch), stream_(stream), wire_(std::move(wire)), d_flag_(d_flag),
-        d_words_(d_words) {}
+        d_words_(d_words), queued_(queued) {}
 
   WireKernels& wire() override { return *wire_; }
   bool on_device() const override { return true; }
@@ -47,14 +49,36 @@ class DeviceStepKernels final : public StepKernels<K> {
   }
   // A few words (a count, a header) go as a kernel's argument: no wait for a pageable copy,
   // and a CUDA graph can capture them.
+  // More (a rank's positions, the global set) through the plan's pinned memory: a copy from
+  // pageable memory may wait for the stream, one from pinned memory is only queued.
   Status upload(void* dst, const void* host_src, size_t bytes) override {
+    if (bytes == 0) return Status::Ok();
     if (bytes <= cuda::kInlineStoreBytes) return cuda::store_inline(dst, host_src, bytes, stream_);
-    return cuda::copy_to_device(dst, host_src, bytes, stream_);
+    constexpr DeviceScratch::Pinned kUse = DeviceScratch::Pinned::kUploads;
+    void* pinned = nullptr;
+    size_t room = 0;
+    ZFC_RETURN_IF_ERROR(scratch_.pinned(kUse, 0, &pinned, &room));
+    if (pinned_used_ + bytes > room) {
+      // Growing frees the memory this call's earlier uploads may still be read from: they
+      // are waited for first (a plan's first calls, and a step larger than any before).
+      // The room grows to what the call has uploaded so far, so the same uploads fit next.
+      const size_t want = std::max(2 * room, pinned_used_ + pad8(bytes));
+      if (pinned_used_ > 0) {
+        ++syncs_;
+        ZFC_RETURN_IF_ERROR(wait_for_stream(stream_, queued_));
+        pinned_used_ = 0;
+      }
+      ZFC_RETURN_IF_ERROR(scratch_.pinned(kUse, want, &pinned, &room));
+    }
+    char* at = static_cast<char*>(pinned) + pinned_used_;
+    std::memcpy(at, host_src, bytes);
+    pinned_used_ += pad8(bytes);
+    return cuda::copy_to_device(dst, at, bytes, stream_);
   }
   Status fetch(void* host_dst, const void* src, size_t bytes) override {
     if (bytes == 0) return Status::Ok();  // nothing read, no wait
     ++syncs_;
-    return cuda::copy_to_host(host_dst, src, bytes, stream_);
+    return read_back(scratch_, stream_, queued_, host_dst, src, bytes);
   }
 
   Status load_keys(const void* indices, zfcDataType_t type, size_t n, int64_t vocab, bool check,
@@ -174,7 +198,9 @@ class DeviceStepKernels final : public StepKernels<K> {
   std::unique_ptr<WireKernels> wire_;
   int* d_flag_;       // the non-finite flag wire_ reads in all_finite
   uint32_t* d_words_;  // kBackendWords
+  QueuedOn queued_;
   uint32_t syncs_ = 0;
+  size_t pinned_used_ = 0;  // of the plan's pinned memory, by this call's uploads
 };
 
 template <class K>
@@ -207,15 +233,15 @@ Status DeviceStepKernels<K>::pack_pairs(const K* keys, const int32_t* owner_of, 
 
 template <class K>
 Status make_device_step_kernels(DeviceScratch& scratch, const void* stream,
-                                std::unique_ptr<StepKernels<K>>* out, bool transport_queues) {
+                                std::unique_ptr<StepKernels<K>>* out, QueuedOn queued) {
   std::unique_ptr<WireKernels> wire;
-  ZFC_RETURN_IF_ERROR(make_device_wire_kernels(scratch, stream, &wire, transport_queues));
+  ZFC_RETURN_IF_ERROR(make_device_wire_kernels(scratch, stream, &wire, queued));
   int* d_flag = nullptr;
   ZFC_RETURN_IF_ERROR(scratch.flag(&d_flag));  // the word wire's decode and all_finite use
   void* words = nullptr;
   ZFC_RETURN_IF_ERROR(scratch.get(Slot::kBackendWords, kBackendWordBytes, &words));
   out->reset(new DeviceStepKernels<K>(scratch, const_cast<void*>(stream), std::move(wire),
-                                      d_flag, static_cast<uint32_t*>(words)));
+                                      d_flag, static_cast<uint32_t*>(words), queued));
   return Status::Ok();
 }
 
@@ -223,7 +249,7 @@ Status make_device_step_kernels(DeviceScratch& scratch, const void* stream,
 
 template <class K>
 Status make_device_step_kernels(DeviceScratch&, const void*, std::unique_ptr<StepKernels<K>>*,
-                                bool) {
+                                QueuedOn) {
   return error(zfcUnsupported, "device buffers need a build with CUDA");
 }
 
@@ -231,9 +257,9 @@ Status make_device_step_kernels(DeviceScratch&, const void*, std::unique_ptr<Ste
 
 template Status make_device_step_kernels<uint32_t>(DeviceScratch&, const void*,
                                                    std::unique_ptr<StepKernels<uint32_t>>*,
-                                                   bool);
+                                                   QueuedOn);
 template Status make_device_step_kernels<uint64_t>(DeviceScratch&, const void*,
                                                    std::unique_ptr<StepKernels<uint64_t>>*,
-                                                   bool);
+                                                   QueuedOn);
 
 }  // namespace zfc

@@ -1,8 +1,12 @@
 // The device side of core/wire_kernels.hpp: the CUDA kernels of cuda/ on the caller's
 // stream. Without CUDA, the scratch and the factory refuse with zfcUnsupported.
 #include <array>
+#include <chrono>
+#include <cstring>
+#include <thread>
 
 #include "core/wire_kernels.hpp"
+#include "transport/transport.hpp"
 
 #if ZIPFCOLL_HAVE_CUDA
 #include "device_kernels.hpp"
@@ -13,6 +17,9 @@ namespace zfc {
 
 #if ZIPFCOLL_HAVE_CUDA
 struct DeviceScratch::Buffers {
+  // First, so freed last: cudaFree of the device buffers waits for the work queued on them,
+  // the copies to and from these among it.
+  std::array<cuda::PinnedBuffer, 2> pinned;  // by DeviceScratch::Pinned
   std::array<cuda::DeviceBuffer, static_cast<size_t>(Slot::kNumSlots)> slots;
   cuda::DeviceBuffer flag;
 };
@@ -40,12 +47,55 @@ Status DeviceScratch::flag(int** d_flag) {
   return Status::Ok();
 }
 
+Status DeviceScratch::pinned(Pinned use, size_t bytes, void** out, size_t* capacity) {
+  if (!buffers_) buffers_ = std::make_unique<Buffers>();
+  cuda::PinnedBuffer& b = buffers_->pinned[static_cast<size_t>(use)];
+  if (bytes > 0) ZFC_RETURN_IF_ERROR(b.reserve(bytes));
+  *out = b.data();
+  *capacity = b.capacity();
+  return Status::Ok();
+}
+
+Status wait_for_stream(void* stream, const QueuedOn& queued) {
+  if (queued.transport == nullptr) return cuda::synchronize(stream);
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    bool ready = false;
+    ZFC_RETURN_IF_ERROR(cuda::stream_ready(stream, &ready));
+    if (ready) return Status::Ok();
+    ZFC_RETURN_IF_ERROR(queued.transport->poll_async_error());
+    if (queued.timeout_ms > 0 && std::chrono::steady_clock::now() - start >
+                                     std::chrono::milliseconds(queued.timeout_ms)) {
+      // Transfers that never end hold the stream: released by aborting the transport.
+      queued.transport->abandon();
+      return error(zfcTimeout, "rank %d: the transfers queued on the caller's stream did not "
+                   "finish within timeout_ms %d; the communicator was aborted",
+                   queued.transport->rank(), queued.timeout_ms);
+    }
+    std::this_thread::yield();
+  }
+}
+
+Status read_back(DeviceScratch& scratch, void* stream, const QueuedOn& queued, void* dst,
+                 const void* src, size_t bytes) {
+  if (bytes == 0) return Status::Ok();
+  void* pinned = nullptr;
+  size_t room = 0;
+  // The last read has ended (this one follows it on the host): growing frees nothing in use.
+  ZFC_RETURN_IF_ERROR(
+      scratch.pinned(DeviceScratch::Pinned::kReads, bytes, &pinned, &room));
+  ZFC_RETURN_IF_ERROR(cuda::copy_to_host_queued(pinned, src, bytes, stream));
+  ZFC_RETURN_IF_ERROR(wait_for_stream(stream, queued));
+  std::memcpy(dst, pinned, bytes);
+  return Status::Ok();
+}
+
 namespace {
 
 class DeviceWireKernels final : public WireKernels {
  public:
-  DeviceWireKernels(DeviceScratch& scratch, void* stream, int* d_flag, bool transport_queues)
-      : scratch_(scratch), stream_(stream), d_flag_(d_flag), transport_queues_(transport_queues) {}
+  DeviceWireKernels(DeviceScratch& scratch, void* stream, int* d_flag, QueuedOn queued)
+      : scratch_(scratch), stream_(stream), d_flag_(d_flag), queued_(queued) {}
 
   Status scratch(Slot slot, size_t bytes, void** out) override {
     return scratch_.get(slot, bytes, out);
@@ -71,16 +121,16 @@ class DeviceWireKernels final : public WireKernels {
   // The transports run on their own stream (NCCL) or from the host (MPI), unless the
   // transport queues its calls behind this stream's work.
   Status settle() override {
-    if (transport_queues_) return Status::Ok();
+    if (queued_.transport != nullptr) return Status::Ok();
     ++syncs_;
     return cuda::synchronize(stream_);
   }
   uint32_t syncs() const override { return syncs_; }
+  const int* flag_word() const override { return d_flag_; }
   Status all_finite(bool* out) override {
     ++syncs_;
     int flag = 0;
-    ZFC_RETURN_IF_ERROR(cuda::copy_to_host(&flag, d_flag_, sizeof flag, stream_));
-    ZFC_RETURN_IF_ERROR(cuda::synchronize(stream_));
+    ZFC_RETURN_IF_ERROR(read_back(scratch_, stream_, queued_, &flag, d_flag_, sizeof flag));
     *out = flag == 0;
     return Status::Ok();
   }
@@ -89,20 +139,20 @@ class DeviceWireKernels final : public WireKernels {
   DeviceScratch& scratch_;
   void* stream_;
   int* d_flag_;
-  bool transport_queues_;
+  QueuedOn queued_;
   uint32_t syncs_ = 0;
 };
 
 }  // namespace
 
 Status make_device_wire_kernels(DeviceScratch& scratch, const void* stream,
-                                std::unique_ptr<WireKernels>* out, bool transport_queues) {
+                                std::unique_ptr<WireKernels>* out, QueuedOn queued) {
   int* d_flag = nullptr;
   ZFC_RETURN_IF_ERROR(scratch.flag(&d_flag));
   void* s = const_cast<void*>(stream);
   // A memset on the stream, not a copy from host memory, so nothing of the host is read.
   ZFC_RETURN_IF_ERROR(cuda::fill_zero(d_flag, sizeof(int), s));
-  out->reset(new DeviceWireKernels(scratch, s, d_flag, transport_queues));
+  out->reset(new DeviceWireKernels(scratch, s, d_flag, queued));
   return Status::Ok();
 }
 
@@ -116,8 +166,20 @@ Status DeviceScratch::flag(int**) {
   return error(zfcUnsupported, "device buffers need a build with CUDA");
 }
 
+Status DeviceScratch::pinned(Pinned, size_t, void**, size_t*) {
+  return error(zfcUnsupported, "device buffers need a build with CUDA");
+}
+
+Status wait_for_stream(void*, const QueuedOn&) {
+  return error(zfcUnsupported, "device buffers need a build with CUDA");
+}
+
+Status read_back(DeviceScratch&, void*, const QueuedOn&, void*, const void*, size_t) {
+  return error(zfcUnsupported, "device buffers need a build with CUDA");
+}
+
 Status make_device_wire_kernels(DeviceScratch&, const void*, std::unique_ptr<WireKernels>*,
-                                bool) {
+                                QueuedOn) {
   return error(zfcUnsupported, "device buffers need a build with CUDA");
 }
 

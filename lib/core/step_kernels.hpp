@@ -200,10 +200,10 @@ class HostStepKernels final : public StepKernels<K> {
 
 // The CUDA kernels on `stream`, with scratch from `scratch` (which keeps the buffers, the
 // result among them, until its next use); zfcUnsupported without CUDA.
-// `transport_queues`: as for make_device_wire_kernels.
+// `queued`: as for make_device_wire_kernels.
 template <class K>
 Status make_device_step_kernels(DeviceScratch& scratch, const void* stream,
                                 std::unique_ptr<StepKernels<K>>* out,
-                                bool transport_queues = false);
+                                QueuedOn queued = {});
 
 }  // namespace zfc

@@ -15,6 +15,8 @@
 
 namespace zfc {
 
+class Transport;
+
 class WireKernels {
  public:
   virtual ~WireKernels() = default;
@@ -42,6 +44,10 @@ class WireKernels {
   virtual Status all_finite(bool* out) = 0;
   // How many times the call waited for the device (settle, all_finite, ...); 0 on the host.
   virtual uint32_t syncs() const { return 0; }
+  // The device word this call's kernels set when they note a value that is not finite (zeroed
+  // as the call began), for a result that leaves the flag on the device; NULL on the host,
+  // whose all_finite costs no wait.
+  virtual const int* flag_word() const { return nullptr; }
 };
 
 // The host kernels (lib/kernels) with the communicator's workspace.
@@ -75,17 +81,36 @@ class DeviceScratch {
   DeviceScratch& operator=(const DeviceScratch&) = delete;
   Status get(Slot slot, size_t bytes, void** out);
   Status flag(int** d_flag);
+  // At least `bytes` of page-locked host memory for `use`, and how much it holds (kept
+  // between calls; contents not kept when it grows, which waits for the device before it
+  // frees the old memory). bytes == 0 allocates nothing.
+  enum class Pinned { kUploads, kReads };
+  Status pinned(Pinned use, size_t bytes, void** out, size_t* capacity);
 
  private:
   struct Buffers;
   std::unique_ptr<Buffers> buffers_;
 };
 
+// A device call whose transport queues its transfers on the caller's stream
+// (Transport::set_queue_stream): settle() then has nothing to wait for, and a wait for the
+// stream, which holds those transfers, polls the transport for their failure (a peer lost)
+// and after timeout_ms (0: no limit) abandons it, as the transport's own waits do, instead
+// of waiting for ever.
+struct QueuedOn {
+  Transport* transport = nullptr;  // NULL: the transport's calls do not queue there
+  int timeout_ms = 0;
+};
+
 // The CUDA kernels on `stream`, with scratch from `scratch`; zfcUnsupported without CUDA.
-// `transport_queues`: the transport queues its calls on the same stream
-// (Transport::set_queue_stream), so settle() has nothing to wait for.
 Status make_device_wire_kernels(DeviceScratch& scratch, const void* stream,
-                                std::unique_ptr<WireKernels>* out,
-                                bool transport_queues = false);
+                                std::unique_ptr<WireKernels>* out, QueuedOn queued = {});
+
+// Waits for `stream`, as `queued` says (CUDA builds).
+Status wait_for_stream(void* stream, const QueuedOn& queued);
+// `bytes` at device `src` into host `dst`, through the scratch's pinned memory, waiting for
+// the stream as `queued` says (CUDA builds).
+Status read_back(DeviceScratch& scratch, void* stream, const QueuedOn& queued, void* dst,
+                 const void* src, size_t bytes);
 
 }  // namespace zfc

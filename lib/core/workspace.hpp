@@ -49,6 +49,7 @@ enum class Slot : int {
   kStepWords,       // counts a step's kernels write for the host to fetch (core/step_kernels)
   kBackendWords,    // a device step backend's own words (its counts as the kernels write them)
   kBackendTable,    // a device step backend's copy of the pair counts and offsets
+  kHostUnique,      // the step words and distinct keys a device step reads back (host)
   kNumSlots
 };
 

@@ -61,7 +61,7 @@ class OneRankNccl : public ::testing::Test {
   zfcComm_t nccl_ = nullptr;
 };
 
-TEST_F(OneRankNccl, ResidentKeyRoutedStepMatchesTheHost) {
+TEST_F(OneRankNccl, ResidentStepsMatchTheHost) {
   const size_t dim = 40, count = 5000;
   const int64_t vocab = 50000;
   std::vector<int64_t> idx;
@@ -71,7 +71,7 @@ TEST_F(OneRankNccl, ResidentKeyRoutedStepMatchesTheHost) {
   test::expect_resident_step_matches_host(nccl_, nccl_, idx, rows, dim, vocab);
 }
 
-// The allgather on the same communicator stays staged: its path says so.
+// An algorithm the device kernels do not run (unique_allgather) is staged: its path says so.
 TEST_F(OneRankNccl, OtherAlgorithmsAreStagedAndSaySo) {
   const std::vector<int64_t> idx = {3, 1, 3, 7};
   const std::vector<float> rows(idx.size() * 4, 0.5f);
@@ -81,7 +81,7 @@ TEST_F(OneRankNccl, OtherAlgorithmsAreStagedAndSaySo) {
   cfg.dim = 4;
   cfg.vocab_size = 10;
   cfg.index_type = zfcInt64;
-  cfg.algorithm = zfcAlgoUniqueAllReduce;
+  cfg.algorithm = zfcAlgoUniqueAllGather;
   zfcSparsePlan_t plan = nullptr;
   ASSERT_EQ(zfcSparsePlanCreate(nccl_, &cfg, &plan), zfcSuccess);
   zfcSparseResult_t d = ZFC_SPARSE_RESULT_INITIALIZER;

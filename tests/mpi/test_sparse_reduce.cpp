@@ -3,9 +3,11 @@
 // and the exact traffic and workspace each algorithm is documented to use.
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 
 #include "algo/agreement.hpp"
+#include "algo/sparse_reduce.hpp"
 #include "common/test_env.hpp"
 #include "sparse_helpers.hpp"
 #include "workload/corpus.hpp"
@@ -425,6 +427,55 @@ TEST_F(WorldTest, BoundedBytesMatchTheirFormula) {
     if (size_ > 1) EXPECT_EQ(st.last.rounds, 4) << "call " << call;
   }
   EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
+}
+
+// The uniqueness technique reads one thing back from its kernels' memory per step: the
+// bad-index word, U_i and the distinct keys, in one read (on a device, its one wait for the
+// stream). The host kernels count their reads, so this is the orchestration a device runs.
+TEST_F(WorldTest, TheUniquenessStepReadsBackOnce) {
+  const size_t dim = 8;
+  const Workload w = zipf_workload(size_, dim, 5000, 1.1, 23,
+                                   [](int r) { return 200 + 31 * static_cast<size_t>(r); });
+  const SparseReference ref = reference_sparse(w.ranks, dim);
+  const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
+  for (zfcDataType_t type : {zfcInt32, zfcInt64}) {
+    zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
+    cfg.dim = dim;
+    cfg.vocab_size = w.vocab;
+    cfg.index_type = type;
+    cfg.algorithm = zfcAlgoUniqueAllReduce;
+    zfcSparsePlan_t plan = nullptr;
+    ASSERT_EQ(zfcSparsePlanCreate(comm_, &cfg, &plan), zfcSuccess);
+    const std::vector<char> ids = typed_indices(mine.indices, type);
+    for (int call = 0; call < 2; ++call) {
+      zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
+      ASSERT_EQ(zfcSparseReduce(plan, ids.data(), mine.indices.size(), mine.rows.data(), &out,
+                                nullptr),
+                zfcSuccess) << zfcGetLastError(comm_);
+      EXPECT_EQ(plan->last_reads, 1u) << "call " << call;
+      ASSERT_EQ(out.num_unique, ref.unique.size());
+      EXPECT_EQ(out.overflowed, 0);
+      EXPECT_EQ(out.overflow_flag, nullptr);  // host results say it in `overflowed`
+      for (size_t p = 0; p < out.num_unique; ++p) {
+        const int64_t id = type == zfcInt32 ? static_cast<const int32_t*>(out.indices)[p]
+                                            : static_cast<const int64_t*>(out.indices)[p];
+        ASSERT_EQ(id, ref.unique[p]);
+      }
+      ASSERT_EQ(std::memcmp(out.rows, ref.rows.data(), ref.rows.size() * sizeof(float)), 0);
+    }
+    // A caller built against 0.11's zfcSparseResult_t: accepted, and its end left alone.
+    zfcSparseResult_t old = ZFC_SPARSE_RESULT_INITIALIZER;
+    old.size = offsetof(zfcSparseResult_t, overflow_flag);
+    const int marker = 7;
+    old.overflow_flag = &marker;
+    ASSERT_EQ(zfcSparseReduce(plan, ids.data(), mine.indices.size(), mine.rows.data(), &old,
+                              nullptr),
+              zfcSuccess) << zfcGetLastError(comm_);
+    EXPECT_EQ(old.num_unique, ref.unique.size());
+    EXPECT_EQ(old.overflowed, 0);
+    EXPECT_EQ(old.overflow_flag, &marker);
+    EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
+  }
 }
 
 TEST_F(WorldTest, PeakWorkspaceFollowsTheComplexity) {

@@ -384,6 +384,29 @@ TEST(StructLayouts, APlanConfigOfThe010LayoutIsAccepted) {
   EXPECT_EQ(bad.code(), zfcInvalidUsage);
 }
 
+// A plan config of the 0.6 layout (no overflow_on_device) reads the flag back; the field
+// takes 0 or 1 and nothing else.
+TEST(StructLayouts, APlanConfigOfThe06LayoutReadsTheFlagBack) {
+  zfcSparsePlanConfig_t full = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
+  full.dim = 4;
+  full.vocab_size = 100;
+  EXPECT_EQ(full.overflow_on_device, 0);
+  zfc::PlanSpec spec;
+  std::vector<unsigned char> memory(sizeof full, 0xff);  // poison past the old layout
+  zfcSparsePlanConfig_t* v06 = reinterpret_cast<zfcSparsePlanConfig_t*>(memory.data());
+  std::memcpy(v06, &full, offsetof(zfcSparsePlanConfig_t, overflow_on_device));
+  v06->size = offsetof(zfcSparsePlanConfig_t, overflow_on_device);
+  ASSERT_TRUE(zfc::parse_plan_config(v06, zfc::Config{}, &spec).ok());
+  EXPECT_FALSE(spec.overflow_on_device);
+  full.overflow_on_device = 1;
+  ASSERT_TRUE(zfc::parse_plan_config(&full, zfc::Config{}, &spec).ok());
+  EXPECT_TRUE(spec.overflow_on_device);
+  full.overflow_on_device = 2;
+  const zfc::Status bad = zfc::parse_plan_config(&full, zfc::Config{}, &spec);
+  EXPECT_EQ(bad.code(), zfcInvalidArgument);
+  EXPECT_NE(bad.message().find("overflow_on_device 2"), std::string::npos);
+}
+
 TEST(StructLayouts, StepSeedOfNoGroupIsAnError) {
   uint64_t seed = 17;
   EXPECT_EQ(zfcSeedGroupStepSeed(nullptr, 3, &seed), zfcInvalidArgument);
