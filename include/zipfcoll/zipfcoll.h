@@ -26,7 +26,9 @@
  *    from run to run.
  *  - Memory: buffers are host memory, or, when the library is built with CUDA, device
  *    memory of the current device. All of one call's array buffers must be of one kind
- *    (scalar outputs such as *num_unique and *overflowed are always host memory). For device
+ *    (scalar outputs such as *num_unique and *overflowed are always host memory; the one
+ *    pointer a result may hand back into device memory is zfcSparseResult_t.overflow_flag).
+ *    For device
  *    buffers `stream` is a cudaStream_t (NULL: the default stream): the local operations
  *    (zfcScatterToDense, zfcApplyRows) run CUDA kernels on it and return once their arguments
  *    are checked (one wait for the stream); the collectives run on the device where the
@@ -98,9 +100,10 @@ ZFC_API const char* zfcGetErrorString(zfcResult_t result);
  * communicator. */
 ZFC_API const char* zfcGetLastError(zfcComm_t comm);
 
-/* Local; does not wait. The first failure of `comm`'s bounded calls (zfcSparseReduceBounded)
- * not yet reported: zfcSuccess when there is none, zfcInProgress while some such call has not
- * finished on its stream and none that finished failed. A failure reported here (its detail
+/* Local; does not wait. The first failure of `comm`'s bounded calls (zfcSparseReduceBounded),
+ * and of the device zfcSparseReduce calls that left their overflow flag on the device (plan
+ * config overflow_on_device), not yet reported: zfcSuccess when there is none, zfcInProgress
+ * while some such call has not finished on its stream and none that finished failed. A failure reported here (its detail
  * in zfcGetLastError(comm)) or by the communicator's next call that is not bounded is
  * reported once, in the order the calls were made. A failure NCCL finds in the transfers
  * such a call queued on the caller's stream (a peer lost) is reported here too, and aborts
@@ -515,7 +518,8 @@ typedef struct {
      and sets `overflowed`, one more wait for the stream) ---- */
   const int* overflow_flag; /* a result that stayed on the device, of a call alone on a plan
                                made with overflow_on_device: a device int owned by the plan,
-                               valid as the rows are, that the stream sets to 1 on every rank
+                               valid until the plan's next call (a bounded one too), that the
+                               stream sets to 1 on every rank
                                when some reduced value is not finite (0 otherwise) once it
                                reaches the end of the call; `overflowed` is then -1. NULL for
                                every other result */

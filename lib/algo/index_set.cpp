@@ -55,6 +55,13 @@ Status IndexSet<K>::load(StepKernels<K>& k, const void* indices, zfcDataType_t t
     return error(zfcInvalidArgument, "indices[%zu] = %lld is outside [0, %lld)", at,
                  static_cast<long long>(value), static_cast<long long>(vocab_));
   }
+  if (with_keys && read[1] > key_room) {
+    // Only indices outside [0, vocab), unchecked (bounds_check off), give more.
+    return error(zfcInvalidArgument, "%llu distinct indices, more than vocab_size %lld: "
+                 "some are outside [0, %lld) (bounds_check is off)",
+                 static_cast<unsigned long long>(read[1]), static_cast<long long>(vocab_),
+                 static_cast<long long>(vocab_));
+  }
   local_count_ = static_cast<size_t>(read[1]);
   if (with_keys) {
     local_unique_host_ = reinterpret_cast<const K*>(host + kWordBytes);

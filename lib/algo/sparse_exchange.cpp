@@ -158,7 +158,9 @@ Status exchange_unique_allreduce(SparseCall<K>& call) {
   const size_t ug = call.set.global_count(), n = call.set.count();
   const size_t ui = call.set.local_unique_count();
   float* dense = nullptr;  // the sums are made in place, so in the result's buffer
-  ZFC_RETURN_IF_ERROR(result_rows(call, ug, &dense, Slot::kDense));
+  // On a device, in the plan's result slot, which a bounded call on the plan leaves alone.
+  ZFC_RETURN_IF_ERROR(
+      result_rows(call, ug, &dense, k.on_device() ? Slot::kResultRows : Slot::kDense));
   {
     PhaseTimer timer(call.op, zfcPhaseScatter);
     int32_t* located = nullptr;

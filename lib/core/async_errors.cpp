@@ -176,7 +176,7 @@ zfcResult_t AsyncErrors::take(const Wait* wait, std::string* detail) {
                             std::chrono::milliseconds(wait->timeout_ms);
       if (!polled.ok() || late) {
         *detail = polled.ok()
-                      ? "zfcSparseReduceBounded: a call's work on its stream did not finish "
+                      ? "a bounded call's, or a device zfcSparseReduce's, work on its stream did not finish "
                         "within timeout_ms " + std::to_string(wait->timeout_ms)
                       : polled.message();
         return polled.ok() ? zfcTimeout : polled.code();

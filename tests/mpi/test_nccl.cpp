@@ -156,8 +156,8 @@ TEST_F(NcclWorld, SparseReduceOnDeviceBuffersMatchesHostOverMpi) {
   }
 }
 
-// Device buffers over NCCL with the key-routed exchange (asked for, or chosen by
-// zfcAlgoAuto): the local phases run on the device and the transport is given device memory.
+// Device buffers over NCCL with unique_allreduce (asked for, or chosen by zfcAlgoAuto) and
+// key_routed: the local phases run on the device and the transport is given device memory.
 // The result has the host's bits, and the statistics say where each phase ran.
 TEST_F(NcclWorld, DeviceResidentStepsMatchHost) {
   const size_t dim = 48, count = 700;
