@@ -11,13 +11,55 @@ namespace {
 
 __device__ inline bool nonfinite_bits(uint32_t f32) { return (f32 & 0x7f800000u) == 0x7f800000u; }
 
+__device__ inline uint16_t to_wire(float v, bool half) {
+  return half ? kernels::f32_to_f16(v) : kernels::f32_to_bf16(v);
+}
+
+__device__ inline bool wire_nonfinite(uint16_t h, bool half) {
+  return half ? (h & 0x7c00u) == 0x7c00u : (h & 0x7f80u) == 0x7f80u;
+}
+
+__device__ inline float from_wire(uint16_t h, bool half) {
+  return half ? kernels::f16_to_f32(h) : kernels::bf16_to_f32(h);
+}
+
 template <bool kHalf>
 __global__ void encode_kernel(const float* src, size_t n, float scale, uint16_t* dst) {
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    const float v = src[i] * scale;
-    dst[i] = kHalf ? kernels::f32_to_f16(v) : kernels::f32_to_bf16(v);
+    dst[i] = to_wire(src[i] * scale, kHalf);
   }
+}
+
+// Four elements per thread, where src is 16-byte and dst 8-byte aligned: one load and one
+// store instruction per four elements instead of four 4-byte loads and four 2-byte stores.
+template <bool kHalf>
+__global__ void encode4_kernel(const float4* src, size_t n4, float scale, uint2* dst) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n4;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const float4 v = src[i];
+    const uint32_t lo = to_wire(v.x * scale, kHalf) | (uint32_t{to_wire(v.y * scale, kHalf)} << 16);
+    const uint32_t hi = to_wire(v.z * scale, kHalf) | (uint32_t{to_wire(v.w * scale, kHalf)} << 16);
+    dst[i] = make_uint2(lo, hi);
+  }
+}
+
+// The decode's four-wide twin, for an 8-byte aligned src and a 16-byte aligned dst.
+template <bool kHalf>
+__global__ void decode4_kernel(const uint2* src, size_t n4, float scale, float4* dst,
+                               int* nonfinite) {
+  bool bad = false;
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n4;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const uint2 w = src[i];
+    const uint16_t h[4] = {static_cast<uint16_t>(w.x & 0xffffu), static_cast<uint16_t>(w.x >> 16),
+                           static_cast<uint16_t>(w.y & 0xffffu), static_cast<uint16_t>(w.y >> 16)};
+    bad |= wire_nonfinite(h[0], kHalf) | wire_nonfinite(h[1], kHalf) |
+           wire_nonfinite(h[2], kHalf) | wire_nonfinite(h[3], kHalf);
+    dst[i] = make_float4(from_wire(h[0], kHalf) / scale, from_wire(h[1], kHalf) / scale,
+                         from_wire(h[2], kHalf) / scale, from_wire(h[3], kHalf) / scale);
+  }
+  if (__syncthreads_or(bad) && threadIdx.x == 0) atomicOr(nonfinite, 1);
 }
 
 template <bool kHalf>
@@ -27,8 +69,8 @@ __global__ void decode_kernel(const uint16_t* src, size_t n, float scale, float*
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<size_t>(gridDim.x) * blockDim.x) {
     const uint16_t h = src[i];
-    bad |= kHalf ? (h & 0x7c00u) == 0x7c00u : (h & 0x7f80u) == 0x7f80u;
-    dst[i] = (kHalf ? kernels::f16_to_f32(h) : kernels::bf16_to_f32(h)) / scale;
+    bad |= wire_nonfinite(h, kHalf);
+    dst[i] = from_wire(h, kHalf) / scale;
   }
   if (__syncthreads_or(bad) && threadIdx.x == 0) atomicOr(nonfinite, 1);
 }
@@ -95,10 +137,29 @@ Status encode(const float* d_src, size_t n, zfcDataType_t wire, float scale, voi
                       "cudaMemcpyAsync (device to device)");
   }
   uint16_t* out = static_cast<uint16_t*>(d_dst);
-  if (wire == zfcFloat16) {
-    encode_kernel<true><<<grid_for(n), kBlock, 0, s>>>(d_src, n, scale, out);
+  const bool half = wire == zfcFloat16;
+  // The aligned body four at a time, then the scalar kernel for the rest (or for all of it).
+  size_t done = 0;
+  if (reinterpret_cast<uintptr_t>(d_src) % 16 == 0 && reinterpret_cast<uintptr_t>(out) % 8 == 0 &&
+      n >= 4) {
+    const size_t n4 = n / 4;
+    const float4* src4 = reinterpret_cast<const float4*>(d_src);
+    uint2* dst4 = reinterpret_cast<uint2*>(out);
+    if (half) {
+      encode4_kernel<true><<<grid_for(n4), kBlock, 0, s>>>(src4, n4, scale, dst4);
+    } else {
+      encode4_kernel<false><<<grid_for(n4), kBlock, 0, s>>>(src4, n4, scale, dst4);
+    }
+    ZFC_RETURN_IF_ERROR(launch_check("encode4_kernel"));
+    done = n4 * 4;
+  }
+  if (done == n) return Status::Ok();
+  if (half) {
+    encode_kernel<true><<<grid_for(n - done), kBlock, 0, s>>>(d_src + done, n - done, scale,
+                                                              out + done);
   } else {
-    encode_kernel<false><<<grid_for(n), kBlock, 0, s>>>(d_src, n, scale, out);
+    encode_kernel<false><<<grid_for(n - done), kBlock, 0, s>>>(d_src + done, n - done, scale,
+                                                               out + done);
   }
   return launch_check("encode_kernel");
 }
@@ -116,10 +177,28 @@ Status decode(const void* d_src, size_t n, zfcDataType_t wire, float scale, floa
     return flag_nonfinite(d_dst, n, d_nonfinite, stream);
   }
   const uint16_t* in = static_cast<const uint16_t*>(d_src);
-  if (wire == zfcFloat16) {
-    decode_kernel<true><<<grid_for(n), kBlock, 0, s>>>(in, n, scale, d_dst, d_nonfinite);
+  const bool half = wire == zfcFloat16;
+  size_t done = 0;
+  if (reinterpret_cast<uintptr_t>(in) % 8 == 0 && reinterpret_cast<uintptr_t>(d_dst) % 16 == 0 &&
+      n >= 4) {
+    const size_t n4 = n / 4;
+    const uint2* src4 = reinterpret_cast<const uint2*>(in);
+    float4* dst4 = reinterpret_cast<float4*>(d_dst);
+    if (half) {
+      decode4_kernel<true><<<grid_for(n4), kBlock, 0, s>>>(src4, n4, scale, dst4, d_nonfinite);
+    } else {
+      decode4_kernel<false><<<grid_for(n4), kBlock, 0, s>>>(src4, n4, scale, dst4, d_nonfinite);
+    }
+    ZFC_RETURN_IF_ERROR(launch_check("decode4_kernel"));
+    done = n4 * 4;
+  }
+  if (done == n) return Status::Ok();
+  if (half) {
+    decode_kernel<true><<<grid_for(n - done), kBlock, 0, s>>>(in + done, n - done, scale,
+                                                              d_dst + done, d_nonfinite);
   } else {
-    decode_kernel<false><<<grid_for(n), kBlock, 0, s>>>(in, n, scale, d_dst, d_nonfinite);
+    decode_kernel<false><<<grid_for(n - done), kBlock, 0, s>>>(in + done, n - done, scale,
+                                                               d_dst + done, d_nonfinite);
   }
   return launch_check("decode_kernel");
 }

@@ -6,7 +6,9 @@
 // Every result is the same bits the host kernels (lib/kernels) give for the same input:
 // sums run from +0 in the host's order (token order within a row, rank order across
 // blocks), the 16-bit conversions are the host's own code (host_device/half_bits.hpp), and the
-// kernels are compiled without fused multiply-add contraction. Counts are below 2^31.
+// kernels are compiled without fused multiply-add contraction. A sum that is NaN is NaN on
+// both, but not always the same NaN (a GPU's arithmetic gives the canonical one, x86's
+// another or the operand's payload). Counts are below 2^31.
 #pragma once
 
 #include <cstddef>
@@ -68,8 +70,9 @@ Status find_bad_index(const void* d_indices, zfcDataType_t type, uint32_t n, int
 
 // d_dense (m x dim) = zero, then row i of d_rows (n x dim, zfcFloat32/Float16/BFloat16) added
 // into row d_pos[i] in order of i, in fp32: the host's scatter_add_rows into zeroed rows.
-// Rows are sorted by target (a stable radix sort) and each target row is summed by one block
-// in token order, so no floating-point atomics are used. Every d_pos[i] must be in [0, m).
+// Rows are sorted by target (a stable radix sort) and each target row's columns are summed
+// in token order, one warp per 128-byte slice, streamed through shared memory; no
+// floating-point atomics are used. Every d_pos[i] must be in [0, m).
 Status scatter_to_dense(void* d_temp, size_t* temp_bytes, const void* d_rows,
                         zfcDataType_t row_type, const int32_t* d_pos, uint32_t n, size_t dim,
                         float* d_dense, uint32_t m, void* stream);
@@ -79,6 +82,14 @@ Status scatter_to_dense(void* d_temp, size_t* temp_bytes, const void* d_rows,
 Status scatter_add_rows(void* d_temp, size_t* temp_bytes, const void* d_rows,
                         zfcDataType_t row_type, const int32_t* d_pos, uint32_t n, size_t dim,
                         float* d_dst, uint32_t m, void* stream);
+
+// Whether the two scatters above stream rows of this type, width and base through shared
+// memory (4-byte aligned 128-byte slices) or take the register-loading kernel.
+bool scatter_streams(const void* d_rows, zfcDataType_t row_type, size_t dim);
+
+// For tests: at most `blocks` blocks for the streaming scatter (0: no limit), so that one
+// block's ring serves several work items. Not thread-safe; the library never sets it.
+void set_scatter_block_limit_for_tests(unsigned blocks);
 
 // d_table[d_idx[p]] += alpha * d_rows[p] for p in [0, n) in order of p (indices zfcInt32 or
 // zfcInt64, each in [0, vocab); repeated indices are applied in order, as on the host).

@@ -171,13 +171,6 @@ Status copy_to_host_queued(void* dst, const void* d_src, size_t bytes, void* str
       "cudaMemcpyAsync (device to host)");
 }
 
-Status stream_ready(void* stream, bool* ready) {
-  const cudaError_t q = cudaStreamQuery(as_stream(stream));
-  *ready = q == cudaSuccess;
-  if (q == cudaErrorNotReady) return Status::Ok();
-  return cuda_check(q, "cudaStreamQuery");
-}
-
 Status copy_to_device(void* d_dst, const void* src, size_t bytes, void* stream) {
   if (bytes == 0) return Status::Ok();
   return cuda_check(cudaMemcpyAsync(d_dst, src, bytes, cudaMemcpyHostToDevice, as_stream(stream)),

@@ -72,8 +72,6 @@ Status synchronize(void* stream);
 Status copy_to_host(void* dst, const void* d_src, size_t bytes, void* stream);
 // Queued on the stream, not waited for: `dst` is pinned memory, read once the stream ran it.
 Status copy_to_host_queued(void* dst, const void* d_src, size_t bytes, void* stream);
-// Whether the stream has run all its work (*ready), without waiting.
-Status stream_ready(void* stream, bool* ready);
 // Queued on the stream. A pageable host source (the stack, the workspace) may be reused once
 // this returns, since the runtime stages it first; a pinned one only after the copy.
 Status copy_to_device(void* d_dst, const void* src, size_t bytes, void* stream);

@@ -1,6 +1,8 @@
 // Row kernels on the device: the deterministic scatter-to-dense and table update. Inputs are
-// grouped by target row (a stable radix sort), and each target row is summed by one block in
-// input order, so no floating-point atomics are used and the host's bits come out.
+// grouped by target row (a stable radix sort), and each target row is summed in input order,
+// so no floating-point atomics are used and the host's bits come out. The scatter streams its
+// rows through shared memory (stream_runs.cuh); sum_runs_kernel below is its fallback for
+// rows whose slices are not 4-byte aligned.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
 
@@ -10,6 +12,7 @@
 #include "device_kernels.hpp"
 #include "grid_kernels.cuh"
 #include "host_device/half_bits.hpp"
+#include "stream_runs.cuh"
 
 namespace zfc {
 namespace cuda {
@@ -159,7 +162,10 @@ struct Grouping {
     return Status::Ok();
   }
 
-  Status run(const K* keys, uint32_t n, void* cub_temp, size_t cub_bytes, cudaStream_t s) const {
+  // With runs == false only the sort: the streaming scatter finds its runs from the sorted
+  // targets themselves.
+  Status run(const K* keys, uint32_t n, void* cub_temp, size_t cub_bytes, cudaStream_t s,
+             bool runs = true) const {
     iota_kernel<<<grid_for(n), kBlock, 0, s>>>(order_in, n);
     ZFC_RETURN_IF_ERROR(launch_check("iota_kernel"));
     // Stable: equal targets keep their input order.
@@ -167,6 +173,7 @@ struct Grouping {
                                                                    target, order_in, order, n, 0,
                                                                    bits, s),
                                    "cub::DeviceRadixSort::SortPairs"));
+    if (!runs) return Status::Ok();
     mark_heads_kernel<<<grid_for(n), kBlock, 0, s>>>(target, n, heads);
     ZFC_RETURN_IF_ERROR(launch_check("mark_heads_kernel"));
     return cuda_check(cub::DeviceSelect::If(cub_temp, cub_bytes, heads, run_start, num_runs, n,
@@ -195,6 +202,35 @@ Status apply_grouped(void* d_temp, size_t* temp_bytes, float* d_table, size_t di
 }
 
 
+unsigned scatter_block_limit = 0;  // set_scatter_block_limit_for_tests
+
+// The streaming scatter over grouped rows: the chunks' run-aligned starts, then one warp per
+// (chunk, 128-byte slice) item.
+Status stream_runs(const void* d_rows, zfcDataType_t row_type, const Grouping<uint32_t>& g,
+                   uint32_t* chunk_start, uint32_t n, size_t dim, float* d_dense, bool accumulate,
+                   cudaStream_t s) {
+  const uint32_t chunks = stream::stream_chunks(n);
+  chunk_starts_kernel<<<grid_for(chunks + 1), kBlock, 0, s>>>(g.target, n, chunks, chunk_start);
+  ZFC_RETURN_IF_ERROR(launch_check("chunk_starts_kernel"));
+  const size_t row_bytes = dim * (row_type == zfcFloat32 ? 4 : 2);
+  const uint32_t slices =
+      static_cast<uint32_t>((row_bytes + stream::kSliceBytes - 1) / stream::kSliceBytes);
+  const uint64_t items = static_cast<uint64_t>(chunks) * slices;
+  const uint64_t limit = scatter_block_limit != 0 ? scatter_block_limit : uint64_t{1} << 20;
+  const unsigned blocks = static_cast<unsigned>(std::min<uint64_t>(items, limit));
+  if (row_type == zfcFloat32) {
+    stream_runs_kernel<0><<<blocks, 32, 0, s>>>(d_rows, row_bytes, g.target, g.order, chunk_start,
+                                                chunks, slices, dim, d_dense, accumulate);
+  } else if (row_type == zfcFloat16) {
+    stream_runs_kernel<1><<<blocks, 32, 0, s>>>(d_rows, row_bytes, g.target, g.order, chunk_start,
+                                                chunks, slices, dim, d_dense, accumulate);
+  } else {
+    stream_runs_kernel<2><<<blocks, 32, 0, s>>>(d_rows, row_bytes, g.target, g.order, chunk_start,
+                                                chunks, slices, dim, d_dense, accumulate);
+  }
+  return launch_check("stream_runs_kernel");
+}
+
 // Groups the rows by target and sums each target row in input order, into zeroed rows
 // (scatter_to_dense) or into the rows as they are (scatter_add_rows).
 Status scatter_rows(void* d_temp, size_t* temp_bytes, const void* d_rows, zfcDataType_t row_type,
@@ -206,6 +242,10 @@ Status scatter_rows(void* d_temp, size_t* temp_bytes, const void* d_rows, zfcDat
   // m and the sort needs only the bits of m - 1.
   const uint32_t* keys = reinterpret_cast<const uint32_t*>(d_pos);
   Grouping<uint32_t> g(l, n, m);
+  const bool streamed = scatter_streams(d_rows, row_type, dim);
+  // Taken whether or not it is used, so that a size query made with other row pointers still
+  // covers the call.
+  uint32_t* chunk_start = l.take<uint32_t>(stream::stream_chunks(n) + 1);
   size_t cub_bytes = 0;
   ZFC_RETURN_IF_ERROR(g.cub_bytes(keys, n, s, &cub_bytes));
   if (d_temp == nullptr) {
@@ -218,17 +258,28 @@ Status scatter_rows(void* d_temp, size_t* temp_bytes, const void* d_rows, zfcDat
         "cudaMemsetAsync"));
   }
   if (n == 0 || dim == 0) return Status::Ok();
-  ZFC_RETURN_IF_ERROR(g.run(keys, n, l.rest(), cub_bytes, s));
+  ZFC_RETURN_IF_ERROR(g.run(keys, n, l.rest(), cub_bytes, s, /*runs=*/!streamed));
+  if (streamed) {
+    return stream_runs(d_rows, row_type, g, chunk_start, n, dim, d_dense, accumulate, s);
+  }
   const unsigned threads = std::min(row_threads(dim), kSliceThreads);
   const size_t slices = std::min<size_t>((dim + threads - 1) / threads, 65535);
   const dim3 grid(row_blocks(n), static_cast<unsigned>(slices));
-  sum_runs_kernel<<<grid, threads, 0, s>>>(d_rows, row_type, g.target, g.order,
-                                                             g.run_start, g.num_runs, n, dim,
-                                                             d_dense, accumulate);
+  sum_runs_kernel<<<grid, threads, 0, s>>>(d_rows, row_type, g.target, g.order, g.run_start,
+                                           g.num_runs, n, dim, d_dense, accumulate);
   return launch_check("sum_runs_kernel");
 }
 
 }  // namespace
+
+// The streaming kernel copies 4 aligned bytes per lane: fp32 rows, or 16-bit rows of even
+// width, from a 4-byte aligned base.
+bool scatter_streams(const void* d_rows, zfcDataType_t row_type, size_t dim) {
+  const size_t row_bytes = dim * (row_type == zfcFloat32 ? 4 : 2);
+  return row_bytes % 4 == 0 && reinterpret_cast<uintptr_t>(d_rows) % 4 == 0;
+}
+
+void set_scatter_block_limit_for_tests(unsigned blocks) { scatter_block_limit = blocks; }
 
 Status scatter_to_dense(void* d_temp, size_t* temp_bytes, const void* d_rows,
                         zfcDataType_t row_type, const int32_t* d_pos, uint32_t n, size_t dim,

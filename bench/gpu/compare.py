@@ -65,8 +65,11 @@ def step_table(folder):
              "its waits for the caller's stream.", "",
              "| G | variant | path | syncs | time (µs) | MB | ncclAllGather same wire (µs) | "
              "speedup | wrong |", "|---|---|---|---|---|---|---|---|---|"]
-    for path in sorted(glob.glob(os.path.join(folder, "zfc_perf_sparse_nccl_np*.json"))):
+    # zfc_perf_sparse_nccl_np*: the default plans; ..._flag_on_device_np*: plans made with
+    # overflow_on_device = 1, whose step leaves the flag on the device.
+    for path in sorted(glob.glob(os.path.join(folder, "zfc_perf_sparse_nccl_*np*.json"))):
         np_ = int(re.search(r"np(\d+)", path).group(1))
+        label = " (flag on device)" if "flag_on_device" in os.path.basename(path) else ""
         base = {}
         for wire in ("fp32", "fp16"):
             p = os.path.join(folder, f"nccl_allgather_{wire}_np{np_}.json")
@@ -76,7 +79,7 @@ def step_table(folder):
             wire = "fp16" if r["wire"] == "fp16" else "fp32"
             b = base.get(wire)
             speed = f"{b / r['time_us']:.2f}x" if b else "-"
-            lines.append(f"| {np_} | {r['algo']}/{r['wire']} | {r.get('path', '-')} | "
+            lines.append(f"| {np_} | {r['algo']}/{r['wire']}{label} | {r.get('path', '-')} | "
                          f"{r.get('host_syncs', 0):.0f} | {r['time_us']:.1f} | {r['MB']:.3f} | "
                          f"{f'{b:.1f}' if b is not None else '-'} | {speed} | "
                          f"{r['wrong']:.0f} |")

@@ -57,6 +57,11 @@ if [ -x "$build/bench/zfc_nccl_allgather" ] && [ -x "$build/bench/zfc_perf" ] &&
       --algo unique_allreduce,key_routed,bounded --compression none,fp16 -K 640 -D 512 -n 20 -w 5 \
       --json "$out/zfc_perf_sparse_nccl_np$np.json" 2>&1 |
       tee "$out/zfc_perf_sparse_nccl_np$np.txt" || skip_ok
+    # The same uniqueness step with the overflow flag left on the device: one wait per step.
+    "${run[@]}" -np "$np" "$build/bench/zfc_perf" sparse -g 1 --transport nccl \
+      --algo unique_allreduce --compression none,fp16 --overflow-on-device 1 -K 640 -D 512 \
+      -n 20 -w 5 --json "$out/zfc_perf_sparse_nccl_flag_on_device_np$np.json" 2>&1 |
+      tee "$out/zfc_perf_sparse_nccl_flag_on_device_np$np.txt" || skip_ok
     for wire in fp32 fp16; do
       "${run[@]}" -np "$np" "$build/bench/zfc_nccl_allgather" -K 640 -D 512 -n 20 -w 5 \
         --wire "$wire" --json "$out/nccl_allgather_${wire}_np$np.json" 2>&1 |

@@ -42,6 +42,9 @@ void usage() {
       "                    auto; hierarchical, dense_vocab and bounded only when named)\n"
       "  --capacity C      the bounded calls' capacity, a bound on U_g every rank passes\n"
       "                    (0: min(G*K, V), which no step exceeds) (0)\n"
+      "  --overflow-on-device 0|1  with -g 1, plans leave the overflow flag on the device\n"
+      "                    (zfcSparsePlanConfig_t.overflow_on_device): one wait per step\n"
+      "                    instead of two for unique_allreduce and auto (0)\n"
       "  --ranks-per-node N  group ranks [0,N), [N,2N), ... into nodes (default: by host)\n"
       "  -K TOKENS         tokens per rank per step (640)\n"
       "  -D DIM            row width (512)\n"
@@ -130,6 +133,10 @@ bool apply(const char* a, const char* v, PerfOptions* o) {
   if (is("-L")) return parse_size(v, &o->window_len);
   if (is("--candidates")) return parse_size(v, &o->candidates);
   if (is("--capacity")) return parse_size(v, &o->capacity);
+  if (is("--overflow-on-device")) {
+    return parse_int(v, &o->overflow_on_device) &&
+           (o->overflow_on_device == 0 || o->overflow_on_device == 1);
+  }
   if (is("--seed-groups")) return parse_int(v, &o->seed_groups);
   if (is("--ranks-per-node")) return parse_int(v, &o->ranks_per_node);
   if (is("--apply")) return (o->apply = v) == "sgd";

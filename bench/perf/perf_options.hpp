@@ -32,6 +32,7 @@ struct PerfOptions {
   size_t window_len = 20;        // -L
   size_t candidates = 0;         // --candidates C: sampled-softmax candidates per rank
   size_t capacity = 0;           // --capacity C: the bounded calls' capacity (0: G*K, V)
+  int overflow_on_device = 0;    // --overflow-on-device 0|1: the plans' overflow_on_device
   int seed_groups = 1;           // --seed-groups S: ranks drawing the same candidates
   uint64_t seed = 1;             // --seed
   int ranks_per_node = 0;        // --ranks-per-node N: group ranks into nodes of N (0: hosts)

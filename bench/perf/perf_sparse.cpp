@@ -134,6 +134,7 @@ std::vector<Variant> make_variants(const PerfContext& ctx) {
     cfg.algorithm = algorithm_id(v.algo);
     cfg.compression = compression_kind(v.wire);
     cfg.compress_scale = o.scale;
+    cfg.overflow_on_device = o.overflow_on_device;
     const zfcResult_t r = zfcSparsePlanCreate(v.comm, &cfg, &v.plan);
     if (r != zfcSuccess) perf_fail("zfcSparsePlanCreate", r, v.comm);
     if (v.algo == "bounded") {

@@ -186,7 +186,7 @@ Status BoundedReduceCall<K>::local() {
     // between them (not on the legacy default stream, which NCCL's own stream does not
     // follow: there the kernels' stream is waited for before each transfer).
     queues_ = comm.transport->queues_on_caller_stream() && stream_ != nullptr;
-    const QueuedOn queued{queues_ ? comm.transport.get() : nullptr, comm.config.timeout_ms};
+    const QueuedOn queued{queues_ ? comm.transport.get() : nullptr};
     ZFC_RETURN_IF_ERROR(
         make_device_step_kernels(plan_.device_scratch, stream_, &device_kernels_, queued));
     device_ = true;

@@ -132,7 +132,7 @@ Status load_local(zfcSparsePlan& plan, HostStaging& staging, const void* indices
     *queues = resident_unique_allreduce(spec) &&
               plan.comm->transport->queues_on_caller_stream() && stream != nullptr;
     zfcComm& comm = *plan.comm;
-    const QueuedOn queued{*queues ? comm.transport.get() : nullptr, comm.config.timeout_ms};
+    const QueuedOn queued{*queues ? comm.transport.get() : nullptr};
     ZFC_RETURN_IF_ERROR(make_device_step_kernels(plan.device_scratch, stream, device, queued));
     *rows_out = rows;
     return set.load(**device, indices, spec.index_type, count, check, dedupe, keys_to_host);

@@ -1,9 +1,7 @@
 // The device side of core/wire_kernels.hpp: the CUDA kernels of cuda/ on the caller's
 // stream. Without CUDA, the scratch and the factory refuse with zfcUnsupported.
 #include <array>
-#include <chrono>
 #include <cstring>
-#include <thread>
 
 #include "core/wire_kernels.hpp"
 #include "transport/transport.hpp"
@@ -58,22 +56,7 @@ Status DeviceScratch::pinned(Pinned use, size_t bytes, void** out, size_t* capac
 
 Status wait_for_stream(void* stream, const QueuedOn& queued) {
   if (queued.transport == nullptr) return cuda::synchronize(stream);
-  const auto start = std::chrono::steady_clock::now();
-  for (;;) {
-    bool ready = false;
-    ZFC_RETURN_IF_ERROR(cuda::stream_ready(stream, &ready));
-    if (ready) return Status::Ok();
-    ZFC_RETURN_IF_ERROR(queued.transport->poll_async_error());
-    if (queued.timeout_ms > 0 && std::chrono::steady_clock::now() - start >
-                                     std::chrono::milliseconds(queued.timeout_ms)) {
-      // Transfers that never end hold the stream: released by aborting the transport.
-      queued.transport->abandon();
-      return error(zfcTimeout, "rank %d: the transfers queued on the caller's stream did not "
-                   "finish within timeout_ms %d; the communicator was aborted",
-                   queued.transport->rank(), queued.timeout_ms);
-    }
-    std::this_thread::yield();
-  }
+  return queued.transport->wait_for_queued(stream);
 }
 
 Status read_back(DeviceScratch& scratch, void* stream, const QueuedOn& queued, void* dst,

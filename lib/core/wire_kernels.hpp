@@ -94,12 +94,11 @@ class DeviceScratch {
 
 // A device call whose transport queues its transfers on the caller's stream
 // (Transport::set_queue_stream): settle() then has nothing to wait for, and a wait for the
-// stream, which holds those transfers, polls the transport for their failure (a peer lost)
-// and after timeout_ms (0: no limit) abandons it, as the transport's own waits do, instead
-// of waiting for ever.
+// stream, which holds those transfers, is the transport's own (Transport::wait_for_queued):
+// it polls for their failure (a peer lost) and after the communicator's timeout_ms aborts
+// the transport instead of waiting for ever.
 struct QueuedOn {
   Transport* transport = nullptr;  // NULL: the transport's calls do not queue there
-  int timeout_ms = 0;
 };
 
 // The CUDA kernels on `stream`, with scratch from `scratch`; zfcUnsupported without CUDA.

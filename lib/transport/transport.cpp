@@ -49,6 +49,11 @@ Status Transport::note(Status s) {
   return s;
 }
 
+Status Transport::wait_for_queued(const void* /*stream*/) {
+  return error(zfcInternalError, "rank %d: the %s transport queues nothing on the caller's stream",
+               rank_, name());
+}
+
 Status Transport::allgather(const void* send, size_t bytes, void* recv) {
   ZFC_RETURN_IF_ERROR(check_usable());
   for (int r = 0; r < size_; ++r) {

@@ -118,6 +118,12 @@ class Transport {
   virtual void set_queue_stream(const void* /*stream*/) {}
   // A failure of work queued earlier (a peer lost), found without waiting; Ok otherwise.
   virtual Status poll_async_error() { return Status::Ok(); }
+  // Until `stream` (a cudaStream_t on this transport's device) has run what is queued on it,
+  // this transport's transfers among them: its asynchronous error is polled meanwhile, and
+  // that error or the communicator's timeout aborts it (its transfers would otherwise hold
+  // the stream for ever) and is returned. Transports that queue on the caller's stream
+  // implement it; the others answer zfcInternalError.
+  virtual Status wait_for_queued(const void* stream);
 
   // Every rank contributes `bytes` bytes; recv receives size()*bytes, rank r's block at
   // offset r*bytes. send may equal recv + rank()*bytes (in place).

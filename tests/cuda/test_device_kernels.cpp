@@ -124,7 +124,8 @@ TEST(DeviceRows, ScatterToDenseHasTheHostBits) {
   ZFC_REQUIRE_GPU();
   workload::SplitMix64 rng(11);
   for (zfcDataType_t type : {zfcFloat32, zfcFloat16, zfcBFloat16}) {
-    for (size_t dim : {1, 33, 512}) {
+    // Width 34 streams 16-bit rows with a partial last slice; 1 and 33 take the fallback.
+    for (size_t dim : {1, 33, 34, 512}) {
       const size_t n = 3000, m = 700;
       std::vector<float> rows(n * dim);
       for (float& f : rows) f = static_cast<float>((rng.uniform() * 2 - 1) * 1e3);
@@ -141,6 +142,7 @@ TEST(DeviceRows, ScatterToDenseHasTheHostBits) {
       DeviceVector<int32_t> d_pos(pos);
       const void* d_rows = type == zfcFloat32 ? static_cast<const void*>(d_rows32.get())
                                               : static_cast<const void*>(d_rows16.get());
+      EXPECT_EQ(cuda::scatter_streams(d_rows, type, dim), type == zfcFloat32 || dim % 2 == 0);
       ASSERT_TRUE(with_scratch([&](void* t, size_t* b) {
                     return cuda::scatter_to_dense(t, b, d_rows, type, d_pos.get(),
                                                   static_cast<uint32_t>(n), dim, d_dense.get(),
@@ -149,6 +151,64 @@ TEST(DeviceRows, ScatterToDenseHasTheHostBits) {
       const std::vector<float> got = d_dense.to_host();
       for (size_t i = 0; i < got.size(); ++i) {
         ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(want[i])) << type << " " << i;
+      }
+    }
+  }
+}
+
+// The streaming scatter's edges: a run longer than its ring and than several chunks (so it
+// crosses chunk boundaries it must not be split at), rows added into rows that are not zero,
+// widths that leave part of the last slice idle, and a base two bytes off 4-byte alignment
+// (the fallback kernel).
+TEST(DeviceRows, ScatterAddRowsHasTheHostBitsOnLongRunsAndPartialSlices) {
+  ZFC_REQUIRE_GPU();
+  workload::SplitMix64 rng(13);
+  const size_t n = 5000, m = 300;
+  std::vector<int32_t> pos(n);
+  for (size_t i = 0; i < n; ++i) {
+    // Target 7 takes 3000 rows spread through the input; the rest fall on the others.
+    pos[i] = (i % 5 < 3) ? 7 : static_cast<int32_t>(rng.next() % m);
+  }
+  for (zfcDataType_t type : {zfcFloat32, zfcFloat16, zfcBFloat16}) {
+    for (size_t dim : {2, 34, 130}) {
+      for (size_t offset : {0, 1}) {
+        if (offset == 1 && type == zfcFloat32) continue;
+        std::vector<float> rows((n + offset) * dim);
+        for (float& f : rows) f = static_cast<float>((rng.uniform() * 2 - 1) * 1e3);
+        std::vector<float> dst(m * dim);
+        for (float& f : dst) f = static_cast<float>(rng.uniform() * 10 - 5);
+        const std::vector<uint16_t> half = half_rows(rows, type);
+        // Offset 1 of a 16-bit row starts two bytes into the buffer.
+        const void* host_rows = type == zfcFloat32 ? static_cast<const void*>(rows.data())
+                                                   : static_cast<const void*>(half.data() + offset);
+        std::vector<float> want = dst;
+        kernels::scatter_add_rows(host_rows, type, pos.data(), n, dim, want.data());
+
+        DeviceVector<float> d_rows32(rows);
+        DeviceVector<uint16_t> d_rows16(half);
+        DeviceVector<int32_t> d_pos(pos);
+        const void* d_rows = type == zfcFloat32 ? static_cast<const void*>(d_rows32.get())
+                                                : static_cast<const void*>(d_rows16.get() + offset);
+        EXPECT_EQ(cuda::scatter_streams(d_rows, type, dim), offset == 0);
+        // Unlimited, every item has a block of its own; with 3 blocks each block's ring
+        // serves many items in turn.
+        for (unsigned blocks : {0u, 3u}) {
+          DeviceVector<float> d_dst(dst);
+          cuda::set_scatter_block_limit_for_tests(blocks);
+          const Status s = with_scratch([&](void* t, size_t* b) {
+            return cuda::scatter_add_rows(t, b, d_rows, type, d_pos.get(),
+                                          static_cast<uint32_t>(n), dim, d_dst.get(),
+                                          static_cast<uint32_t>(m), nullptr);
+          });
+          cuda::set_scatter_block_limit_for_tests(0);
+          ASSERT_TRUE(s.ok()) << s.message();
+          const std::vector<float> got = d_dst.to_host();
+          for (size_t i = 0; i < got.size(); ++i) {
+            ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(want[i]))
+                << type << " dim " << dim << " offset " << offset << " blocks " << blocks
+                << " at " << i;
+          }
+        }
       }
     }
   }
@@ -181,6 +241,10 @@ TEST(DeviceRows, ApplyRowsHasTheHostBits) {
   }
 }
 
+uint16_t to_wire_on_host(float x, zfcDataType_t wire) {
+  return wire == zfcFloat16 ? kernels::f32_to_f16(x) : kernels::f32_to_bf16(x);
+}
+
 TEST(DeviceCasts, EncodeDecodeSumsAndAddsHaveTheHostBits) {
   ZFC_REQUIRE_GPU();
   workload::SplitMix64 rng(13);
@@ -195,6 +259,34 @@ TEST(DeviceCasts, EncodeDecodeSumsAndAddsHaveTheHostBits) {
   DeviceVector<uint16_t> d_wire(n);
   DeviceVector<int> d_flag(std::vector<int>{0});
   for (zfcDataType_t wire : {zfcFloat16, zfcBFloat16}) {
+    // One element off the fp32 side's alignment, the 16-bit side's, or both takes the
+    // scalar kernels; aligned, the four-wide ones and a scalar tail (n - 1 = 4k + 2).
+    // Element off.f32 + i of the fp32 side pairs with off.wire + i of the 16-bit side.
+    struct Offsets {
+      size_t f32, wire;
+    };
+    for (Offsets off : {Offsets{1, 1}, Offsets{0, 1}, Offsets{1, 0}, Offsets{0, 0}}) {
+      const size_t count = n - 1;
+      std::vector<uint16_t> fill(n, 0xabcd);
+      ASSERT_TRUE(cuda::copy_to_device(d_wire.get(), fill.data(), n * 2, nullptr).ok());
+      ASSERT_TRUE(cuda::encode(d_v.get() + off.f32, count, wire, 5.0f, d_wire.get() + off.wire,
+                               nullptr).ok());
+      const std::vector<uint16_t> h = d_wire.to_host();
+      for (size_t i = 0; i < count; ++i) {
+        ASSERT_EQ(h[off.wire + i], to_wire_on_host(v[off.f32 + i] * 5.0f, wire)) << i;
+      }
+      std::vector<float> back(count);
+      const bool finite = kernels::decode(h.data() + off.wire, count, wire, 5.0f, back.data());
+      ASSERT_TRUE(cuda::copy_to_device(d_flag.get(), std::vector<int>{0}.data(), sizeof(int),
+                                       nullptr).ok());
+      ASSERT_TRUE(cuda::decode(d_wire.get() + off.wire, count, wire, 5.0f,
+                               d_back.get() + off.f32, d_flag.get(), nullptr).ok());
+      EXPECT_EQ(d_flag.value() != 0, !finite);
+      const std::vector<float> got = d_back.to_host();
+      for (size_t i = 0; i < count; ++i) {
+        ASSERT_EQ(kernels::f32_bits(got[off.f32 + i]), kernels::f32_bits(back[i])) << i;
+      }
+    }
     for (float scale : {1.0f, 3.0f, 1024.0f}) {
       ASSERT_TRUE(cuda::encode(d_v.get(), n, wire, scale, d_wire.get(), nullptr).ok());
       const std::vector<uint16_t> h = d_wire.to_host();

@@ -200,6 +200,10 @@ class NcclTransport final : public Transport {
   void set_queue_stream(const void* stream) override {
     queue_ = static_cast<cudaStream_t>(const_cast<void*>(stream));
   }
+  Status wait_for_queued(const void* stream) override {
+    ZFC_RETURN_IF_ERROR(usable());
+    return wait_for(static_cast<cudaStream_t>(const_cast<void*>(stream)));
+  }
   // Once the communicator is aborted there is nothing left to find: the call that aborted it
   // reported why.
   Status poll_async_error() override {
@@ -413,14 +417,16 @@ class NcclTransport final : public Transport {
     return s;
   }
 
-  // Until the stream has run what was queued. NCCL's asynchronous error (a peer gone, a
+  Status wait() { return wait_for(stream()); }
+
+  // Until stream `s` has run what was queued there. NCCL's asynchronous error (a peer gone, a
   // network failure) and the timeout both abort the communicator: its kernels may never end
   // otherwise, and the next call then fails at once instead of waiting again.
-  Status wait() {
+  Status wait_for(cudaStream_t s) {
     ZFC_RETURN_IF_ERROR(wait_ready(comm_, "an NCCL group"));
     const auto start = Clock::now();
     for (;;) {
-      const cudaError_t q = cudaStreamQuery(stream());
+      const cudaError_t q = cudaStreamQuery(s);
       if (q == cudaSuccess) return Status::Ok();
       if (q != cudaErrorNotReady) {
         abandon();

@@ -1,0 +1,62 @@
+// The scatter's streaming kernel on the device: the schedule of stream_runs_schedule.hpp with
+// cp.async copies into shared memory and __syncwarp. Included by rows.cu only.
+//
+// Never run on a GPU as of this writing: tests/cuda/test_device_kernels.cpp holds it to the
+// host's bits where one is present, and tests/unit/test_stream_schedule.cpp runs its schedule
+// on the host.
+#pragma once
+
+#include <cuda_pipeline.h>
+
+#include <cstdint>
+
+#include "stream_runs_schedule.hpp"
+
+namespace zfc {
+namespace cuda {
+namespace {
+
+// One lane of a warp: asynchronous 4-byte copies from global into shared memory.
+struct DeviceLane {
+  uint32_t id;
+  __device__ void copy4(void* shared_dst, const void* global_src) {
+    __pipeline_memcpy_async(shared_dst, global_src, 4);
+  }
+  __device__ void commit() { __pipeline_commit(); }
+  template <uint32_t kPending>
+  __device__ void wait_prior() {
+    __pipeline_wait_prior(kPending);
+  }
+  __device__ void sync() { __syncwarp(); }
+};
+
+// start[k] for k = 0..chunks (stream::chunk_start).
+__global__ void chunk_starts_kernel(const uint32_t* target, uint32_t n, uint32_t chunks,
+                                    uint32_t* start) {
+  for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k <= chunks;
+       k += gridDim.x * blockDim.x) {
+    start[k] = stream::chunk_start(target, n, k);
+  }
+}
+
+// Items (chunk k, slice s) = blockIdx.x, + gridDim.x, ...; one warp per block.
+template <int kKind>
+__global__ void __launch_bounds__(32)
+    stream_runs_kernel(const void* rows, size_t row_bytes, const uint32_t* target,
+                       const uint32_t* order, const uint32_t* chunk_starts, uint32_t chunks,
+                       uint32_t slices, size_t dim, float* dense, bool accumulate) {
+  __shared__ stream::StreamRing ring;
+  DeviceLane lane{threadIdx.x};
+  const uint64_t items = static_cast<uint64_t>(chunks) * slices;
+  for (uint64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    const uint32_t k = static_cast<uint32_t>(item / slices);
+    const uint32_t s = static_cast<uint32_t>(item % slices);
+    const stream::StreamItem it = stream::make_item<kKind>(
+        rows, row_bytes, target, order, chunk_starts, k, s, lane.id, dim, dense, accumulate);
+    if (it.begin < it.end) stream::stream_item<kKind>(lane, ring, it);
+  }
+}
+
+}  // namespace
+}  // namespace cuda
+}  // namespace zfc

@@ -1,0 +1,237 @@
+// The schedule of the scatter's streaming kernel (stream_runs.cuh), written once over a
+// `Lane`: one lane of a warp, which copies 4 bytes asynchronously (copy4), closes a group of
+// copies (commit), waits for all but its newest N groups (wait_prior<N>) and meets the
+// warp's other lanes (sync). On the device a Lane is cp.async and __syncwarp; a host test runs the
+// same code with 32 threads whose copies land at issue or only at the wait, the two ends of
+// what the hardware may do, so the ring's schedule is checked where no GPU is.
+//
+// Every target row is summed in input order (the host's order, so the host's bits). A Zipf
+// head id's run -- about an eighth of 10^6 tokens -- is one serial chain per column whose
+// sums cannot be split without changing their bits. A thread that keeps its loads in
+// registers has a few dozen rows in flight, and the head's columns then stream at a few SMs'
+// latency-bound pace (the 0.9.0 kernel: 0.12 of copy bandwidth on an H200). Here each warp
+// owns a 128-byte slice of every row (32 fp32 or 64 16-bit columns) and keeps
+// kBatchesInFlight * 32 rows of copies in flight per slice, so the head's slices, spread over
+// D / 32 warps on as many SMs, stream at the memory's pace.
+//
+// Work items: the sorted rows are cut into chunks of kStreamChunk, each moved forward to the
+// next run start, so a run belongs to the one chunk in which it starts and is never split;
+// an item is (chunk, slice), slices fastest, so the slices of one run land on different SMs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "host_device/half_bits.hpp"
+
+namespace zfc {
+namespace cuda {
+namespace stream {
+
+constexpr uint32_t kStreamChunk = 1024;   // sorted rows per item, before moving to a run start
+constexpr uint32_t kBatchRows = 32;       // one per lane: a lane copies one row's index
+constexpr uint32_t kBatchesInFlight = 8;  // 256 rows' copies in flight per warp
+// Index batches are copied two ring lengths ahead of their use (see stream_item), so their
+// ring needs more than 2 * kBatchesInFlight slots; a power of two keeps `%` cheap.
+constexpr uint32_t kIndexSlots = 32;
+constexpr uint32_t kSliceBytes = 128;     // 4 bytes per lane
+constexpr uint32_t kNoTarget = 0xffffffffu;
+
+static_assert(kIndexSlots > 2 * kBatchesInFlight, "index slots are reused too early");
+
+// 40 KiB: under the 48 KiB of static shared memory a block may have.
+struct StreamRing {
+  uint32_t rows[kBatchesInFlight][kBatchRows][32];  // [batch][row][lane]: 4 bytes per lane
+  uint32_t order[kIndexSlots][kBatchRows];          // input number of each sorted row
+  uint32_t target[kIndexSlots][kBatchRows];         // its target row
+};
+
+ZFC_HOST_DEVICE inline uint32_t stream_chunks(uint32_t n) {
+  return (n + kStreamChunk - 1) / kStreamChunk;
+}
+
+// The first run start at or after k * kStreamChunk over sorted targets (n when none): where
+// target first exceeds target[k * kStreamChunk - 1], by binary search.
+ZFC_HOST_DEVICE inline uint32_t chunk_start(const uint32_t* target, uint32_t n, uint32_t k) {
+  const uint64_t nominal = static_cast<uint64_t>(k) * kStreamChunk;
+  uint32_t at = nominal >= n ? n : static_cast<uint32_t>(nominal);
+  if (at == 0 || at == n) return at;
+  const uint32_t prev = target[at - 1];
+  uint32_t hi = n;
+  while (at < hi) {
+    const uint32_t mid = at + (hi - at) / 2;
+    if (target[mid] > prev) {
+      hi = mid;
+    } else {
+      at = mid + 1;
+    }
+  }
+  return at;
+}
+
+ZFC_HOST_DEVICE inline uint32_t rows_in_batch(uint32_t rows, uint32_t b) {
+  const uint32_t left = rows - b * kBatchRows;
+  return left < kBatchRows ? left : kBatchRows;
+}
+
+// A lane's 4 bytes of a row: one fp32 column (kKind 0) or two fp16 (1) / bf16 (2) columns,
+// low half first, converted by the host's code.
+template <int kKind>
+struct LaneColumns {
+  static constexpr uint32_t kCount = kKind == 0 ? 1 : 2;
+  ZFC_HOST_DEVICE static void add(float* acc, uint32_t raw) {
+    if constexpr (kKind == 0) {
+      acc[0] += kernels::f32_from_bits(raw);
+    } else if constexpr (kKind == 1) {
+      acc[0] += kernels::f16_to_f32(static_cast<uint16_t>(raw & 0xffffu));
+      acc[1] += kernels::f16_to_f32(static_cast<uint16_t>(raw >> 16));
+    } else {
+      acc[0] += kernels::bf16_to_f32(static_cast<uint16_t>(raw & 0xffffu));
+      acc[1] += kernels::bf16_to_f32(static_cast<uint16_t>(raw >> 16));
+    }
+  }
+};
+
+// What one lane needs to stream one item: its rows [begin, end) of the sorted order and its
+// bytes and columns.
+struct StreamItem {
+  const char* lane_bytes;  // this lane's 4 bytes of input row 0
+  size_t row_bytes;
+  const uint32_t* target;  // sorted
+  const uint32_t* order;
+  uint32_t begin, end;
+  float* out;              // this lane's first column of dense row 0
+  size_t dim;
+  bool mine;               // the lane's columns lie inside the row
+  bool accumulate;
+};
+
+// Item (chunk k, slice s) for lane `lane`, over `chunk_starts` (chunks + 1 of them).
+template <int kKind>
+ZFC_HOST_DEVICE StreamItem make_item(const void* rows, size_t row_bytes, const uint32_t* target,
+                                     const uint32_t* order, const uint32_t* chunk_starts,
+                                     uint32_t k, uint32_t s, uint32_t lane, size_t dim,
+                                     float* dense, bool accumulate) {
+  const size_t byte = static_cast<size_t>(s) * kSliceBytes + lane * 4;
+  const size_t col = byte / (4 / LaneColumns<kKind>::kCount);
+  StreamItem it;
+  it.lane_bytes = static_cast<const char*>(rows) + byte;
+  it.row_bytes = row_bytes;
+  it.target = target;
+  it.order = order;
+  it.begin = chunk_starts[k];
+  it.end = chunk_starts[k + 1];
+  it.out = dense + col;
+  it.dim = dim;
+  it.mine = col < dim;
+  it.accumulate = accumulate;
+  return it;
+}
+
+// The copies of batch b's indices (one per lane) into their ring slot.
+template <class Lane>
+ZFC_HOST_DEVICE void copy_indices(Lane& lane, StreamRing& ring, const StreamItem& it,
+                                  uint32_t b, uint32_t batches) {
+  if (b >= batches) return;
+  const uint32_t j = it.begin + b * kBatchRows + lane.id;
+  if (j >= it.end) return;
+  lane.copy4(&ring.order[b % kIndexSlots][lane.id], &it.order[j]);
+  lane.copy4(&ring.target[b % kIndexSlots][lane.id], &it.target[j]);
+}
+
+// The copies of batch b's rows, this lane's 4 bytes of each, into their ring slot. The
+// batch's indices must have arrived and be visible to the warp.
+template <class Lane>
+ZFC_HOST_DEVICE void copy_rows(Lane& lane, StreamRing& ring, const StreamItem& it, uint32_t b,
+                               uint32_t batches) {
+  if (b >= batches || !it.mine) return;
+  const uint32_t rows = rows_in_batch(it.end - it.begin, b);
+  const uint32_t* order = ring.order[b % kIndexSlots];
+  uint32_t* dst = &ring.rows[b % kBatchesInFlight][0][lane.id];
+  for (uint32_t u = 0; u < rows; ++u) {
+    lane.copy4(dst + u * 32, it.lane_bytes + static_cast<size_t>(order[u]) * it.row_bytes);
+  }
+}
+
+template <int kKind>
+struct RunSum {
+  float acc[LaneColumns<kKind>::kCount];
+  uint32_t target = kNoTarget;
+
+  ZFC_HOST_DEVICE void flush(const StreamItem& it) {
+    if (target == kNoTarget || !it.mine) return;
+    float* out = it.out + static_cast<size_t>(target) * it.dim;
+    for (uint32_t c = 0; c < LaneColumns<kKind>::kCount; ++c) out[c] = acc[c];
+  }
+  // Starts target t's sum from +0, or from its row as it is when accumulating: the host's
+  // first addend.
+  ZFC_HOST_DEVICE void start(const StreamItem& it, uint32_t t) {
+    flush(it);
+    target = t;
+    if (!it.mine) return;
+    const float* row = it.out + static_cast<size_t>(t) * it.dim;
+    for (uint32_t c = 0; c < LaneColumns<kKind>::kCount; ++c) {
+      acc[c] = it.accumulate ? row[c] : 0.0f;
+    }
+  }
+};
+
+// Adds batch t's rows, in order, into the running sums; a change of target ends a run.
+template <int kKind, class Lane>
+ZFC_HOST_DEVICE void add_batch(Lane& lane, StreamRing& ring, const StreamItem& it, uint32_t t,
+                               RunSum<kKind>& sum) {
+  const uint32_t rows = rows_in_batch(it.end - it.begin, t);
+  const uint32_t* target = ring.target[t % kIndexSlots];
+  const uint32_t* value = &ring.rows[t % kBatchesInFlight][0][lane.id];
+  if (rows == kBatchRows && target[kBatchRows - 1] == sum.target) {
+    // Targets are sorted: the whole batch continues the current run (a hot id's case).
+    if (it.mine) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (uint32_t u = 0; u < kBatchRows; ++u) LaneColumns<kKind>::add(sum.acc, value[u * 32]);
+    }
+    return;
+  }
+  for (uint32_t u = 0; u < rows; ++u) {
+    if (target[u] != sum.target) sum.start(it, target[u]);
+    if (it.mine) LaneColumns<kKind>::add(sum.acc, value[u * 32]);
+  }
+}
+
+// One lane streams one item. Copy groups are committed one per step, so waiting for all but
+// the newest kBatchesInFlight - 1 groups means: at step t, batch t's rows and batch t +
+// kBatchesInFlight's indices have arrived (both were in the group committed kBatchesInFlight
+// steps before). Rows are copied and read by the same lane; indices are read by every lane,
+// hence the sync after each wait.
+template <int kKind, class Lane>
+ZFC_HOST_DEVICE void stream_item(Lane& lane, StreamRing& ring, const StreamItem& it) {
+  constexpr uint32_t kAhead = kBatchesInFlight;
+  const uint32_t batches = (it.end - it.begin + kBatchRows - 1) / kBatchRows;
+  for (uint32_t b = 0; b < kAhead; ++b) copy_indices(lane, ring, it, b, batches);
+  lane.commit();
+  lane.template wait_prior<0>();
+  lane.sync();
+  for (uint32_t b = 0; b < kAhead; ++b) {
+    copy_rows(lane, ring, it, b, batches);
+    copy_indices(lane, ring, it, b + kAhead, batches);
+    lane.commit();
+  }
+  RunSum<kKind> sum;
+  for (uint32_t t = 0; t < batches; ++t) {
+    lane.template wait_prior<kAhead - 1>();
+    lane.sync();
+    add_batch(lane, ring, it, t, sum);
+    // Batch t + kAhead's rows reuse batch t's slot, which this lane alone has just read.
+    copy_rows(lane, ring, it, t + kAhead, batches);
+    copy_indices(lane, ring, it, t + 2 * kAhead, batches);
+    lane.commit();
+  }
+  sum.flush(it);
+  lane.template wait_prior<0>();
+  lane.sync();  // every lane is done with the ring before the next item's copies
+}
+
+}  // namespace stream
+}  // namespace cuda
+}  // namespace zfc

@@ -1,0 +1,211 @@
+// The device scatter's streaming schedule (cuda/stream_runs_schedule.hpp), run on the host:
+// 32 threads are the lanes of one warp, sharing one ring, and meet at every sync. Their
+// copies land either at issue or only when the lane waits for them -- the two ends of what
+// cp.async may do -- so a slot read before its copy was waited for, or overwritten while
+// another lane may still read it, gives wrong bits in one of the two. The sums must be the
+// host's scatter_add_rows, bit for bit.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "host_device/half_bits.hpp"
+#include "kernels/rows.hpp"
+#include "stream_runs_schedule.hpp"
+#include "workload/random.hpp"
+
+namespace zfc {
+namespace {
+
+using cuda::stream::StreamRing;
+
+// The lanes' __syncwarp: every lane waits until all 32 arrived.
+class WarpBarrier {
+ public:
+  void arrive_and_wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    const uint64_t generation = generation_;
+    if (++arrived_ == 32) {
+      arrived_ = 0;
+      ++generation_;
+      cv_.notify_all();
+      return;
+    }
+    cv_.wait(lock, [&] { return generation_ != generation; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int arrived_ = 0;
+  uint64_t generation_ = 0;
+};
+
+enum class Landing { kAtIssue, kAtWait };
+
+// A lane whose 4-byte copies land at issue, or in groups when a wait covers them.
+struct HostLane {
+  uint32_t id;
+  Landing landing;
+  WarpBarrier* barrier;
+  struct Copy {
+    void* dst;
+    const void* src;
+  };
+  std::vector<Copy> open;
+  std::deque<std::vector<Copy>> groups;
+
+  void copy4(void* dst, const void* src) {
+    if (landing == Landing::kAtIssue) {
+      std::memcpy(dst, src, 4);
+    } else {
+      open.push_back({dst, src});
+    }
+  }
+  void commit() {
+    groups.push_back(std::move(open));
+    open.clear();
+  }
+  template <uint32_t kPending>
+  void wait_prior() {
+    while (groups.size() > kPending) {
+      for (const Copy& c : groups.front()) std::memcpy(c.dst, c.src, 4);
+      groups.pop_front();
+    }
+  }
+  void sync() { barrier->arrive_and_wait(); }
+};
+
+// What the device's scatter does after its radix sort, with the host's lanes: a stable sort
+// of the positions, the chunks' run-aligned starts, then every (chunk, slice) item in turn on
+// one warp that reuses its ring.
+template <int kKind>
+void stream_on_host(const void* rows, zfcDataType_t type, const std::vector<int32_t>& pos,
+                    size_t dim, float* dense, bool accumulate, Landing landing) {
+  namespace st = cuda::stream;
+  const uint32_t n = static_cast<uint32_t>(pos.size());
+  std::vector<uint32_t> order(n), target(n);
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return pos[a] < pos[b]; });
+  for (uint32_t i = 0; i < n; ++i) target[i] = static_cast<uint32_t>(pos[order[i]]);
+  const uint32_t chunks = st::stream_chunks(n);
+  std::vector<uint32_t> starts(chunks + 1);
+  for (uint32_t k = 0; k <= chunks; ++k) starts[k] = st::chunk_start(target.data(), n, k);
+  const size_t row_bytes = dim * (type == zfcFloat32 ? 4 : 2);
+  const uint32_t slices =
+      static_cast<uint32_t>((row_bytes + st::kSliceBytes - 1) / st::kSliceBytes);
+
+  auto ring = std::make_unique<StreamRing>();
+  // A NaN in every word: a value read before its copy landed poisons the sum.
+  std::fill_n(&ring->rows[0][0][0], sizeof(StreamRing) / 4, 0x7fbadbadu);
+  WarpBarrier barrier;
+  std::vector<std::thread> lanes;
+  for (uint32_t id = 0; id < 32; ++id) {
+    lanes.emplace_back([&, id] {
+      HostLane lane{id, landing, &barrier, {}, {}};
+      for (uint32_t k = 0; k < chunks; ++k) {
+        for (uint32_t s = 0; s < slices; ++s) {
+          const st::StreamItem it =
+              st::make_item<kKind>(rows, row_bytes, target.data(), order.data(), starts.data(),
+                                   k, s, id, dim, dense, accumulate);
+          if (it.begin < it.end) st::stream_item<kKind>(lane, *ring, it);
+        }
+      }
+    });
+  }
+  for (std::thread& t : lanes) t.join();
+}
+
+void stream_any(const void* rows, zfcDataType_t type, const std::vector<int32_t>& pos,
+                size_t dim, float* dense, bool accumulate, Landing landing) {
+  if (type == zfcFloat32) {
+    stream_on_host<0>(rows, type, pos, dim, dense, accumulate, landing);
+  } else if (type == zfcFloat16) {
+    stream_on_host<1>(rows, type, pos, dim, dense, accumulate, landing);
+  } else {
+    stream_on_host<2>(rows, type, pos, dim, dense, accumulate, landing);
+  }
+}
+
+// Positions with a run longer than the ring and than several chunks (target 7, which
+// therefore crosses chunk boundaries it must not be split at), Zipf-distributed others, and
+// a run ending exactly at a batch boundary when n is a multiple of 32.
+std::vector<int32_t> long_run_positions(size_t n, uint32_t m, uint64_t seed) {
+  workload::SplitMix64 rng(seed);
+  std::vector<int32_t> pos(n);
+  for (size_t i = 0; i < n; ++i) {
+    pos[i] = (i % 5 < 3) ? 7 : static_cast<int32_t>(rng.next() % m);
+  }
+  return pos;
+}
+
+TEST(StreamSchedule, SumsHaveTheHostBitsWhereverCopiesLand) {
+  workload::SplitMix64 rng(21);
+  struct Case {
+    zfcDataType_t type;
+    size_t dim;
+  };
+  // Widths that fill whole 128-byte slices and ones that leave lanes of the last idle.
+  const Case cases[] = {{zfcFloat32, 1},  {zfcFloat32, 33},   {zfcFloat32, 130},
+                        {zfcFloat16, 2},  {zfcFloat16, 66},   {zfcBFloat16, 34},
+                        {zfcBFloat16, 130}};
+  for (size_t n : {1, 31, 64, 5000}) {
+    const uint32_t m = 300;
+    const std::vector<int32_t> pos = long_run_positions(n, m, 5 + n);
+    for (const Case& c : cases) {
+      std::vector<float> values(n * c.dim);
+      for (float& f : values) f = static_cast<float>((rng.uniform() * 2 - 1) * 1e3);
+      std::vector<uint16_t> half(values.size());
+      for (size_t i = 0; i < values.size(); ++i) {
+        half[i] = c.type == zfcFloat16 ? kernels::f32_to_f16(values[i])
+                                       : kernels::f32_to_bf16(values[i]);
+      }
+      const void* rows = c.type == zfcFloat32 ? static_cast<const void*>(values.data())
+                                              : static_cast<const void*>(half.data());
+      std::vector<float> start(m * c.dim);
+      for (float& f : start) f = static_cast<float>(rng.uniform() * 10 - 5);
+      for (bool accumulate : {false, true}) {
+        std::vector<float> want(m * c.dim, 0.0f);
+        if (accumulate) want = start;
+        kernels::scatter_add_rows(rows, c.type, pos.data(), n, c.dim, want.data());
+        for (Landing landing : {Landing::kAtIssue, Landing::kAtWait}) {
+          std::vector<float> got(m * c.dim, 0.0f);
+          if (accumulate) got = start;
+          stream_any(rows, c.type, pos, c.dim, got.data(), accumulate, landing);
+          for (size_t i = 0; i < got.size(); ++i) {
+            ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(want[i]))
+                << "type " << c.type << " dim " << c.dim << " n " << n << " accumulate "
+                << accumulate << " landing " << static_cast<int>(landing) << " at " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(StreamSchedule, ChunksStartAtRunStartsAndSplitNoRun) {
+  namespace st = cuda::stream;
+  // Sorted targets: a run of 3000 covering the first three nominal chunk starts, then runs of
+  // one, then a run that starts exactly at a nominal start.
+  std::vector<uint32_t> target;
+  target.insert(target.end(), 3000, 4u);
+  for (uint32_t t = 5; t < 5 + 1096; ++t) target.push_back(t);  // up to 4096
+  target.insert(target.end(), 100, 9999u);
+  const uint32_t n = static_cast<uint32_t>(target.size());
+  const uint32_t chunks = st::stream_chunks(n);
+  ASSERT_EQ(chunks, 5u);
+  std::vector<uint32_t> starts;
+  for (uint32_t k = 0; k <= chunks; ++k) starts.push_back(st::chunk_start(target.data(), n, k));
+  EXPECT_EQ(starts, (std::vector<uint32_t>{0, 3000, 3000, 3072, 4096, n}));
+}
+
+}  // namespace
+}  // namespace zfc
