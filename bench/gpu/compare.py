@@ -3,8 +3,10 @@
 
 usage: compare.py --zfc ZFC.json --torch TORCH.json --out gpu.md [--command TEXT]
                   [--steps DIR]
-  --steps DIR  also the fused step over NCCL on device buffers (zfc_perf_sparse_nccl_np*.json)
-               against a plain NCCL allgather of all rows (nccl_allgather_*_np*.json)
+  --steps DIR  also the fused step over NCCL on device buffers (zfc_perf_sparse_nccl_np*.json,
+               and zfc_perf_sparse_nccl_flag_on_device_np*.json for plans that leave the
+               overflow flag on the device) against a plain NCCL allgather of all rows
+               (nccl_allgather_*_np*.json)
 """
 import argparse
 import glob
@@ -67,9 +69,14 @@ def step_table(folder):
              "speedup | wrong |", "|---|---|---|---|---|---|---|---|---|"]
     # zfc_perf_sparse_nccl_np*: the default plans; ..._flag_on_device_np*: plans made with
     # overflow_on_device = 1, whose step leaves the flag on the device.
-    for path in sorted(glob.glob(os.path.join(folder, "zfc_perf_sparse_nccl_*np*.json"))):
-        np_ = int(re.search(r"np(\d+)", path).group(1))
-        label = " (flag on device)" if "flag_on_device" in os.path.basename(path) else ""
+    def order(path):  # by G, the default plans first
+        name = os.path.basename(path)
+        return int(re.search(r"np(\d+)\.json$", name).group(1)), "flag_on_device" in name
+
+    for path in sorted(glob.glob(os.path.join(folder, "zfc_perf_sparse_nccl_*np*.json")),
+                       key=order):
+        np_, flag_on_device = order(path)
+        label = " (flag on device)" if flag_on_device else ""
         base = {}
         for wire in ("fp32", "fp16"):
             p = os.path.join(folder, f"nccl_allgather_{wire}_np{np_}.json")

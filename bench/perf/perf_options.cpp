@@ -42,7 +42,7 @@ void usage() {
       "                    auto; hierarchical, dense_vocab and bounded only when named)\n"
       "  --capacity C      the bounded calls' capacity, a bound on U_g every rank passes\n"
       "                    (0: min(G*K, V), which no step exceeds) (0)\n"
-      "  --overflow-on-device 0|1  with -g 1, plans leave the overflow flag on the device\n"
+      "  --overflow-on-device 0|1  (-g 1 only) plans leave the overflow flag on the device\n"
       "                    (zfcSparsePlanConfig_t.overflow_on_device): one wait per step\n"
       "                    instead of two for unique_allreduce and auto (0)\n"
       "  --ranks-per-node N  group ranks [0,N), [N,2N), ... into nodes (default: by host)\n"
@@ -176,6 +176,8 @@ bool validate(PerfOptions* o) {
   const bool nccl = std::find(o->transports.begin(), o->transports.end(), "nccl") !=
                     o->transports.end();
   if (nccl && o->gpus == 0) return false;
+  // The flag stays on the device only for device buffers.
+  if (o->overflow_on_device != 0 && o->gpus == 0) return false;
   static const char* const kAlgos[] = {"allgather",         "unique_allreduce",
                                        "unique_allgather",  "owner_partitioned",
                                        "hierarchical",      "dense_vocab",

@@ -124,7 +124,8 @@ TEST(DeviceRows, ScatterToDenseHasTheHostBits) {
   ZFC_REQUIRE_GPU();
   workload::SplitMix64 rng(11);
   for (zfcDataType_t type : {zfcFloat32, zfcFloat16, zfcBFloat16}) {
-    // Width 34 streams 16-bit rows with a partial last slice; 1 and 33 take the fallback.
+    // fp32 rows stream at every width; 16-bit ones at 34 (a partial last slice) and 512,
+    // while 1 and 33 take the fallback.
     for (size_t dim : {1, 33, 34, 512}) {
       const size_t n = 3000, m = 700;
       std::vector<float> rows(n * dim);
@@ -157,10 +158,10 @@ TEST(DeviceRows, ScatterToDenseHasTheHostBits) {
 }
 
 // The streaming scatter's edges: a run longer than its ring and than several chunks (so it
-// crosses chunk boundaries it must not be split at), rows added into rows that are not zero,
-// widths that leave part of the last slice idle, and a base two bytes off 4-byte alignment
-// (the fallback kernel).
-TEST(DeviceRows, ScatterAddRowsHasTheHostBitsOnLongRunsAndPartialSlices) {
+// crosses chunk boundaries it must not be split at), rows added into rows that are not zero
+// and into zeroed ones, widths that leave part of the last slice idle, and a base two bytes
+// off 4-byte alignment (the fallback kernel).
+TEST(DeviceRows, ScattersHaveTheHostBitsOnLongRunsAndPartialSlices) {
   ZFC_REQUIRE_GPU();
   workload::SplitMix64 rng(13);
   const size_t n = 5000, m = 300;
@@ -181,32 +182,36 @@ TEST(DeviceRows, ScatterAddRowsHasTheHostBitsOnLongRunsAndPartialSlices) {
         // Offset 1 of a 16-bit row starts two bytes into the buffer.
         const void* host_rows = type == zfcFloat32 ? static_cast<const void*>(rows.data())
                                                    : static_cast<const void*>(half.data() + offset);
-        std::vector<float> want = dst;
-        kernels::scatter_add_rows(host_rows, type, pos.data(), n, dim, want.data());
-
         DeviceVector<float> d_rows32(rows);
         DeviceVector<uint16_t> d_rows16(half);
         DeviceVector<int32_t> d_pos(pos);
         const void* d_rows = type == zfcFloat32 ? static_cast<const void*>(d_rows32.get())
                                                 : static_cast<const void*>(d_rows16.get() + offset);
         EXPECT_EQ(cuda::scatter_streams(d_rows, type, dim), offset == 0);
-        // Unlimited, every item has a block of its own; with 3 blocks each block's ring
-        // serves many items in turn.
-        for (unsigned blocks : {0u, 3u}) {
-          DeviceVector<float> d_dst(dst);
-          cuda::set_scatter_block_limit_for_tests(blocks);
-          const Status s = with_scratch([&](void* t, size_t* b) {
-            return cuda::scatter_add_rows(t, b, d_rows, type, d_pos.get(),
-                                          static_cast<uint32_t>(n), dim, d_dst.get(),
-                                          static_cast<uint32_t>(m), nullptr);
-          });
-          cuda::set_scatter_block_limit_for_tests(0);
-          ASSERT_TRUE(s.ok()) << s.message();
-          const std::vector<float> got = d_dst.to_host();
-          for (size_t i = 0; i < got.size(); ++i) {
-            ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(want[i]))
-                << type << " dim " << dim << " offset " << offset << " blocks " << blocks
-                << " at " << i;
+        // Into rows as they are (scatter_add_rows) and into zeroed ones (scatter_to_dense,
+        // given rows of 7s to clear). Unlimited, every item has a block of its own; with 3
+        // blocks each block's ring serves many items in turn.
+        for (bool accumulate : {true, false}) {
+          std::vector<float> want = accumulate ? dst : std::vector<float>(m * dim, 0.0f);
+          kernels::scatter_add_rows(host_rows, type, pos.data(), n, dim, want.data());
+          for (unsigned blocks : {0u, 3u}) {
+            DeviceVector<float> d_dst(accumulate ? dst : std::vector<float>(m * dim, 7.0f));
+            cuda::set_scatter_block_limit_for_tests(blocks);
+            const Status s = with_scratch([&](void* t, size_t* b) {
+              const uint32_t n32 = static_cast<uint32_t>(n), m32 = static_cast<uint32_t>(m);
+              return accumulate ? cuda::scatter_add_rows(t, b, d_rows, type, d_pos.get(), n32,
+                                                         dim, d_dst.get(), m32, nullptr)
+                                : cuda::scatter_to_dense(t, b, d_rows, type, d_pos.get(), n32,
+                                                         dim, d_dst.get(), m32, nullptr);
+            });
+            cuda::set_scatter_block_limit_for_tests(0);
+            ASSERT_TRUE(s.ok()) << s.message();
+            const std::vector<float> got = d_dst.to_host();
+            for (size_t i = 0; i < got.size(); ++i) {
+              ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(want[i]))
+                  << type << " dim " << dim << " offset " << offset << " accumulate "
+                  << accumulate << " blocks " << blocks << " at " << i;
+            }
           }
         }
       }
@@ -275,10 +280,14 @@ TEST(DeviceCasts, EncodeDecodeSumsAndAddsHaveTheHostBits) {
       for (size_t i = 0; i < count; ++i) {
         ASSERT_EQ(h[off.wire + i], to_wire_on_host(v[off.f32 + i] * 5.0f, wire)) << i;
       }
+      // The one element outside the range is left as it was.
+      ASSERT_EQ(h[off.wire == 1 ? 0 : n - 1], 0xabcd);
       std::vector<float> back(count);
       const bool finite = kernels::decode(h.data() + off.wire, count, wire, 5.0f, back.data());
       ASSERT_TRUE(cuda::copy_to_device(d_flag.get(), std::vector<int>{0}.data(), sizeof(int),
                                        nullptr).ok());
+      const std::vector<float> sevens(n, 7.0f);
+      ASSERT_TRUE(cuda::copy_to_device(d_back.get(), sevens.data(), n * 4, nullptr).ok());
       ASSERT_TRUE(cuda::decode(d_wire.get() + off.wire, count, wire, 5.0f,
                                d_back.get() + off.f32, d_flag.get(), nullptr).ok());
       EXPECT_EQ(d_flag.value() != 0, !finite);
@@ -286,6 +295,7 @@ TEST(DeviceCasts, EncodeDecodeSumsAndAddsHaveTheHostBits) {
       for (size_t i = 0; i < count; ++i) {
         ASSERT_EQ(kernels::f32_bits(got[off.f32 + i]), kernels::f32_bits(back[i])) << i;
       }
+      ASSERT_EQ(got[off.f32 == 1 ? 0 : n - 1], 7.0f);
     }
     for (float scale : {1.0f, 3.0f, 1024.0f}) {
       ASSERT_TRUE(cuda::encode(d_v.get(), n, wire, scale, d_wire.get(), nullptr).ok());

@@ -104,8 +104,11 @@ void stream_on_host(const void* rows, zfcDataType_t type, const std::vector<int3
       static_cast<uint32_t>((row_bytes + st::kSliceBytes - 1) / st::kSliceBytes);
 
   auto ring = std::make_unique<StreamRing>();
-  // A NaN in every word: a value read before its copy landed poisons the sum.
-  std::fill_n(&ring->rows[0][0][0], sizeof(StreamRing) / 4, 0x7fbadbadu);
+  // A NaN in every row word: a value read before its copy landed poisons the sum. Indices
+  // read too early are input row 0 and target row 0: wrong sums, not a crash.
+  std::fill_n(&ring->rows[0][0][0], sizeof ring->rows / 4, 0x7fbadbadu);
+  std::fill_n(&ring->order[0][0], sizeof ring->order / 4, 0u);
+  std::fill_n(&ring->target[0][0], sizeof ring->target / 4, 0u);
   WarpBarrier barrier;
   std::vector<std::thread> lanes;
   for (uint32_t id = 0; id < 32; ++id) {

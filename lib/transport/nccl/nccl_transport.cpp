@@ -421,7 +421,8 @@ class NcclTransport final : public Transport {
 
   // Until stream `s` has run what was queued there. NCCL's asynchronous error (a peer gone, a
   // network failure) and the timeout both abort the communicator: its kernels may never end
-  // otherwise, and the next call then fails at once instead of waiting again.
+  // otherwise, and the next call then fails at once instead of waiting again. The group's
+  // queueing (wait_ready) and the stream each have timeout_ms.
   Status wait_for(cudaStream_t s) {
     ZFC_RETURN_IF_ERROR(wait_ready(comm_, "an NCCL group"));
     const auto start = Clock::now();
@@ -429,11 +430,14 @@ class NcclTransport final : public Transport {
       const cudaError_t q = cudaStreamQuery(s);
       if (q == cudaSuccess) return Status::Ok();
       if (q != cudaErrorNotReady) {
+        // The stream holds other kernels too (the caller's, the library's): whichever failed,
+        // the error is sticky and NCCL's kernels on it will not end.
         abandon();
-        return cuda::cuda_check(q, "an NCCL operation on the device");
+        return cuda::cuda_check(q, "the work on the stream an NCCL operation was queued on");
       }
       ncclResult_t state = ncclSuccess;
-      ncclCommGetAsyncError(comm_, &state);
+      const ncclResult_t asked = ncclCommGetAsyncError(comm_, &state);
+      if (asked != ncclSuccess) state = asked;
       if (state != ncclSuccess && state != ncclInProgress) {
         abandon();
         return nccl_error(state, rank(), "an NCCL operation (a peer failed or left)");
