@@ -68,7 +68,7 @@ class DeviceStepKernels final : public StepKernels<K> {
         ZFC_RETURN_IF_ERROR(wait_for_stream(stream_, queued_));
         pinned_used_ = 0;
       }
-      ZFC_RETURN_IF_ERROR(scratch_.pinned(kUse, want, &pinned, &room));
+      ZFC_RETURN_IF_ERROR(scratch_.pinned(kUse, want, &pinned, &room, stream_, queued_));
     }
     char* at = static_cast<char*>(pinned) + pinned_used_;
     std::memcpy(at, host_src, bytes);
@@ -109,7 +109,7 @@ class DeviceStepKernels final : public StepKernels<K> {
     ZFC_RETURN_IF_ERROR(cuda::unique_with_inverse<K>(nullptr, &bytes, keys, n32, bits, uniq,
                                                      inverse, d_count, stream_));
     void* temp = nullptr;
-    ZFC_RETURN_IF_ERROR(scratch_.get(Slot::kSortScratch, bytes, &temp));
+    ZFC_RETURN_IF_ERROR(scratch_.get(Slot::kSortScratch, bytes, &temp, stream_, queued_));
     ZFC_RETURN_IF_ERROR(cuda::unique_with_inverse<K>(temp, &bytes, keys, n32, bits, uniq,
                                                      inverse, d_count, stream_));
     return cuda::widen_count(d_count, count, stream_);
@@ -124,7 +124,7 @@ class DeviceStepKernels final : public StepKernels<K> {
     ZFC_RETURN_IF_ERROR(
         cuda::sorted_unique<K>(nullptr, &bytes, keys, n32, bits, uniq, d_count, stream_));
     void* temp = nullptr;
-    ZFC_RETURN_IF_ERROR(scratch_.get(Slot::kSortScratch, bytes, &temp));
+    ZFC_RETURN_IF_ERROR(scratch_.get(Slot::kSortScratch, bytes, &temp, stream_, queued_));
     ZFC_RETURN_IF_ERROR(
         cuda::sorted_unique<K>(temp, &bytes, keys, n32, bits, uniq, d_count, stream_));
     return cuda::widen_count(d_count, count, stream_);
@@ -154,7 +154,7 @@ class DeviceStepKernels final : public StepKernels<K> {
     ZFC_RETURN_IF_ERROR(cuda::scatter_add_rows(nullptr, &bytes, rows, type, pos, n32, dim, dst,
                                                m32, stream_));
     void* temp = nullptr;
-    ZFC_RETURN_IF_ERROR(scratch_.get(Slot::kSortScratch, bytes, &temp));
+    ZFC_RETURN_IF_ERROR(scratch_.get(Slot::kSortScratch, bytes, &temp, stream_, queued_));
     return cuda::scatter_add_rows(temp, &bytes, rows, type, pos, n32, dim, dst, m32, stream_);
   }
   Status pack_pairs(const K* keys, const int32_t* owner_of, size_t n, const float* rows,
@@ -211,7 +211,8 @@ Status DeviceStepKernels<K>::pack_pairs(const K* keys, const int32_t* owner_of, 
   const size_t ranks = static_cast<size_t>(p.ranks);
   // The counts and offsets the kernels read, as 64-bit words on the device.
   void* table = nullptr;
-  ZFC_RETURN_IF_ERROR(scratch_.get(Slot::kBackendTable, 2 * ranks * sizeof(uint64_t), &table));
+  ZFC_RETURN_IF_ERROR(scratch_.get(Slot::kBackendTable, 2 * ranks * sizeof(uint64_t), &table,
+                                   stream_, queued_));
   uint64_t* d_counts = static_cast<uint64_t*>(table);
   uint64_t* d_displs = d_counts + ranks;
   ZFC_RETURN_IF_ERROR(upload(d_counts, p.counts, ranks * sizeof(uint64_t)));
@@ -224,7 +225,7 @@ Status DeviceStepKernels<K>::pack_pairs(const K* keys, const int32_t* owner_of, 
                                           dim, wire, scale, frame, d_counts, d_displs, packed,
                                           p.total_bytes, stream_));
   void* temp = nullptr;
-  ZFC_RETURN_IF_ERROR(scratch_.get(Slot::kSortScratch, bytes, &temp));
+  ZFC_RETURN_IF_ERROR(scratch_.get(Slot::kSortScratch, bytes, &temp, stream_, queued_));
   return cuda::pack_pairs<K>(temp, &bytes, keys, owner_of, n32, p.ranks, rows, dim, wire, scale,
                              frame, d_counts, d_displs, packed, p.total_bytes, stream_);
 }

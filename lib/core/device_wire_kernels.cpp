@@ -30,9 +30,23 @@ DeviceScratch::~DeviceScratch() = default;
 
 #if ZIPFCOLL_HAVE_CUDA
 
-Status DeviceScratch::get(Slot slot, size_t bytes, void** out) {
+namespace {
+
+// Before memory of `capacity` bytes grows. Nothing to free, or no transfers queued on the
+// stream: the buffer's own wait for the device covers it (a transport that does not queue
+// waited for its own stream's work before it returned).
+Status before_growth(size_t capacity, void* stream, const QueuedOn& queued) {
+  if (capacity == 0 || queued.transport == nullptr) return Status::Ok();
+  return queued.transport->wait_for_queued(stream);
+}
+
+}  // namespace
+
+Status DeviceScratch::get(Slot slot, size_t bytes, void** out, void* stream,
+                          const QueuedOn& queued) {
   if (!buffers_) buffers_ = std::make_unique<Buffers>();
   cuda::DeviceBuffer& b = buffers_->slots[static_cast<size_t>(slot)];
+  if (bytes > b.capacity()) ZFC_RETURN_IF_ERROR(before_growth(b.capacity(), stream, queued));
   ZFC_RETURN_IF_ERROR(b.reserve(bytes == 0 ? 1 : bytes));
   *out = b.data();
   return Status::Ok();
@@ -45,9 +59,11 @@ Status DeviceScratch::flag(int** d_flag) {
   return Status::Ok();
 }
 
-Status DeviceScratch::pinned(Pinned use, size_t bytes, void** out, size_t* capacity) {
+Status DeviceScratch::pinned(Pinned use, size_t bytes, void** out, size_t* capacity,
+                            void* stream, const QueuedOn& queued) {
   if (!buffers_) buffers_ = std::make_unique<Buffers>();
   cuda::PinnedBuffer& b = buffers_->pinned[static_cast<size_t>(use)];
+  if (bytes > b.capacity()) ZFC_RETURN_IF_ERROR(before_growth(b.capacity(), stream, queued));
   if (bytes > 0) ZFC_RETURN_IF_ERROR(b.reserve(bytes));
   *out = b.data();
   *capacity = b.capacity();
@@ -66,7 +82,7 @@ Status read_back(DeviceScratch& scratch, void* stream, const QueuedOn& queued, v
   size_t room = 0;
   // The last read has ended (this one follows it on the host): growing frees nothing in use.
   ZFC_RETURN_IF_ERROR(
-      scratch.pinned(DeviceScratch::Pinned::kReads, bytes, &pinned, &room));
+      scratch.pinned(DeviceScratch::Pinned::kReads, bytes, &pinned, &room, stream, queued));
   ZFC_RETURN_IF_ERROR(cuda::copy_to_host_queued(pinned, src, bytes, stream));
   ZFC_RETURN_IF_ERROR(wait_for_stream(stream, queued));
   std::memcpy(dst, pinned, bytes);
@@ -81,7 +97,7 @@ class DeviceWireKernels final : public WireKernels {
       : scratch_(scratch), stream_(stream), d_flag_(d_flag), queued_(queued) {}
 
   Status scratch(Slot slot, size_t bytes, void** out) override {
-    return scratch_.get(slot, bytes, out);
+    return scratch_.get(slot, bytes, out, stream_, queued_);
   }
   Status encode(const float* src, size_t n, zfcDataType_t wire, float scale,
                 void* dst) override {
@@ -141,7 +157,7 @@ Status make_device_wire_kernels(DeviceScratch& scratch, const void* stream,
 
 #else
 
-Status DeviceScratch::get(Slot, size_t, void**) {
+Status DeviceScratch::get(Slot, size_t, void**, void*, const QueuedOn&) {
   return error(zfcUnsupported, "device buffers need a build with CUDA");
 }
 
@@ -149,7 +165,7 @@ Status DeviceScratch::flag(int**) {
   return error(zfcUnsupported, "device buffers need a build with CUDA");
 }
 
-Status DeviceScratch::pinned(Pinned, size_t, void**, size_t*) {
+Status DeviceScratch::pinned(Pinned, size_t, void**, size_t*, void*, const QueuedOn&) {
   return error(zfcUnsupported, "device buffers need a build with CUDA");
 }
 

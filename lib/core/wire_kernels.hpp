@@ -71,27 +71,6 @@ class HostWireKernels final : public WireKernels {
   bool finite_ = true;
 };
 
-// Device scratch a communicator keeps between calls (one buffer per slot, and the word the
-// overflow check writes). Without CUDA it only refuses.
-class DeviceScratch {
- public:
-  DeviceScratch();
-  ~DeviceScratch();
-  DeviceScratch(const DeviceScratch&) = delete;
-  DeviceScratch& operator=(const DeviceScratch&) = delete;
-  Status get(Slot slot, size_t bytes, void** out);
-  Status flag(int** d_flag);
-  // At least `bytes` of page-locked host memory for `use`, and how much it holds (kept
-  // between calls; contents not kept when it grows, which waits for the device before it
-  // frees the old memory). bytes == 0 allocates nothing.
-  enum class Pinned { kUploads, kReads };
-  Status pinned(Pinned use, size_t bytes, void** out, size_t* capacity);
-
- private:
-  struct Buffers;
-  std::unique_ptr<Buffers> buffers_;
-};
-
 // A device call whose transport queues its transfers on the caller's stream
 // (Transport::set_queue_stream): settle() then has nothing to wait for, and a wait for the
 // stream, which holds those transfers, is the transport's own (Transport::wait_for_queued):
@@ -99,6 +78,32 @@ class DeviceScratch {
 // the transport instead of waiting for ever.
 struct QueuedOn {
   Transport* transport = nullptr;  // NULL: the transport's calls do not queue there
+};
+
+// Device scratch a communicator keeps between calls (one buffer per slot, and the word the
+// overflow check writes). Without CUDA it only refuses. Growing frees the old memory, which
+// queued work may still use, so it waits for the device first. When the calling step's
+// transfers are queued on its `stream` (`queued`), that stream is waited for before, by the
+// transport's own wait: a lost peer then ends the wait at timeout_ms instead of hanging it.
+class DeviceScratch {
+ public:
+  DeviceScratch();
+  ~DeviceScratch();
+  DeviceScratch(const DeviceScratch&) = delete;
+  DeviceScratch& operator=(const DeviceScratch&) = delete;
+  Status get(Slot slot, size_t bytes, void** out, void* stream = nullptr,
+             const QueuedOn& queued = {});
+  Status flag(int** d_flag);
+  // At least `bytes` of page-locked host memory for `use`, and how much it holds (kept
+  // between calls; contents not kept when it grows, which waits for the device before it
+  // frees the old memory). bytes == 0 allocates nothing.
+  enum class Pinned { kUploads, kReads };
+  Status pinned(Pinned use, size_t bytes, void** out, size_t* capacity, void* stream = nullptr,
+                const QueuedOn& queued = {});
+
+ private:
+  struct Buffers;
+  std::unique_ptr<Buffers> buffers_;
 };
 
 // The CUDA kernels on `stream`, with scratch from `scratch`; zfcUnsupported without CUDA.

@@ -73,9 +73,13 @@ void require_size(const Array& a, size_t want, const char* what);
 py::array host_view(const void* data, zfcDataType_t type, std::vector<ssize_t> shape,
                     py::handle owner);
 
-// A DeviceArray viewing device memory on `device_id` owned by `owner`.
+// A DeviceArray viewing device memory on `device_id` owned by `owner`. `pending`: 0 when
+// the memory is complete, else the stream (dlpack_stream) whose queued work still writes it.
 py::object device_view(const void* data, zfcDataType_t type, std::vector<int64_t> shape,
-                       int device_id, py::handle owner);
+                       int device_id, py::handle owner, uintptr_t pending = 0);
+
+// A cudaStream_t (nullptr: the legacy default stream) as DLPack numbers streams.
+uintptr_t dlpack_stream(const void* stream);
 
 void bind_device_array(py::module_& m);
 

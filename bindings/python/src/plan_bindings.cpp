@@ -50,7 +50,8 @@ namespace {
 std::unique_ptr<SparsePlan> make_plan(py::object comm, size_t dim, int64_t vocab_size,
                                       py::object row_type, py::object index_type,
                                       py::object algorithm, py::object compression,
-                                      float scale, size_t stream_chunk_bytes) {
+                                      float scale, size_t stream_chunk_bytes,
+                                      bool overflow_on_device) {
   if (!py::isinstance<Comm>(comm)) raise_invalid("comm must be a zipfcoll.Comm");
   zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
   cfg.dim = dim;
@@ -62,24 +63,33 @@ std::unique_ptr<SparsePlan> make_plan(py::object comm, size_t dim, int64_t vocab
   cfg.compression = compression.is_none() ? -1 : compression_of(compression);
   cfg.compress_scale = scale;
   cfg.stream_chunk_bytes = stream_chunk_bytes;
+  cfg.overflow_on_device = overflow_on_device ? 1 : 0;
   return std::make_unique<SparsePlan>(std::move(comm), cfg);
 }
 
-// The SparseResult of `out`: views of the plan's buffers, kept alive by `owner`.
+// The SparseResult of `out`: views of the plan's buffers, kept alive by `owner`. A call that
+// left the overflow flag on the device (overflow_on_device) returned with its step queued on
+// `stream`: its views say so, `overflowed` is None and `overflow_flag` views the flag.
 py::object sparse_result(const zfcSparseResult_t& out, zfcDataType_t index_type, bool device,
-                         int device_id, py::handle owner) {
+                         int device_id, py::handle owner, const void* stream) {
   const auto ug = static_cast<int64_t>(out.num_unique);
   const auto dim = static_cast<int64_t>(out.dim);
-  py::object idx, values;
+  const bool flag_on_device = out.overflow_flag != nullptr;
+  const uintptr_t pending = flag_on_device ? dlpack_stream(stream) : 0;
+  py::object idx, values, overflowed = py::bool_(out.overflowed != 0), flag = py::none();
   if (device) {
-    idx = device_view(out.indices, index_type, {ug}, device_id, owner);
-    values = device_view(out.rows, zfcFloat32, {ug, dim}, device_id, owner);
+    idx = device_view(out.indices, index_type, {ug}, device_id, owner, pending);
+    values = device_view(out.rows, zfcFloat32, {ug, dim}, device_id, owner, pending);
   } else {
     idx = host_view(out.indices, index_type, {ug}, owner);
     values = host_view(out.rows, zfcFloat32, {ug, dim}, owner);
   }
-  return result_type("SparseResult")(idx, values, out.num_unique, out.overflowed != 0,
-                                     zfcGetAlgorithmName(out.algorithm));
+  if (flag_on_device) {
+    overflowed = py::none();
+    flag = device_view(out.overflow_flag, zfcInt32, {}, device_id, owner, pending);
+  }
+  return result_type("SparseResult")(idx, values, out.num_unique, overflowed,
+                                     zfcGetAlgorithmName(out.algorithm), flag);
 }
 
 // A reduce's inputs against its plan: indices of the plan's type, one row of its row type
@@ -155,7 +165,7 @@ py::object reduce(py::object self, py::handle indices, py::handle rows, py::hand
     call->objects.push_back(SparsePlan::view_owner(self));
     if (caller) call->objects.push_back(into.owner);  // what the result's views are of
     call->make_result = [=](PendingCall& p) {
-      return sparse_result(p.sparse, index_type, device, device_id, p.objects.back());
+      return sparse_result(p.sparse, index_type, device, device_id, p.objects.back(), stream);
     };
     const void* indices_data = i->data;
     const void* rows_data = r->data;
@@ -178,7 +188,7 @@ py::object reduce(py::object self, py::handle indices, py::handle rows, py::hand
   }
   check(res, c);
   return sparse_result(out, index_type, device, device_id,
-                       caller ? into.owner : py::object(SparsePlan::view_owner(self)));
+                       caller ? into.owner : py::object(SparsePlan::view_owner(self)), stream);
 }
 
 // reduce_bounded: zfcSparseReduceBounded into the caller's arrays. Host arrays: the status is
@@ -238,15 +248,19 @@ void bind_plan(py::module_& m) {
            py::kw_only(), py::arg("row_type") = "float32", py::arg("index_type") = "int32",
            py::arg("algorithm") = "default", py::arg("compression") = py::none(),
            py::arg("scale") = 1.0f, py::arg("stream_chunk_bytes") = 0,
+           py::arg("overflow_on_device") = false,
            "Local. A plan for rows of width `dim` of a `vocab_size`-row table. row_type:\n"
            "'float32', 'float16' or 'bfloat16'; index_type: 'int32' or 'int64'; algorithm:\n"
            "'default' (the communicator's), 'auto' or a name; compression: None (the\n"
            "communicator's), 'none', 'fp16' or 'bf16', with `scale`; stream_chunk_bytes:\n"
-           "reduce_apply's rows per round (0: the library's 1 MiB).")
+           "reduce_apply's rows per round (0: the library's 1 MiB); overflow_on_device:\n"
+           "a reduce of device arrays that stays on the device, outside a group, returns\n"
+           "without its last wait (see reduce).")
       .def("reduce", &reduce, py::arg("indices"), py::arg("rows"), py::kw_only(),
            py::arg("stream") = py::none(), py::arg("out") = py::none(),
            "Collective. indices: this rank's K indices; rows: K x dim gradient rows.\n"
-           "Returns SparseResult(indices, rows, num_unique, overflowed, algorithm): the\n"
+           "Returns SparseResult(indices, rows, num_unique, overflowed, algorithm,\n"
+           "overflow_flag): the\n"
            "sorted distinct indices of all ranks and their summed fp32 rows, identical on\n"
            "every rank. Both are read-only views of the plan's buffers (DeviceArray for\n"
            "device inputs), valid until the plan's next reduce: copy what must outlive it.\n"
@@ -254,6 +268,11 @@ void bind_plan(py::module_& m) {
            "(capacity, dim) float32 that receive the result instead (zfcSparseReduceInto);\n"
            "the result's views are then their first num_unique entries. A capacity below\n"
            "U_g on any rank raises InvalidArgumentError on every rank.\n"
+           "On a plan made with overflow_on_device=True, a reduce of device arrays that\n"
+           "stayed on the device returns with its step still queued on `stream`:\n"
+           "overflowed is None, overflow_flag is a DeviceArray of one int32 (1 when a sum\n"
+           "overflowed on any rank) and the views' `stream` names that stream; otherwise\n"
+           "overflow_flag is None.\n"
            "Inside comm.group(): a Pending whose wait() gives it once the group ended (a\n"
            "plan runs at most once per group).")
       .def("reduce_bounded", &reduce_bounded, py::arg("indices"), py::arg("rows"),

@@ -47,6 +47,10 @@ struct DeviceArray {
   std::vector<int64_t> shape;
   int device_id;
   py::object owner;
+  // 0: complete when the call that made it returned. Else the stream, in DLPack's numbering
+  // (1: the legacy default stream; else a cudaStream_t), on which the call's work that
+  // writes this memory is still queued: only that stream may read it without a wait.
+  uintptr_t pending = 0;
 };
 
 // What a DLPack capsule made here carries: the tensor, its shape and a reference to the
@@ -94,6 +98,20 @@ py::capsule to_dlpack(const DeviceArray& a) {
   return py::reinterpret_steal<py::capsule>(cap);
 }
 
+// A consumer on `stream` (DLPack's numbering; None is the legacy default stream, -1 asks
+// for no ordering) may read `a` if its data is complete or written on that same stream.
+// Any other stream would need a wait queued on it, which this module does not make: it
+// links no CUDA runtime of its own.
+void check_readable_on(const DeviceArray& a, const py::object& stream) {
+  if (a.pending == 0) return;
+  const long long asked = stream.is_none() ? 1 : stream.cast<long long>();
+  if (asked == -1 || static_cast<uintptr_t>(asked) == a.pending) return;
+  throw py::buffer_error("this result is still being written on stream " +
+                         std::to_string(a.pending) + " (the call's) and stream " +
+                         std::to_string(asked) + " would not wait for it: read it on the "
+                         "call's stream, or synchronize that stream and pass stream=-1");
+}
+
 }  // namespace
 
 py::array host_view(const void* data, zfcDataType_t type, std::vector<ssize_t> shape,
@@ -105,9 +123,15 @@ py::array host_view(const void* data, zfcDataType_t type, std::vector<ssize_t> s
 }
 
 py::object device_view(const void* data, zfcDataType_t type, std::vector<int64_t> shape,
-                       int device_id, py::handle owner) {
+                       int device_id, py::handle owner, uintptr_t pending) {
   return py::cast(DeviceArray{const_cast<void*>(data), type, std::move(shape), device_id,
-                              py::reinterpret_borrow<py::object>(owner)});
+                              py::reinterpret_borrow<py::object>(owner), pending});
+}
+
+uintptr_t dlpack_stream(const void* stream) {
+  // cudaStream_t 0 is the legacy default stream, which DLPack and the CUDA array interface
+  // number 1 (their 0 is ambiguous).
+  return stream == nullptr ? 1 : reinterpret_cast<uintptr_t>(stream);
 }
 
 void bind_device_array(py::module_& m) {
@@ -124,10 +148,20 @@ void bind_device_array(py::module_& m) {
       .def_property_readonly("ptr", [](const DeviceArray& a) {
         return reinterpret_cast<uintptr_t>(a.data);
       })
-      .def("__dlpack__", [](const DeviceArray& a, py::object) { return to_dlpack(a); },
-           py::arg("stream") = py::none(),
-           "A DLPack capsule of this memory. The data is complete when the call that made\n"
-           "it returned, so no stream ordering is needed.")
+      .def_property_readonly("stream", [](const DeviceArray& a) -> py::object {
+        if (a.pending == 0) return py::none();
+        return py::int_(a.pending);
+      }, "None when the data was complete as the call that made it returned; else the\n"
+         "stream (as DLPack numbers it: 1 is the legacy default stream) that still writes\n"
+         "it: a plan made with overflow_on_device=True returns with its step queued.")
+      .def("__dlpack__", [](const DeviceArray& a, py::object stream) {
+        check_readable_on(a, stream);
+        return to_dlpack(a);
+      }, py::arg("stream") = py::none(),
+           "A DLPack capsule of this memory. Data complete at the call's return needs no\n"
+           "stream ordering. Data still being written (see `stream`) is given only to a\n"
+           "consumer on that stream, or to stream=-1 (the caller orders it); any other\n"
+           "stream is refused with BufferError, since no wait is queued for it.")
       .def("__dlpack_device__", [](const DeviceArray& a) {
         return py::make_tuple(static_cast<int>(kDLCUDA), a.device_id);
       })
@@ -140,6 +174,8 @@ void bind_device_array(py::module_& m) {
         d["data"] = py::make_tuple(reinterpret_cast<uintptr_t>(a.data), true);
         d["version"] = 3;
         d["strides"] = py::none();
+        // Version 3's key: a reader on another stream makes it wait for this one.
+        if (a.pending != 0) d["stream"] = py::int_(a.pending);
         return d;
       });
 }

@@ -18,12 +18,16 @@ class AllReduceResult(NamedTuple):
 
 
 class SparseResult(NamedTuple):
-    """SparsePlan.reduce: views of the plan's buffers, valid until its next reduce."""
+    """SparsePlan.reduce: views of the plan's buffers, valid until its next reduce.
+    `overflowed` is None, and `overflow_flag` a DeviceArray of one int32, when the call
+    returned with its step queued (a plan made with overflow_on_device=True): the flag's
+    stream sets it to 1 when some sum overflowed on any rank, else 0."""
     indices: Any
     rows: Any
     num_unique: int
-    overflowed: bool
+    overflowed: Optional[bool]
     algorithm: str
+    overflow_flag: Optional[Any] = None
 
 
 class BoundedStatus(NamedTuple):

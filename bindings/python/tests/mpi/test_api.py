@@ -75,6 +75,30 @@ def test_auto_reports_the_algorithm_it_ran(comm):
     assert np.all(res.rows == comm.size)
 
 
+def test_overflow_on_device_changes_nothing_for_host_arrays(comm):
+    # The flag stays on the device only for a step that runs there; host arrays get the
+    # finished result, as from a plan without the setting.
+    rng = np.random.default_rng(11 + comm.rank)
+    idx = rng.integers(0, 60, size=30 + comm.rank).astype(np.int32)
+    rows = rng.standard_normal((idx.size, 4)).astype(np.float32)
+    with zipfcoll.SparsePlan(comm, 4, 60, algorithm="unique_allreduce") as plain, \
+            zipfcoll.SparsePlan(comm, 4, 60, algorithm="unique_allreduce",
+                                overflow_on_device=True) as flagged:
+        want = plain.reduce(idx, rows)
+        got = flagged.reduce(idx, rows)
+        assert got._fields[-1] == "overflow_flag"
+        assert got.overflow_flag is None and got.overflowed is False
+        assert got.num_unique == want.num_unique and want.overflow_flag is None
+        assert np.array_equal(got.indices, want.indices)
+        assert np.array_equal(got.rows, want.rows)
+        if comm.rank == comm.size - 1:
+            rows[0, 2] = np.inf
+        got = flagged.reduce(idx, rows)
+        assert got.overflowed is True and got.overflow_flag is None
+    with pytest.raises(TypeError):
+        zipfcoll.SparsePlan(comm, 4, 60, overflow_on_device="yes")
+
+
 def test_reduce_bounded_matches_reduce_and_reports_a_small_capacity_once(comm):
     rng = np.random.default_rng(7 + comm.rank)
     idx = rng.integers(0, 40, size=25 + comm.rank).astype(np.int32)
