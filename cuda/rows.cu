@@ -204,6 +204,21 @@ Status apply_grouped(void* d_temp, size_t* temp_bytes, float* d_table, size_t di
 
 unsigned scatter_block_limit = 0;  // set_scatter_block_limit_for_tests
 
+size_t row_bytes_of(zfcDataType_t row_type, size_t dim) {
+  return dim * (row_type == zfcFloat32 ? 4 : 2);
+}
+
+template <int kKind>
+Status launch_stream_runs(unsigned blocks, const void* d_rows, size_t row_bytes,
+                          const Grouping<uint32_t>& g, const uint32_t* chunk_start,
+                          uint32_t chunks, uint32_t slices, size_t dim, float* d_dense,
+                          bool accumulate, cudaStream_t s) {
+  stream_runs_kernel<kKind><<<blocks, 32, 0, s>>>(d_rows, row_bytes, g.target, g.order,
+                                                  chunk_start, chunks, slices, dim, d_dense,
+                                                  accumulate);
+  return launch_check("stream_runs_kernel");
+}
+
 // The streaming scatter over grouped rows: the chunks' run-aligned starts, then one warp per
 // (chunk, 128-byte slice) item.
 Status stream_runs(const void* d_rows, zfcDataType_t row_type, const Grouping<uint32_t>& g,
@@ -212,23 +227,18 @@ Status stream_runs(const void* d_rows, zfcDataType_t row_type, const Grouping<ui
   const uint32_t chunks = stream::stream_chunks(n);
   chunk_starts_kernel<<<grid_for(chunks + 1), kBlock, 0, s>>>(g.target, n, chunks, chunk_start);
   ZFC_RETURN_IF_ERROR(launch_check("chunk_starts_kernel"));
-  const size_t row_bytes = dim * (row_type == zfcFloat32 ? 4 : 2);
+  const size_t row_bytes = row_bytes_of(row_type, dim);
   const uint32_t slices =
       static_cast<uint32_t>((row_bytes + stream::kSliceBytes - 1) / stream::kSliceBytes);
   const uint64_t items = static_cast<uint64_t>(chunks) * slices;
   const uint64_t limit = scatter_block_limit != 0 ? scatter_block_limit : uint64_t{1} << 20;
   const unsigned blocks = static_cast<unsigned>(std::min<uint64_t>(items, limit));
-  if (row_type == zfcFloat32) {
-    stream_runs_kernel<0><<<blocks, 32, 0, s>>>(d_rows, row_bytes, g.target, g.order, chunk_start,
-                                                chunks, slices, dim, d_dense, accumulate);
-  } else if (row_type == zfcFloat16) {
-    stream_runs_kernel<1><<<blocks, 32, 0, s>>>(d_rows, row_bytes, g.target, g.order, chunk_start,
-                                                chunks, slices, dim, d_dense, accumulate);
-  } else {
-    stream_runs_kernel<2><<<blocks, 32, 0, s>>>(d_rows, row_bytes, g.target, g.order, chunk_start,
-                                                chunks, slices, dim, d_dense, accumulate);
-  }
-  return launch_check("stream_runs_kernel");
+  // The kernel's kind is the row type: 0 fp32, 1 fp16, 2 bf16.
+  auto launch = row_type == zfcFloat32   ? launch_stream_runs<0>
+                : row_type == zfcFloat16 ? launch_stream_runs<1>
+                                         : launch_stream_runs<2>;
+  return launch(blocks, d_rows, row_bytes, g, chunk_start, chunks, slices, dim, d_dense,
+                accumulate, s);
 }
 
 // Groups the rows by target and sums each target row in input order, into zeroed rows
@@ -275,8 +285,7 @@ Status scatter_rows(void* d_temp, size_t* temp_bytes, const void* d_rows, zfcDat
 // The streaming kernel copies 4 aligned bytes per lane: fp32 rows, or 16-bit rows of even
 // width, from a 4-byte aligned base.
 bool scatter_streams(const void* d_rows, zfcDataType_t row_type, size_t dim) {
-  const size_t row_bytes = dim * (row_type == zfcFloat32 ? 4 : 2);
-  return row_bytes % 4 == 0 && reinterpret_cast<uintptr_t>(d_rows) % 4 == 0;
+  return row_bytes_of(row_type, dim) % 4 == 0 && reinterpret_cast<uintptr_t>(d_rows) % 4 == 0;
 }
 
 void set_scatter_block_limit_for_tests(unsigned blocks) { scatter_block_limit = blocks; }
