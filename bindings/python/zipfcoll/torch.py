@@ -121,7 +121,8 @@ class SparseEmbeddingSync:
         self.last_algorithms = []
         inputs = [self._local_gradient(m) for m in self.modules]
         with self.comm.group():
-            pending = [plan.reduce(idx, rows) for plan, (idx, rows) in zip(self.plans, inputs)]
+            pending = [plan.reduce(idx, rows, stream=self._stream(m))
+                       for m, plan, (idx, rows) in zip(self.modules, self.plans, inputs)]
             summed = None if values is None else self.comm.allreduce(values, values)
         finite = summed is None or not summed.wait().overflowed
         for m, call in zip(self.modules, pending):
@@ -138,6 +139,15 @@ class SparseEmbeddingSync:
                                                   weight.shape, is_coalesced=True,
                                                   check_invariants=False)
         return finite
+
+    @staticmethod
+    def _stream(m):
+        """The stream a module's reduce runs on: for CUDA weights the current stream, where
+        backward() left the gradient, so the library's kernels and (over NCCL) transfers
+        queue behind it; on the legacy default stream they would be waited for before every
+        transfer. None (no stream) for CPU weights."""
+        weight = m.weight
+        return torch.cuda.current_stream(weight.device) if weight.is_cuda else None
 
     @staticmethod
     def _local_gradient(m):
