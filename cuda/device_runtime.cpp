@@ -198,6 +198,14 @@ void DeviceBuffer::release() {
   device_ = -1;
 }
 
+bool DeviceBuffer::frees_for(size_t bytes) const {
+  if (data_ == nullptr) return false;
+  int device = -1;
+  // A failed query: reserve fails on it too, after the wait this asks for.
+  if (cudaGetDevice(&device) != cudaSuccess) return true;
+  return bytes > capacity_ || device != device_;
+}
+
 Status DeviceBuffer::reserve(size_t bytes) {
   int device = -1;
   ZFC_RETURN_IF_ERROR(cuda_check(cudaGetDevice(&device), "cudaGetDevice"));

@@ -91,6 +91,9 @@ class DeviceBuffer {
 
   // At least `bytes` bytes (contents not kept when it grows).
   Status reserve(size_t bytes);
+  // Whether reserve(bytes) would free memory it holds (it grows, or moves to the current
+  // device), which first waits for the device.
+  bool frees_for(size_t bytes) const;
   // Frees the memory now (while the caller has its device current), not at destruction.
   void release();
   void* data() const { return data_; }

@@ -63,12 +63,15 @@ class DeviceStepKernels final : public StepKernels<K> {
       // are waited for first (a plan's first calls, and a step larger than any before).
       // The room grows to what the call has uploaded so far, so the same uploads fit next.
       const size_t want = std::max(2 * room, pinned_used_ + pad8(bytes));
-      if (pinned_used_ > 0) {
+      const bool waited = pinned_used_ > 0;
+      if (waited) {
         ++syncs_;
         ZFC_RETURN_IF_ERROR(wait_for_stream(stream_, queued_));
         pinned_used_ = 0;
       }
-      ZFC_RETURN_IF_ERROR(scratch_.pinned(kUse, want, &pinned, &room, stream_, queued_));
+      // Having just waited for the stream, the growth need not poll it again.
+      ZFC_RETURN_IF_ERROR(scratch_.pinned(kUse, want, &pinned, &room, stream_,
+                                          waited ? QueuedOn{} : queued_));
     }
     char* at = static_cast<char*>(pinned) + pinned_used_;
     std::memcpy(at, host_src, bytes);

@@ -32,11 +32,11 @@ DeviceScratch::~DeviceScratch() = default;
 
 namespace {
 
-// Before memory of `capacity` bytes grows. Nothing to free, or no transfers queued on the
-// stream: the buffer's own wait for the device covers it (a transport that does not queue
-// waited for its own stream's work before it returned).
-Status before_growth(size_t capacity, void* stream, const QueuedOn& queued) {
-  if (capacity == 0 || queued.transport == nullptr) return Status::Ok();
+// Before a buffer frees its memory to grow. With no transfers queued on the stream, the
+// buffer's own wait for the device covers it (a transport that does not queue waited for
+// its own stream's work before it returned).
+Status before_growth(void* stream, const QueuedOn& queued) {
+  if (queued.transport == nullptr) return Status::Ok();
   return queued.transport->wait_for_queued(stream);
 }
 
@@ -46,8 +46,9 @@ Status DeviceScratch::get(Slot slot, size_t bytes, void** out, void* stream,
                           const QueuedOn& queued) {
   if (!buffers_) buffers_ = std::make_unique<Buffers>();
   cuda::DeviceBuffer& b = buffers_->slots[static_cast<size_t>(slot)];
-  if (bytes > b.capacity()) ZFC_RETURN_IF_ERROR(before_growth(b.capacity(), stream, queued));
-  ZFC_RETURN_IF_ERROR(b.reserve(bytes == 0 ? 1 : bytes));
+  const size_t want = bytes == 0 ? 1 : bytes;
+  if (b.frees_for(want)) ZFC_RETURN_IF_ERROR(before_growth(stream, queued));
+  ZFC_RETURN_IF_ERROR(b.reserve(want));
   *out = b.data();
   return Status::Ok();
 }
@@ -63,7 +64,9 @@ Status DeviceScratch::pinned(Pinned use, size_t bytes, void** out, size_t* capac
                             void* stream, const QueuedOn& queued) {
   if (!buffers_) buffers_ = std::make_unique<Buffers>();
   cuda::PinnedBuffer& b = buffers_->pinned[static_cast<size_t>(use)];
-  if (bytes > b.capacity()) ZFC_RETURN_IF_ERROR(before_growth(b.capacity(), stream, queued));
+  if (b.data() != nullptr && bytes > b.capacity()) {
+    ZFC_RETURN_IF_ERROR(before_growth(stream, queued));
+  }
   if (bytes > 0) ZFC_RETURN_IF_ERROR(b.reserve(bytes));
   *out = b.data();
   *capacity = b.capacity();

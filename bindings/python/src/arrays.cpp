@@ -74,8 +74,7 @@ py::capsule dlpack_capsule(py::handle obj, bool* device, int* device_id, void* s
     raise_invalid("DLPack device type %d is neither CPU nor CUDA", kind);
   }
   if (!*device) return obj.attr("__dlpack__")();
-  const uintptr_t s = stream == nullptr ? 1 : reinterpret_cast<uintptr_t>(stream);
-  return obj.attr("__dlpack__")(py::arg("stream") = s);
+  return obj.attr("__dlpack__")(py::arg("stream") = dlpack_stream(stream));
 }
 
 }  // namespace

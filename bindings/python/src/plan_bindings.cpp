@@ -260,9 +260,8 @@ void bind_plan(py::module_& m) {
            py::arg("stream") = py::none(), py::arg("out") = py::none(),
            "Collective. indices: this rank's K indices; rows: K x dim gradient rows.\n"
            "Returns SparseResult(indices, rows, num_unique, overflowed, algorithm,\n"
-           "overflow_flag): the\n"
-           "sorted distinct indices of all ranks and their summed fp32 rows, identical on\n"
-           "every rank. Both are read-only views of the plan's buffers (DeviceArray for\n"
+           "overflow_flag): the sorted distinct indices of all ranks and their summed\n"
+           "fp32 rows, identical on every rank. Both are read-only views of the plan's buffers (DeviceArray for\n"
            "device inputs), valid until the plan's next reduce: copy what must outlive it.\n"
            "out=(indices, rows): writable host arrays (capacity,) of the index type and\n"
            "(capacity, dim) float32 that receive the result instead (zfcSparseReduceInto);\n"
@@ -271,8 +270,9 @@ void bind_plan(py::module_& m) {
            "On a plan made with overflow_on_device=True, a reduce of device arrays that\n"
            "stayed on the device returns with its step still queued on `stream`:\n"
            "overflowed is None, overflow_flag is a DeviceArray of one int32 (1 when a sum\n"
-           "overflowed on any rank) and the views' `stream` names that stream; otherwise\n"
-           "overflow_flag is None.\n"
+           "overflowed on any rank; valid until the plan's next call of any kind) and the\n"
+           "views' `stream` names that stream; otherwise overflow_flag is None. A failure\n"
+           "of the queued step is raised by comm.check_async_error() or the next call.\n"
            "Inside comm.group(): a Pending whose wait() gives it once the group ended (a\n"
            "plan runs at most once per group).")
       .def("reduce_bounded", &reduce_bounded, py::arg("indices"), py::arg("rows"),

@@ -103,13 +103,17 @@ py::capsule to_dlpack(const DeviceArray& a) {
 // Any other stream would need a wait queued on it, which this module does not make: it
 // links no CUDA runtime of its own.
 void check_readable_on(const DeviceArray& a, const py::object& stream) {
+  if (!stream.is_none() && !py::isinstance<py::int_>(stream)) {
+    throw py::type_error("stream must be None or an int (DLPack's numbering)");
+  }
   if (a.pending == 0) return;
   const long long asked = stream.is_none() ? 1 : stream.cast<long long>();
   if (asked == -1 || static_cast<uintptr_t>(asked) == a.pending) return;
   throw py::buffer_error("this result is still being written on stream " +
                          std::to_string(a.pending) + " (the call's) and stream " +
                          std::to_string(asked) + " would not wait for it: read it on the "
-                         "call's stream, or synchronize that stream and pass stream=-1");
+                         "call's stream, or synchronize that stream and take "
+                         "__dlpack__(stream=-1)");
 }
 
 }  // namespace
@@ -138,7 +142,8 @@ void bind_device_array(py::module_& m) {
   py::class_<DeviceArray>(m, "DeviceArray",
       "CUDA memory owned by a zipfcoll object (a plan's result), for torch.from_dlpack,\n"
       "cupy.from_dlpack or any __cuda_array_interface__ reader. Valid as long as its owner\n"
-      "says (a plan's result: until the plan's next reduce).")
+      "says (a plan's result: until the plan's next reduce; its overflow_flag: until the\n"
+      "plan's next call of any kind).")
       .def_property_readonly("shape", [](const DeviceArray& a) {
         py::tuple t(a.shape.size());
         for (size_t i = 0; i < a.shape.size(); ++i) t[i] = a.shape[i];
@@ -178,6 +183,11 @@ void bind_device_array(py::module_& m) {
         if (a.pending != 0) d["stream"] = py::int_(a.pending);
         return d;
       });
+  // For the suite, which has no GPU: an empty DeviceArray (no memory behind it) whose data
+  // is still being written on `pending` (0: complete), to check the protocols' stream rules.
+  m.def("_device_array_for_tests", [](uintptr_t pending) {
+    return device_view(nullptr, zfcInt32, {0}, 0, py::none(), pending);
+  }, py::arg("pending"));
 }
 
 }  // namespace zfcpy

@@ -21,7 +21,9 @@ class SparseResult(NamedTuple):
     """SparsePlan.reduce: views of the plan's buffers, valid until its next reduce.
     `overflowed` is None, and `overflow_flag` a DeviceArray of one int32, when the call
     returned with its step queued (a plan made with overflow_on_device=True): the flag's
-    stream sets it to 1 when some sum overflowed on any rank, else 0."""
+    stream sets it to 1 when some sum overflowed on any rank, else 0. The flag is valid
+    until the plan's next call of any kind (reduce_bounded and reduce_apply too), which
+    resets it."""
     indices: Any
     rows: Any
     num_unique: int
