@@ -32,11 +32,12 @@ DeviceScratch::~DeviceScratch() = default;
 
 namespace {
 
-// Before a buffer frees its memory to grow. With no transfers queued on the stream, the
-// buffer's own wait for the device covers it (a transport that does not queue waited for
-// its own stream's work before it returned).
-Status before_growth(void* stream, const QueuedOn& queued) {
-  if (queued.transport == nullptr) return Status::Ok();
+// Before a buffer frees its memory to grow (`frees`, asked only when it matters). With no
+// transfers queued on the stream, the buffer's own wait for the device covers it (a
+// transport that does not queue waited for its own stream's work before it returned).
+template <class Frees>
+Status before_growth(void* stream, const QueuedOn& queued, Frees frees) {
+  if (queued.transport == nullptr || !frees()) return Status::Ok();
   return queued.transport->wait_for_queued(stream);
 }
 
@@ -47,7 +48,7 @@ Status DeviceScratch::get(Slot slot, size_t bytes, void** out, void* stream,
   if (!buffers_) buffers_ = std::make_unique<Buffers>();
   cuda::DeviceBuffer& b = buffers_->slots[static_cast<size_t>(slot)];
   const size_t want = bytes == 0 ? 1 : bytes;
-  if (b.frees_for(want)) ZFC_RETURN_IF_ERROR(before_growth(stream, queued));
+  ZFC_RETURN_IF_ERROR(before_growth(stream, queued, [&] { return b.frees_for(want); }));
   ZFC_RETURN_IF_ERROR(b.reserve(want));
   *out = b.data();
   return Status::Ok();
@@ -64,9 +65,9 @@ Status DeviceScratch::pinned(Pinned use, size_t bytes, void** out, size_t* capac
                             void* stream, const QueuedOn& queued) {
   if (!buffers_) buffers_ = std::make_unique<Buffers>();
   cuda::PinnedBuffer& b = buffers_->pinned[static_cast<size_t>(use)];
-  if (b.data() != nullptr && bytes > b.capacity()) {
-    ZFC_RETURN_IF_ERROR(before_growth(stream, queued));
-  }
+  ZFC_RETURN_IF_ERROR(before_growth(stream, queued, [&] {
+    return b.data() != nullptr && bytes > b.capacity();
+  }));
   if (bytes > 0) ZFC_RETURN_IF_ERROR(b.reserve(bytes));
   *out = b.data();
   *capacity = b.capacity();
