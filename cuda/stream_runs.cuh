@@ -43,17 +43,32 @@ __global__ void chunk_starts_kernel(const uint32_t* target, uint32_t n, uint32_t
 template <int kKind>
 __global__ void __launch_bounds__(32)
     stream_runs_kernel(const void* rows, size_t row_bytes, const uint32_t* target,
-                       const uint32_t* order, const uint32_t* chunk_starts, uint32_t chunks,
-                       uint32_t slices, size_t dim, float* dense, bool accumulate) {
+                       const uint32_t* order, uint32_t n, const uint32_t* chunk_starts,
+                       uint32_t chunks, uint32_t slices, size_t dim, float* dense,
+                       float* partials, bool accumulate) {
   __shared__ stream::StreamRing ring;
   DeviceLane lane{threadIdx.x};
   const uint64_t items = static_cast<uint64_t>(chunks) * slices;
   for (uint64_t item = blockIdx.x; item < items; item += gridDim.x) {
     const uint32_t k = static_cast<uint32_t>(item / slices);
     const uint32_t s = static_cast<uint32_t>(item % slices);
-    const stream::StreamItem it = stream::make_item<kKind>(
-        rows, row_bytes, target, order, chunk_starts, k, s, lane.id, dim, dense, accumulate);
+    const stream::StreamItem it =
+        stream::make_item<kKind>(rows, row_bytes, target, order, n, chunk_starts, k, s, lane.id,
+                                 dim, dense, partials, accumulate);
     if (it.begin < it.end) stream::stream_item<kKind>(lane, ring, it);
+  }
+}
+
+// After every item: (chunk k, column) = i / dim, i % dim for i over chunks * dim, where a
+// run's first partial row adds its chain onto the target row (stream::fold_partials).
+__global__ void fold_partials_kernel(const uint32_t* target, uint32_t n,
+                                     const uint32_t* chunk_starts, uint32_t chunks,
+                                     const float* partials, size_t dim, float* dense) {
+  const uint64_t total = static_cast<uint64_t>(chunks) * dim;
+  for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    stream::fold_partials(target, n, chunk_starts, chunks, partials, dim,
+                          static_cast<uint32_t>(i / dim), i % dim, dense);
   }
 }
 

@@ -5,30 +5,33 @@
 // same code with 32 threads whose copies land at issue or only at the wait, the two ends of
 // what the hardware may do, so the ring's schedule is checked where no GPU is.
 //
-// Every target row is summed in input order (the host's order, so the host's bits). A Zipf
-// head id's run -- about an eighth of 10^6 tokens -- is one serial chain per column whose
-// sums cannot be split without changing their bits. A thread that keeps its loads in
-// registers has a few dozen rows in flight, and the head's columns then stream at a few SMs'
-// latency-bound pace (the 0.9.0 kernel: 0.12 of copy bandwidth on an H200). Here each warp
+// Every target row is summed in the order of host_device/sum_order.hpp: input order, in
+// blocks of kSumBlockRows, later blocks summed on their own and then added in block order.
+// A Zipf head id's run -- about an eighth of 10^6 tokens -- is thus a hundred blocks or more,
+// each a work item of its own, instead of one serial chain per column (the 0.9.0 kernel ran
+// that chain at a few SMs' latency-bound pace: 0.12 of copy bandwidth on an H200). Each warp
 // owns a 128-byte slice of every row (32 fp32 or 64 16-bit columns) and keeps
-// kBatchesInFlight * 32 rows of copies in flight per slice, so the head's slices, spread over
-// D / 32 warps on as many SMs, stream at the memory's pace.
+// kBatchesInFlight * 32 rows of copies in flight per slice.
 //
 // Work items: the sorted rows are cut into chunks of kStreamChunk, each moved forward to the
-// next run start, so a run belongs to the one chunk in which it starts and is never split;
-// an item is (chunk, slice), slices fastest, so the slices of one run land on different SMs.
+// next cut -- a run start, or a block start inside a run -- so no block is split. A chunk
+// holds at most one block of any run (kStreamChunk <= kSumBlockRows), and only its first may
+// be a later block: that block's sum goes to the chunk's own partial row, and fold_partials
+// adds a run's partial rows onto its target in block order once every item is done. An item
+// is (chunk, slice), slices fastest, so the slices of one chunk land on different SMs.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "host_device/half_bits.hpp"
+#include "host_device/sum_order.hpp"
 
 namespace zfc {
 namespace cuda {
 namespace stream {
 
-constexpr uint32_t kStreamChunk = 1024;   // sorted rows per item, before moving to a run start
+constexpr uint32_t kStreamChunk = 1024;   // sorted rows per item, before moving to a cut
 constexpr uint32_t kBatchRows = 32;       // one per lane: a lane copies one row's index
 constexpr uint32_t kBatchesInFlight = 8;  // 256 rows' copies in flight per warp
 // Index batches are copied two ring lengths ahead of their use (see stream_item), so their
@@ -38,6 +41,8 @@ constexpr uint32_t kSliceBytes = 128;     // 4 bytes per lane
 constexpr uint32_t kNoTarget = 0xffffffffu;
 
 static_assert(kIndexSlots > 2 * kBatchesInFlight, "index slots are reused too early");
+// A longer chunk could hold two blocks of one run, and a later block not at its start.
+static_assert(kStreamChunk <= kSumBlockRows, "a chunk may hold two blocks of a run");
 
 // 40 KiB: under the 48 KiB of static shared memory a block may have.
 struct StreamRing {
@@ -50,23 +55,71 @@ ZFC_HOST_DEVICE inline uint32_t stream_chunks(uint32_t n) {
   return (n + kStreamChunk - 1) / kStreamChunk;
 }
 
-// The first run start at or after k * kStreamChunk over sorted targets (n when none): where
-// target first exceeds target[k * kStreamChunk - 1], by binary search.
+// The first cut at or after k * kStreamChunk over sorted targets (n when none): a run start,
+// or the start of a later block of a run (its start + j * kSumBlockRows). Cuts are at most
+// kSumBlockRows apart, so every chunk but an empty last one holds rows.
 ZFC_HOST_DEVICE inline uint32_t chunk_start(const uint32_t* target, uint32_t n, uint32_t k) {
   const uint64_t nominal = static_cast<uint64_t>(k) * kStreamChunk;
-  uint32_t at = nominal >= n ? n : static_cast<uint32_t>(nominal);
+  const uint32_t at = nominal >= n ? n : static_cast<uint32_t>(nominal);
   if (at == 0 || at == n) return at;
-  const uint32_t prev = target[at - 1];
-  uint32_t hi = n;
-  while (at < hi) {
-    const uint32_t mid = at + (hi - at) / 2;
-    if (target[mid] > prev) {
-      hi = mid;
+  const uint32_t t = target[at];
+  if (target[at - 1] != t) return at;
+  // Inside t's run: its start, the first index whose target is t...
+  uint32_t lo = 0, hi = at;
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (target[mid] < t) {
+      lo = mid + 1;
     } else {
-      at = mid + 1;
+      hi = mid;
     }
   }
-  return at;
+  const uint32_t run = lo;
+  // ...its end, the first index whose target exceeds t...
+  hi = n;
+  lo = at;
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (target[mid] > t) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  // ...and its next block start, if the run reaches it.
+  const uint64_t block = (static_cast<uint64_t>(at - run) + kSumBlockRows - 1) / kSumBlockRows;
+  const uint64_t next = run + block * kSumBlockRows;
+  return next < lo ? static_cast<uint32_t>(next) : lo;
+}
+
+// Whether chunk k starts inside a run: its first rows are a later block of that run, summed
+// into partial row k.
+ZFC_HOST_DEVICE inline bool chunk_continues(const uint32_t* target, uint32_t n,
+                                            const uint32_t* chunk_starts, uint32_t k) {
+  const uint32_t b = chunk_starts[k];
+  return b > 0 && b < n && target[b - 1] == target[b];
+}
+
+// Column `col` of the run whose second block starts chunk k (nothing for any other chunk):
+// its partial rows, chunk k's and those of the continuing chunks after it, added in block
+// order onto the target row, which holds the first block's sum.
+ZFC_HOST_DEVICE inline void fold_partials(const uint32_t* target, uint32_t n,
+                                          const uint32_t* chunk_starts, uint32_t chunks,
+                                          const float* partials, size_t dim, uint32_t k,
+                                          size_t col, float* dense) {
+  if (!chunk_continues(target, n, chunk_starts, k)) return;
+  const uint32_t t = target[chunk_starts[k]];
+  if (chunk_continues(target, n, chunk_starts, k - 1) && target[chunk_starts[k - 1]] == t) {
+    return;  // chunk k - 1 holds an earlier block of t's: its fold covers chunk k too
+  }
+  float* out = dense + static_cast<size_t>(t) * dim + col;
+  float acc = *out;
+  for (uint32_t j = k; j < chunks && chunk_continues(target, n, chunk_starts, j) &&
+                       target[chunk_starts[j]] == t;
+       ++j) {
+    acc += partials[static_cast<size_t>(j) * dim + col];
+  }
+  *out = acc;
 }
 
 ZFC_HOST_DEVICE inline uint32_t rows_in_batch(uint32_t rows, uint32_t b) {
@@ -101,17 +154,21 @@ struct StreamItem {
   const uint32_t* order;
   uint32_t begin, end;
   float* out;              // this lane's first column of dense row 0
+  float* partial;          // this lane's first column of the chunk's partial row
   size_t dim;
   bool mine;               // the lane's columns lie inside the row
   bool accumulate;
+  bool continues;          // the first rows are a later block of a run (chunk_continues)
 };
 
-// Item (chunk k, slice s) for lane `lane`, over `chunk_starts` (chunks + 1 of them).
+// Item (chunk k, slice s) for lane `lane`, over `chunk_starts` (chunks + 1 of them) of n
+// sorted rows; `partials` has a row of width dim per chunk.
 template <int kKind>
 ZFC_HOST_DEVICE StreamItem make_item(const void* rows, size_t row_bytes, const uint32_t* target,
-                                     const uint32_t* order, const uint32_t* chunk_starts,
-                                     uint32_t k, uint32_t s, uint32_t lane, size_t dim,
-                                     float* dense, bool accumulate) {
+                                     const uint32_t* order, uint32_t n,
+                                     const uint32_t* chunk_starts, uint32_t k, uint32_t s,
+                                     uint32_t lane, size_t dim, float* dense, float* partials,
+                                     bool accumulate) {
   const size_t byte = static_cast<size_t>(s) * kSliceBytes + lane * 4;
   const size_t col = byte / (4 / LaneColumns<kKind>::kCount);
   StreamItem it;
@@ -122,9 +179,11 @@ ZFC_HOST_DEVICE StreamItem make_item(const void* rows, size_t row_bytes, const u
   it.begin = chunk_starts[k];
   it.end = chunk_starts[k + 1];
   it.out = dense + col;
+  it.partial = partials + static_cast<size_t>(k) * dim + col;
   it.dim = dim;
   it.mine = col < dim;
   it.accumulate = accumulate;
+  it.continues = chunk_continues(target, n, chunk_starts, k);
   return it;
 }
 
@@ -157,21 +216,24 @@ template <int kKind>
 struct RunSum {
   float acc[LaneColumns<kKind>::kCount];
   uint32_t target = kNoTarget;
+  bool partial = false;  // the sum is a later block's, bound for the chunk's partial row
 
   ZFC_HOST_DEVICE void flush(const StreamItem& it) {
     if (target == kNoTarget || !it.mine) return;
-    float* out = it.out + static_cast<size_t>(target) * it.dim;
+    float* out = partial ? it.partial : it.out + static_cast<size_t>(target) * it.dim;
     for (uint32_t c = 0; c < LaneColumns<kKind>::kCount; ++c) out[c] = acc[c];
   }
-  // Starts target t's sum from +0, or from its row as it is when accumulating: the host's
-  // first addend.
+  // Starts target t's sum: a later block's from +0; a run's first block from +0, or from its
+  // row as it is when accumulating (the host's first addend). Only the item's first target
+  // can be a later block.
   ZFC_HOST_DEVICE void start(const StreamItem& it, uint32_t t) {
     flush(it);
+    partial = target == kNoTarget && it.continues;
     target = t;
     if (!it.mine) return;
     const float* row = it.out + static_cast<size_t>(t) * it.dim;
     for (uint32_t c = 0; c < LaneColumns<kKind>::kCount; ++c) {
-      acc[c] = it.accumulate ? row[c] : 0.0f;
+      acc[c] = it.accumulate && !partial ? row[c] : 0.0f;
     }
   }
 };

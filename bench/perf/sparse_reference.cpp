@@ -18,6 +18,11 @@ class Accumulator {
     for (size_t p : list_) other->add(p, &sum_[p * dim_]);
     clear();
   }
+  // Adds row p into `other` and starts it again from +0 (a later sum block has ended).
+  void move_row_into(size_t p, Accumulator* other) {
+    other->add(p, &sum_[p * dim_]);
+    std::fill(&sum_[p * dim_], &sum_[p * dim_] + dim_, 0.0f);
+  }
   void drain_into(float* out) {
     for (size_t p : list_) {
       for (size_t d = 0; d < dim_; ++d) out[p * dim_ + d] += sum_[p * dim_ + d];
@@ -55,18 +60,31 @@ SparseReference build_reference(const zfc::workload::StepSource& source,
   const size_t ug = ref.indices.size();
   ref.rows.assign(ug * dim, 0.0f);
   ref.magnitude.assign(ug * dim, 0.0f);
-  // Per rank from +0 in token order, per node from +0 in rank order, then over nodes.
-  Accumulator rank_sum(ug, dim), node_sum(ug, dim);
+  // Per rank from +0 in token order in blocks of ZFC_SUM_BLOCK_ROWS rows per id (zipfcoll.h,
+  // "Token order": the first block row by row, each later one on its own, added in order),
+  // per node from +0 in rank order, then over nodes.
+  Accumulator rank_sum(ug, dim), block_sum(ug, dim), node_sum(ug, dim);
+  std::vector<size_t> seen(ug);
   const int per_node = ranks_per_node > 0 ? ranks_per_node : ranks;
   for (int r = 0; r < ranks; ++r) {
     const std::vector<float> rows = source.rows(step, r, tokens[r].size(), dim);
+    std::fill(seen.begin(), seen.end(), size_t{0});
     for (size_t t = 0; t < tokens[r].size(); ++t) {
       const size_t p = static_cast<size_t>(
           std::lower_bound(ref.indices.begin(), ref.indices.end(), tokens[r][t]) -
           ref.indices.begin());
-      rank_sum.add(p, &rows[t * dim]);
+      const size_t c = seen[p]++;
+      if (c < ZFC_SUM_BLOCK_ROWS) {
+        rank_sum.add(p, &rows[t * dim]);
+      } else {
+        if (c % ZFC_SUM_BLOCK_ROWS == 0 && c > ZFC_SUM_BLOCK_ROWS) {
+          block_sum.move_row_into(p, &rank_sum);
+        }
+        block_sum.add(p, &rows[t * dim]);
+      }
       for (size_t d = 0; d < dim; ++d) ref.magnitude[p * dim + d] += std::fabs(rows[t * dim + d]);
     }
+    block_sum.drain_into(&rank_sum);  // each id's last later block
     rank_sum.drain_into(&node_sum);
     if ((r + 1) % per_node == 0 || r + 1 == ranks) node_sum.drain_into(ref.rows.data());
   }

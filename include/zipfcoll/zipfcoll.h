@@ -19,7 +19,11 @@
  *    argument error.
  *  - Results of collectives are bit-identical on all ranks and from run to run for the same
  *    inputs and rank count: partial sums are formed in fp32 in a fixed (token, then rank)
- *    order. With wire compression the rounding depends on what an algorithm sends (token
+ *    order. "Token order" is blocked: an index's rows in one rank's call are taken in input
+ *    order in blocks of ZFC_SUM_BLOCK_ROWS, the first block added row by row, every later
+ *    block summed from +0 on its own and then added in block order, so an index with at
+ *    most ZFC_SUM_BLOCK_ROWS rows is summed plainly in input order (zfcScatterToDense sums
+ *    alike). With wire compression the rounding depends on what an algorithm sends (token
  *    rows, each rank's summed rows, or reduced sums too), and zfcAlgoAuto chooses from a
  *    machine model measured when the communicator is made: name the algorithm, or give the
  *    model (zfcConfig_t or ZIPFCOLL_MACHINE_MODEL), where compressed results must repeat
@@ -66,6 +70,10 @@ extern "C" {
 /* Version code X*10000 + Y*100 + Z; ZFC_VERSION_CODE is the version of this header. */
 #define ZFC_VERSION(X, Y, Z) ((X) * 10000 + (Y) * 100 + (Z))
 #define ZFC_VERSION_CODE ZFC_VERSION(ZFC_MAJOR, ZFC_MINOR, ZFC_PATCH)
+
+/* Rows of one index summed as one block (see "Token order" above): a device sums a hot
+ * index's blocks side by side, and the host sums in the same order, so the bits agree. */
+#define ZFC_SUM_BLOCK_ROWS 1024
 
 /* Opaque handles. */
 typedef struct zfcComm* zfcComm_t;
@@ -442,7 +450,8 @@ ZFC_API zfcResult_t zfcUniqueMerge(zfcComm_t comm, const void* indices, zfcDataT
 
 /* Local. Zero-fills the fp32 matrix `dense` (num_unique x dim, row-major) and adds row i of
  * `rows` (count x dim, of `row_type` zfcFloat32, zfcFloat16 or zfcBFloat16) into row
- * positions[i], in order of i, summing in fp32. Every position must be in [0, num_unique);
+ * positions[i], in order of i in blocks of ZFC_SUM_BLOCK_ROWS per position (see "Token
+ * order" at the top of this file), summing in fp32. Every position must be in [0, num_unique);
  * this is checked before anything is written. Host or device buffers (see the top of this
  * file); on the device the result has the same bits as on the host. */
 ZFC_API zfcResult_t zfcScatterToDense(const void* rows, zfcDataType_t row_type,

@@ -99,7 +99,8 @@ class StepKernels {
 
   // ---- rows (row-major, width dim) -----------------------------------------------------
   // Row i of rows (n x dim of `type`) added into row pos[i] of dst (dst_rows x dim, fp32),
-  // in order of i: the sums of every target row are formed in input order.
+  // the sums of every target row formed in input order in blocks of kSumBlockRows
+  // (host_device/sum_order.hpp), on the host and the device alike.
   virtual Status scatter_add_rows(const void* rows, zfcDataType_t type, const int32_t* pos,
                                   size_t n, size_t dim, float* dst, size_t dst_rows) = 0;
   // The pairs of n sorted distinct keys, grouped by owner (owner_of) as `p` says, keys and

@@ -1,7 +1,10 @@
 #include "kernels/rows.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
+#include "host_device/sum_order.hpp"
 #include "kernels/cast.hpp"
 
 namespace zfc {
@@ -11,21 +14,66 @@ void zero_rows(float* dst, size_t rows, size_t dim) {
   if (rows * dim != 0) std::memset(dst, 0, rows * dim * sizeof(float));
 }
 
+namespace {
+
+// acc += fp32(row i) for one input row of `rows`.
+class RowAdder {
+ public:
+  RowAdder(const void* rows, zfcDataType_t type, size_t dim) : rows_(rows), type_(type), dim_(dim) {}
+  void operator()(size_t i, float* acc) const {
+    if (type_ == zfcFloat32) {
+      const float* s = static_cast<const float*>(rows_) + i * dim_;
+      for (size_t k = 0; k < dim_; ++k) acc[k] += s[k];
+    } else {
+      // 16-bit rows: the vector conversion loops.
+      add_to(static_cast<const uint16_t*>(rows_) + i * dim_, type_, dim_, acc);
+    }
+  }
+
+ private:
+  const void* rows_;
+  zfcDataType_t type_;
+  size_t dim_;
+};
+
+}  // namespace
+
+// The order of host_device/sum_order.hpp. A call of at most kSumBlockRows rows has no later
+// block: it adds in input order directly. A longer one counts each target's rows as they
+// come; rows past a target's first block go to that block's own sum, and those sums are
+// added onto their targets in the order they were opened, which is block order per target.
 void scatter_add_rows(const void* rows, zfcDataType_t row_type, const int32_t* pos, size_t n,
                       size_t dim, float* dst) {
-  if (row_type == zfcFloat32) {
-    const float* in = static_cast<const float*>(rows);
-    for (size_t i = 0; i < n; ++i) {
-      float* d = dst + static_cast<size_t>(pos[i]) * dim;
-      const float* s = in + i * dim;
-      for (size_t k = 0; k < dim; ++k) d[k] += s[k];
-    }
+  const RowAdder add(rows, row_type, dim);
+  if (n <= kSumBlockRows) {
+    for (size_t i = 0; i < n; ++i) add(i, dst + static_cast<size_t>(pos[i]) * dim);
     return;
   }
-  // 16-bit rows: the vector conversion loops, one row at a time.
-  const uint16_t* in = static_cast<const uint16_t*>(rows);
+  int32_t top = 0;
+  for (size_t i = 0; i < n; ++i) top = std::max(top, pos[i]);
+  std::vector<uint32_t> seen(static_cast<size_t>(top) + 1, 0);
+  std::vector<uint32_t> open_block;   // the block sum a target adds into now, once needed
+  std::vector<int32_t> block_target;              // each block sum's target, in opening order
+  std::vector<float> block_sum;                   // block_target.size() x dim
   for (size_t i = 0; i < n; ++i) {
-    add_to(in + i * dim, row_type, dim, dst + static_cast<size_t>(pos[i]) * dim);
+    const int32_t p = pos[i];
+    const uint32_t c = seen[p]++;
+    if (c < kSumBlockRows) {
+      add(i, dst + static_cast<size_t>(p) * dim);
+      continue;
+    }
+    if (c % kSumBlockRows == 0) {
+      if (open_block.empty()) open_block.resize(seen.size());
+      open_block[p] = static_cast<uint32_t>(block_target.size());
+      block_target.push_back(p);
+      block_sum.resize(block_sum.size() + dim, 0.0f);
+    }
+    add(i, block_sum.data() + static_cast<size_t>(open_block[p]) * dim);
+  }
+  for (size_t b = 0; b < block_target.size(); ++b) {
+    float* d = dst + static_cast<size_t>(block_target[b]) * dim;
+    const float* s = block_sum.data() + b * dim;
+    for (size_t k = 0; k < dim; ++k) d[k] += s[k];
   }
 }
 

@@ -1,6 +1,6 @@
 // Row kernels on row-major matrices of width `dim`: scatter-add in a fixed order, gather,
-// and table updates. Sums start from +0 and run in input order, so the same inputs give the
-// same bits everywhere.
+// and table updates. Sums run in a fixed order (input order, in blocks of kSumBlockRows rows
+// per target: host_device/sum_order.hpp), so the same inputs give the same bits everywhere.
 #pragma once
 
 #include <cstddef>
@@ -13,8 +13,10 @@ namespace kernels {
 
 void zero_rows(float* dst, size_t rows, size_t dim);
 
-// dst[pos[i]] += fp32(rows[i]) for i = 0..n-1 in order; rows are zfcFloat32, zfcFloat16 or
-// zfcBFloat16 (converted without scaling).
+// dst[pos[i]] += fp32(rows[i]) for i = 0..n-1, each target's rows in input order in blocks
+// of kSumBlockRows (host_device/sum_order.hpp: a target with no more rows than that is
+// summed in plain input order); rows are zfcFloat32, zfcFloat16 or zfcBFloat16 (converted
+// without scaling). Positions must be >= 0.
 void scatter_add_rows(const void* rows, zfcDataType_t row_type, const int32_t* pos, size_t n,
                       size_t dim, float* dst);
 

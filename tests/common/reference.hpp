@@ -94,18 +94,47 @@ struct SparseReference {
   std::vector<float> rows;  // unique.size() x dim
 };
 
-// Sum per index: per rank from +0 in token order, then over ranks from +0 in rank order; each
+// The rows a rank sums per index, from +0 in token order in blocks of kBlockRows
+// (host_device/sum_order.hpp): the first block row by row, every later block from +0 on its
+// own, then the later blocks' sums in order onto the first's.
+inline std::map<int64_t, std::vector<float>> reference_rank_sums(const RankInput& in,
+                                                                 size_t dim) {
+  constexpr size_t kBlockRows = 1024;
+  struct Sum {
+    std::vector<float> first, block;
+    size_t rows = 0;
+  };
+  std::map<int64_t, Sum> sums;
+  for (size_t t = 0; t < in.indices.size(); ++t) {
+    Sum& s = sums[in.indices[t]];
+    if (s.rows == 0) s.first.assign(dim, 0.0f);
+    if (s.rows >= kBlockRows && s.rows % kBlockRows == 0) {
+      if (s.rows > kBlockRows) {
+        for (size_t k = 0; k < dim; ++k) s.first[k] += s.block[k];
+      }
+      s.block.assign(dim, 0.0f);
+    }
+    std::vector<float>& into = s.rows < kBlockRows ? s.first : s.block;
+    for (size_t k = 0; k < dim; ++k) into[k] += in.rows[t * dim + k];
+    ++s.rows;
+  }
+  std::map<int64_t, std::vector<float>> out;
+  for (auto& [index, s] : sums) {
+    if (s.rows > kBlockRows) {
+      for (size_t k = 0; k < dim; ++k) s.first[k] += s.block[k];
+    }
+    out[index] = std::move(s.first);
+  }
+  return out;
+}
+
+// Sum per index: per rank as reference_rank_sums, then over ranks from +0 in rank order; each
 // rank's sum first rounded to `wire` when it travels compressed (unscaled).
 inline SparseReference reference_sparse(const std::vector<RankInput>& ranks, size_t dim,
                                         zfcCompressionKind_t wire = zfcCompressNone) {
   std::map<int64_t, std::vector<float>> total;
   for (const RankInput& in : ranks) {
-    std::map<int64_t, std::vector<float>> partial;
-    for (size_t t = 0; t < in.indices.size(); ++t) {
-      std::vector<float>& p = partial[in.indices[t]];
-      if (p.empty()) p.assign(dim, 0.0f);
-      for (size_t k = 0; k < dim; ++k) p[k] += in.rows[t * dim + k];
-    }
+    const std::map<int64_t, std::vector<float>> partial = reference_rank_sums(in, dim);
     for (auto& [index, p] : partial) {
       std::vector<float>& acc = total[index];
       if (acc.empty()) acc.assign(dim, 0.0f);

@@ -157,18 +157,19 @@ TEST(DeviceRows, ScatterToDenseHasTheHostBits) {
   }
 }
 
-// The streaming scatter's edges: a run longer than its ring and than several chunks (so it
-// crosses chunk boundaries it must not be split at), rows added into rows that are not zero
-// and into zeroed ones, widths that leave part of the last slice idle, and a base two bytes
-// off 4-byte alignment (the fallback kernel).
+// The streaming scatter's edges: runs longer than its ring and than a sum block (so they are
+// cut into blocks whose partial rows are folded, one run starting inside a chunk), rows
+// added into rows that are not zero and into zeroed ones, widths that leave part of the
+// last slice idle, and a base two bytes off 4-byte alignment (the fallback kernel).
 TEST(DeviceRows, ScattersHaveTheHostBitsOnLongRunsAndPartialSlices) {
   ZFC_REQUIRE_GPU();
   workload::SplitMix64 rng(13);
-  const size_t n = 5000, m = 300;
+  const size_t n = 7000, m = 300;
   std::vector<int32_t> pos(n);
   for (size_t i = 0; i < n; ++i) {
-    // Target 7 takes 3000 rows spread through the input; the rest fall on the others.
-    pos[i] = (i % 5 < 3) ? 7 : static_cast<int32_t>(rng.next() % m);
+    // Target 7 takes 4200 rows spread through the input (five blocks), target 250 1400 (two);
+    // the rest fall on the others.
+    pos[i] = (i % 5 < 3) ? 7 : i % 5 == 3 ? 250 : static_cast<int32_t>(rng.next() % m);
   }
   for (zfcDataType_t type : {zfcFloat32, zfcFloat16, zfcBFloat16}) {
     for (size_t dim : {2, 34, 130}) {

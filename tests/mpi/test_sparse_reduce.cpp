@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <map>
 
 #include "algo/agreement.hpp"
 #include "algo/sparse_reduce.hpp"
@@ -86,6 +87,28 @@ TEST_F(WorldTest, EveryAlgorithmGivesTheSameBits) {
     const uint64_t h = hash_run(run);
     if (a == kAlgorithms[0]) first = h;
     EXPECT_EQ(h, first) << zfcGetAlgorithmName(a);
+  }
+}
+
+// A rank with more rows of one id than a sum block (1024) sums them in blocks
+// (host_device/sum_order.hpp), whichever algorithm runs; the reference sums them plainly in
+// that order.
+TEST_F(WorldTest, HotIdsPastASumBlockMatchTheReference) {
+  const Workload w = zipf_workload(size_, 8, 300, 1.1, 71,
+                                   [](int r) { return 6000 + 7 * static_cast<size_t>(r); });
+  std::map<int64_t, size_t> mine;
+  for (int64_t id : w.ranks[static_cast<size_t>(rank_)].indices) ++mine[id];
+  size_t most = 0;
+  for (const auto& [id, n] : mine) most = std::max(most, n);
+  ASSERT_GT(most, 1024u) << "the workload has no id past one sum block";
+  const SparseReference ref = reference_sparse(w.ranks, w.dim);
+  for (zfcAlgorithm_t a : kAlgorithms) {
+    PlanOptions o;
+    o.algorithm = a;
+    const PlanRun run = run_plan(comm_, w.ranks[static_cast<size_t>(rank_)], w.dim, w.vocab, o);
+    ASSERT_EQ(run.result, zfcSuccess) << zfcGetAlgorithmName(a) << ": " << zfcGetLastError(comm_);
+    SCOPED_TRACE(zfcGetAlgorithmName(a));
+    expect_matches_reference(run, ref);
   }
 }
 

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <numeric>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "host_device/half_bits.hpp"
+#include "host_device/sum_order.hpp"
 #include "kernels/rows.hpp"
 #include "stream_runs_schedule.hpp"
 #include "workload/random.hpp"
@@ -84,8 +86,8 @@ struct HostLane {
 };
 
 // What the device's scatter does after its radix sort, with the host's lanes: a stable sort
-// of the positions, the chunks' run-aligned starts, then every (chunk, slice) item in turn on
-// one warp that reuses its ring.
+// of the positions, the chunks' starts at cuts, every (chunk, slice) item in turn on one warp
+// that reuses its ring, then the fold of the runs' later blocks.
 template <int kKind>
 void stream_on_host(const void* rows, zfcDataType_t type, const std::vector<int32_t>& pos,
                     size_t dim, float* dense, bool accumulate, Landing landing) {
@@ -99,6 +101,9 @@ void stream_on_host(const void* rows, zfcDataType_t type, const std::vector<int3
   const uint32_t chunks = st::stream_chunks(n);
   std::vector<uint32_t> starts(chunks + 1);
   for (uint32_t k = 0; k <= chunks; ++k) starts[k] = st::chunk_start(target.data(), n, k);
+  // NaN in every partial row: a fold that reads a partial no item wrote poisons the sum.
+  std::vector<float> partials(static_cast<size_t>(chunks) * dim,
+                              std::numeric_limits<float>::quiet_NaN());
   const size_t row_bytes = dim * (type == zfcFloat32 ? 4 : 2);
   const uint32_t slices =
       static_cast<uint32_t>((row_bytes + st::kSliceBytes - 1) / st::kSliceBytes);
@@ -117,14 +122,21 @@ void stream_on_host(const void* rows, zfcDataType_t type, const std::vector<int3
       for (uint32_t k = 0; k < chunks; ++k) {
         for (uint32_t s = 0; s < slices; ++s) {
           const st::StreamItem it =
-              st::make_item<kKind>(rows, row_bytes, target.data(), order.data(), starts.data(),
-                                   k, s, id, dim, dense, accumulate);
+              st::make_item<kKind>(rows, row_bytes, target.data(), order.data(), n,
+                                   starts.data(), k, s, id, dim, dense, partials.data(),
+                                   accumulate);
           if (it.begin < it.end) st::stream_item<kKind>(lane, *ring, it);
         }
       }
     });
   }
   for (std::thread& t : lanes) t.join();
+  for (uint32_t k = 0; k < chunks; ++k) {
+    for (size_t col = 0; col < dim; ++col) {
+      st::fold_partials(target.data(), n, starts.data(), chunks, partials.data(), dim, k, col,
+                        dense);
+    }
+  }
 }
 
 void stream_any(const void* rows, zfcDataType_t type, const std::vector<int32_t>& pos,
@@ -138,14 +150,15 @@ void stream_any(const void* rows, zfcDataType_t type, const std::vector<int32_t>
   }
 }
 
-// Positions with a run longer than the ring and than several chunks (target 7, which
-// therefore crosses chunk boundaries it must not be split at), Zipf-distributed others, and
-// a run ending exactly at a batch boundary when n is a multiple of 32.
+// Positions with runs longer than the ring and than a sum block: target 7 (three rows in
+// five: several blocks, its run starting inside a chunk) and target 250 (one row in five:
+// two blocks from n = 5125), Zipf-distributed others, and a run ending exactly at a batch
+// boundary when n is a multiple of 32.
 std::vector<int32_t> long_run_positions(size_t n, uint32_t m, uint64_t seed) {
   workload::SplitMix64 rng(seed);
   std::vector<int32_t> pos(n);
   for (size_t i = 0; i < n; ++i) {
-    pos[i] = (i % 5 < 3) ? 7 : static_cast<int32_t>(rng.next() % m);
+    pos[i] = (i % 5 < 3) ? 7 : i % 5 == 3 ? 250 : static_cast<int32_t>(rng.next() % m);
   }
   return pos;
 }
@@ -160,7 +173,7 @@ TEST(StreamSchedule, SumsHaveTheHostBitsWhereverCopiesLand) {
   const Case cases[] = {{zfcFloat32, 1},  {zfcFloat32, 33},   {zfcFloat32, 130},
                         {zfcFloat16, 2},  {zfcFloat16, 66},   {zfcBFloat16, 34},
                         {zfcBFloat16, 130}};
-  for (size_t n : {1, 31, 64, 5000}) {
+  for (size_t n : {1, 31, 64, 5000, 7000}) {
     const uint32_t m = 300;
     const std::vector<int32_t> pos = long_run_positions(n, m, 5 + n);
     for (const Case& c : cases) {
@@ -194,20 +207,77 @@ TEST(StreamSchedule, SumsHaveTheHostBitsWhereverCopiesLand) {
   }
 }
 
-TEST(StreamSchedule, ChunksStartAtRunStartsAndSplitNoRun) {
+TEST(StreamSchedule, ChunksStartAtRunStartsAndBlockStarts) {
   namespace st = cuda::stream;
-  // Sorted targets: a run of 3000 covering the first three nominal chunk starts, then runs of
-  // one, then a run that starts exactly at a nominal start.
+  static_assert(st::kStreamChunk == 1024 && kSumBlockRows == 1024, "the cases below assume it");
+  // Sorted targets: a run of 3000 from 0 (blocks at 0, 1024, 2048), runs of one, a run of 100
+  // that starts exactly at a nominal start, then a run of 2600 starting inside a chunk, at
+  // 4196 (blocks at 4196, 5220, 6244).
   std::vector<uint32_t> target;
   target.insert(target.end(), 3000, 4u);
   for (uint32_t t = 5; t < 5 + 1096; ++t) target.push_back(t);  // up to 4096
   target.insert(target.end(), 100, 9999u);
+  target.insert(target.end(), 2600, 10000u);
   const uint32_t n = static_cast<uint32_t>(target.size());
   const uint32_t chunks = st::stream_chunks(n);
-  ASSERT_EQ(chunks, 5u);
+  ASSERT_EQ(chunks, 7u);
   std::vector<uint32_t> starts;
   for (uint32_t k = 0; k <= chunks; ++k) starts.push_back(st::chunk_start(target.data(), n, k));
-  EXPECT_EQ(starts, (std::vector<uint32_t>{0, 3000, 3000, 3072, 4096, n}));
+  // 5120 lies in the run of 10000, whose next block starts at 5220; 6144 the same, at 6244.
+  EXPECT_EQ(starts, (std::vector<uint32_t>{0, 1024, 2048, 3072, 4096, 5220, 6244, n}));
+  std::vector<bool> continues;
+  for (uint32_t k = 0; k < chunks; ++k) {
+    continues.push_back(st::chunk_continues(target.data(), n, starts.data(), k));
+  }
+  EXPECT_EQ(continues, (std::vector<bool>{false, true, true, false, false, true, true}));
+}
+
+// Each target's rows in input order, the first block onto the start value, every later block
+// from +0, then the later blocks' sums in order: written out plainly, against the kernel.
+TEST(ScatterOrder, LongRunsAreSummedInBlocksShortOnesInInputOrder) {
+  workload::SplitMix64 rng(8);
+  const size_t dim = 3;
+  for (size_t n : {1000, 1025, 2100, 5000}) {
+    const std::vector<int32_t> pos = long_run_positions(n, 40, 3 + n);
+    std::vector<float> rows(n * dim);
+    for (float& f : rows) f = static_cast<float>((rng.uniform() * 2 - 1) * 1e4);
+    std::vector<float> start(300 * dim);
+    for (float& f : start) f = static_cast<float>(rng.uniform());
+    std::vector<float> want = start, plain = start;
+    for (int32_t t = 0; t < 300; ++t) {
+      for (size_t d = 0; d < dim; ++d) {
+        float first = start[t * dim + d], block = 0.0f;
+        size_t seen = 0;
+        for (size_t i = 0; i < n; ++i) {
+          if (pos[i] != t) continue;
+          const float v = rows[i * dim + d];
+          plain[t * dim + d] += v;
+          if (seen < kSumBlockRows) {
+            first += v;
+          } else {
+            if (seen % kSumBlockRows == 0 && seen > kSumBlockRows) first += block;
+            if (seen % kSumBlockRows == 0) block = 0.0f;
+            block += v;
+          }
+          ++seen;
+        }
+        want[t * dim + d] = seen > kSumBlockRows ? first + block : first;
+      }
+    }
+    std::vector<float> got = start;
+    kernels::scatter_add_rows(rows.data(), zfcFloat32, pos.data(), n, dim, got.data());
+    size_t differ_from_plain = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(want[i])) << "n " << n << " at " << i;
+      differ_from_plain += kernels::f32_bits(got[i]) != kernels::f32_bits(plain[i]);
+    }
+    // Target 7 has 3n/5 rows: a second block from n = 1707 on, and none before.
+    if (n < 1707) {
+      EXPECT_EQ(differ_from_plain, 0u) << n;
+    } else {
+      EXPECT_GT(differ_from_plain, 0u) << "the cases do not tell the orders apart at n " << n;
+    }
+  }
 }
 
 }  // namespace

@@ -15,6 +15,8 @@ PYBIND11_MODULE(_zipfcoll, m) {
   m.attr("library_version") = version;
   m.attr("header_version") = ZFC_VERSION_CODE;
   m.attr("__version__") = ZFC_VERSION_STRING;
+  // Part of what a sum's bits are (zipfcoll.h, "Token order"): references need it.
+  m.attr("SUM_BLOCK_ROWS") = ZFC_SUM_BLOCK_ROWS;
   m.def("algorithm_name", &zfcGetAlgorithmName, py::arg("algorithm"),
         "The name of a zfcAlgorithm_t number ('unknown' for a bad one).");
   m.def("error_string", [](int code) {

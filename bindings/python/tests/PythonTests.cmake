@@ -2,7 +2,8 @@
 #   python_api_np{2,3}   pytest under mpirun: results identical to the C API's (checked
 #                        against zfc_py_reference, run first on the same ranks), no copies,
 #                        one raised class per error a caller can cause;
-#   python_local         pytest in one process: errors of ranks that never arrive or vanish;
+#   python_local         pytest in one process: errors of ranks that never arrive or vanish,
+#                        the stream rules of device views, the blocked order of sums;
 #   python_demo_np3      python -m zipfcoll.demo against zfc_demo: the same exact figures;
 #   python_example_*     the README's examples run (PyTorch's where it is installed).
 #   python_wheel         the sdist and wheel of `python -m build`, the wheel run from a venv.

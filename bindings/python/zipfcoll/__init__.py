@@ -42,6 +42,7 @@ from ._zipfcoll import (
     DeviceArray,
     Group,
     Pending,
+    SUM_BLOCK_ROWS,
     SeedGroup,
     SparsePlan,
     __version__,
@@ -61,7 +62,8 @@ from ._zipfcoll import (
 __all__ = [
     "AllReduceResult", "BoundedStatus", "Comm", "DeviceArray", "Error", "Group", "InProgressError",
     "InternalError", "InvalidArgumentError", "InvalidUsageError", "MismatchError",
-    "OutOfMemoryError", "Pending", "RemoteError", "Samples", "SeedGroup", "ShardedLookup",
+    "OutOfMemoryError", "Pending", "RemoteError", "SUM_BLOCK_ROWS", "Samples", "SeedGroup",
+    "ShardedLookup",
     "SparsePlan", "SparseResult", "SystemCallError",
     "TimeoutError", "TransportError", "UniqueMergeResult", "UnsupportedError",
     "__version__", "algorithm_name", "apply_rows", "error_class", "get_unique_id",
