@@ -41,6 +41,26 @@ struct IsHead {
   __device__ bool operator()(uint32_t v) const { return v != kNotHead; }
 };
 
+// has_input[t] = 1 for every target t among the sorted targets (set at its run's first row).
+__global__ void mark_inputs_kernel(const uint32_t* target, uint32_t n, uint32_t* has_input) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    if (i == 0 || target[i] != target[i - 1]) has_input[target[i]] = 1u;
+  }
+}
+
+// One warp per row t of dense (m x dim), zeroed where has_input[t] is 0. The sums write
+// every row that has input whole, its first block starting from +0, so those are left alone.
+__global__ void zero_rows_without_input_kernel(const uint32_t* has_input, uint32_t m,
+                                               size_t dim, float* dense) {
+  const uint32_t lane = threadIdx.x % 32;
+  const uint32_t warps = gridDim.x * (blockDim.x / 32);
+  for (uint32_t t = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; t < m; t += warps) {
+    if (has_input[t] != 0) continue;
+    float* row = dense + static_cast<size_t>(t) * dim;
+    for (size_t c = lane; c < dim; c += 32) row[c] = 0.0f;
+  }
+}
+
 // Rows of a run whose input numbers are staged in shared memory at a time, the threads of a
 // block (one column each), and the rows whose values a thread loads before it adds them.
 constexpr uint32_t kOrderTile = 256;
@@ -256,6 +276,20 @@ Status stream_runs(const void* d_rows, zfcDataType_t row_type, const Grouping<ui
   return launch_check("fold_partials_kernel");
 }
 
+// The zeros of scatter_to_dense: rows with no input, found from the sorted targets. In a
+// local step every row has input (m = U), and an m x dim fill before the sums would write
+// as many bytes as the result again.
+Status zero_rows_without_input(const uint32_t* target, uint32_t n, uint32_t m, size_t dim,
+                               float* d_dense, uint32_t* has_input, cudaStream_t s) {
+  ZFC_RETURN_IF_ERROR(cuda_check(cudaMemsetAsync(has_input, 0, m * sizeof(uint32_t), s),
+                                 "cudaMemsetAsync"));
+  mark_inputs_kernel<<<grid_for(n), kBlock, 0, s>>>(target, n, has_input);
+  ZFC_RETURN_IF_ERROR(launch_check("mark_inputs_kernel"));
+  zero_rows_without_input_kernel<<<grid_for(static_cast<size_t>(m) * 32), kBlock, 0, s>>>(
+      has_input, m, dim, d_dense);
+  return launch_check("zero_rows_without_input_kernel");
+}
+
 // Groups the rows by target and sums each target row in the host's order, into zeroed rows
 // (scatter_to_dense) or into the rows as they are (scatter_add_rows).
 Status scatter_rows(void* d_temp, size_t* temp_bytes, const void* d_rows, zfcDataType_t row_type,
@@ -272,19 +306,23 @@ Status scatter_rows(void* d_temp, size_t* temp_bytes, const void* d_rows, zfcDat
   // still covers the call. A partial row per chunk: at 10^6 rows of 512 fp32, 2 MB.
   uint32_t* chunk_start = l.take<uint32_t>(stream::stream_chunks(n) + 1);
   float* partials = l.take<float>(static_cast<size_t>(stream::stream_chunks(n)) * dim);
+  uint32_t* has_input = l.take<uint32_t>(m);
   size_t cub_bytes = 0;
   ZFC_RETURN_IF_ERROR(g.cub_bytes(keys, n, s, &cub_bytes));
   if (d_temp == nullptr) {
     *temp_bytes = l.bytes() + cub_bytes;
     return Status::Ok();
   }
-  if (!accumulate && static_cast<size_t>(m) * dim != 0) {
-    ZFC_RETURN_IF_ERROR(cuda_check(
+  if (n == 0 || dim == 0) {
+    if (accumulate || static_cast<size_t>(m) * dim == 0) return Status::Ok();
+    return cuda_check(
         cudaMemsetAsync(d_dense, 0, static_cast<size_t>(m) * dim * sizeof(float), s),
-        "cudaMemsetAsync"));
+        "cudaMemsetAsync");
   }
-  if (n == 0 || dim == 0) return Status::Ok();
   ZFC_RETURN_IF_ERROR(g.run(keys, n, l.rest(), cub_bytes, s, /*runs=*/!streamed));
+  if (!accumulate) {
+    ZFC_RETURN_IF_ERROR(zero_rows_without_input(g.target, n, m, dim, d_dense, has_input, s));
+  }
   if (streamed) {
     return stream_runs(d_rows, row_type, g, chunk_start, partials, n, dim, d_dense, accumulate,
                        s);

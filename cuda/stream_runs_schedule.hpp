@@ -15,7 +15,7 @@
 //
 // Work items: the sorted rows are cut into chunks of kStreamChunk, each moved forward to the
 // next cut -- a run start, or a block start inside a run -- so no block is split. A chunk
-// holds at most one block of any run (kStreamChunk <= kSumBlockRows), and only its first may
+// holds at most one block of any run (kStreamChunk == kSumBlockRows), and only its first may
 // be a later block: that block's sum goes to the chunk's own partial row, and fold_partials
 // adds a run's partial rows onto its target in block order once every item is done. An item
 // is (chunk, slice), slices fastest, so the slices of one chunk land on different SMs.
@@ -41,8 +41,9 @@ constexpr uint32_t kSliceBytes = 128;     // 4 bytes per lane
 constexpr uint32_t kNoTarget = 0xffffffffu;
 
 static_assert(kIndexSlots > 2 * kBatchesInFlight, "index slots are reused too early");
-// A longer chunk could hold two blocks of one run, and a later block not at its start.
-static_assert(kStreamChunk <= kSumBlockRows, "a chunk may hold two blocks of a run");
+// A longer chunk could hold two blocks of one run, or a later block not at its start; a
+// shorter one could be empty in the middle of a run and still count as continuing it.
+static_assert(kStreamChunk == kSumBlockRows, "chunks must be exactly one sum block long");
 
 // 40 KiB: under the 48 KiB of static shared memory a block may have.
 struct StreamRing {

@@ -128,8 +128,7 @@ Status scatter_rows(const BoundedStep& s, StepKernels<K>& k, const BoundedLocal<
   // spare row too.
   ZFC_RETURN_IF_ERROR(k.compose_clamped(local.inverse, local.count, located, n_located,
                                         static_cast<int32_t>(cap), positions));
-  ZFC_RETURN_IF_ERROR(k.zero(*dense, (cap + 1) * dim * sizeof(float)));
-  return k.scatter_add_rows(rows, s.spec.row_type, positions, local.count, dim, *dense,
+  return k.scatter_to_dense(rows, s.spec.row_type, positions, local.count, dim, *dense,
                             cap + 1);
 }
 

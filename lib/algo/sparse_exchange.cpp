@@ -171,9 +171,8 @@ Status exchange_unique_allreduce(SparseCall<K>& call) {
     // Every distinct key of this rank is in the global set, so no position is clamped.
     const int32_t last = ug > 0 ? static_cast<int32_t>(ug - 1) : 0;
     ZFC_RETURN_IF_ERROR(k.compose_clamped(call.set.inverse(), n, located, ui, last, pos));
-    ZFC_RETURN_IF_ERROR(k.zero(dense, ug * dim * sizeof(float)));
     ZFC_RETURN_IF_ERROR(
-        k.scatter_add_rows(call.rows, call.spec.row_type, pos, n, dim, dense, ug));
+        k.scatter_to_dense(call.rows, call.spec.row_type, pos, n, dim, dense, ug));
     // Before the transfers are queued, so that no upload waits behind them.
     ZFC_RETURN_IF_ERROR(call.set.place_global(k));
   }

@@ -150,15 +150,11 @@ class DeviceStepKernels final : public StepKernels<K> {
 
   Status scatter_add_rows(const void* rows, zfcDataType_t type, const int32_t* pos, size_t n,
                           size_t dim, float* dst, size_t dst_rows) override {
-    ZFC_RETURN_IF_ERROR(check_device_count("rows", n));
-    ZFC_RETURN_IF_ERROR(check_device_count("rows", dst_rows));
-    const uint32_t n32 = static_cast<uint32_t>(n), m32 = static_cast<uint32_t>(dst_rows);
-    size_t bytes = 0;
-    ZFC_RETURN_IF_ERROR(cuda::scatter_add_rows(nullptr, &bytes, rows, type, pos, n32, dim, dst,
-                                               m32, stream_));
-    void* temp = nullptr;
-    ZFC_RETURN_IF_ERROR(scratch_.get(Slot::kSortScratch, bytes, &temp, stream_, queued_));
-    return cuda::scatter_add_rows(temp, &bytes, rows, type, pos, n32, dim, dst, m32, stream_);
+    return scatter(cuda::scatter_add_rows, rows, type, pos, n, dim, dst, dst_rows);
+  }
+  Status scatter_to_dense(const void* rows, zfcDataType_t type, const int32_t* pos, size_t n,
+                          size_t dim, float* dst, size_t dst_rows) override {
+    return scatter(cuda::scatter_to_dense, rows, type, pos, n, dim, dst, dst_rows);
   }
   Status pack_pairs(const K* keys, const int32_t* owner_of, size_t n, const float* rows,
                     size_t dim, zfcDataType_t wire, float scale, const PairPacking& p,
@@ -196,6 +192,21 @@ class DeviceStepKernels final : public StepKernels<K> {
   }
 
  private:
+  // One of the device scatters (cuda::scatter_add_rows or cuda::scatter_to_dense), sized
+  // then run with the plan's sort scratch.
+  template <class Scatter>
+  Status scatter(Scatter run, const void* rows, zfcDataType_t type, const int32_t* pos,
+                 size_t n, size_t dim, float* dst, size_t dst_rows) {
+    ZFC_RETURN_IF_ERROR(check_device_count("rows", n));
+    ZFC_RETURN_IF_ERROR(check_device_count("rows", dst_rows));
+    const uint32_t n32 = static_cast<uint32_t>(n), m32 = static_cast<uint32_t>(dst_rows);
+    size_t bytes = 0;
+    ZFC_RETURN_IF_ERROR(run(nullptr, &bytes, rows, type, pos, n32, dim, dst, m32, stream_));
+    void* temp = nullptr;
+    ZFC_RETURN_IF_ERROR(scratch_.get(Slot::kSortScratch, bytes, &temp, stream_, queued_));
+    return run(temp, &bytes, rows, type, pos, n32, dim, dst, m32, stream_);
+  }
+
   DeviceScratch& scratch_;
   void* stream_;
   std::unique_ptr<WireKernels> wire_;

@@ -97,6 +97,15 @@ Status HostStepKernels<K>::scatter_add_rows(const void* rows, zfcDataType_t type
 }
 
 template <class K>
+Status HostStepKernels<K>::scatter_to_dense(const void* rows, zfcDataType_t type,
+                                            const int32_t* pos, size_t n, size_t dim,
+                                            float* dst, size_t dst_rows) {
+  kernels::zero_rows(dst, dst_rows, dim);
+  kernels::scatter_add_rows(rows, type, pos, n, dim, dst);
+  return Status::Ok();
+}
+
+template <class K>
 Status HostStepKernels<K>::pack_pairs(const K* keys, const int32_t* owner_of, size_t n,
                                       const float* rows, size_t dim, zfcDataType_t wire,
                                       float scale, const PairPacking& p, char* packed) {

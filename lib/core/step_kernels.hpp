@@ -103,6 +103,11 @@ class StepKernels {
   // (host_device/sum_order.hpp), on the host and the device alike.
   virtual Status scatter_add_rows(const void* rows, zfcDataType_t type, const int32_t* pos,
                                   size_t n, size_t dim, float* dst, size_t dst_rows) = 0;
+  // The same into zeroed rows: the bits of zero() then scatter_add_rows. A device writes
+  // every row that has input whole and zeroes only the others, so no dst_rows x dim fill
+  // comes first and no row is read.
+  virtual Status scatter_to_dense(const void* rows, zfcDataType_t type, const int32_t* pos,
+                                  size_t n, size_t dim, float* dst, size_t dst_rows) = 0;
   // The pairs of n sorted distinct keys, grouped by owner (owner_of) as `p` says, keys and
   // rows in key order within a block, each row encoded as wire(rows[i] * scale). The padding
   // of every block is zeroed, so every byte sent is defined.
@@ -177,6 +182,8 @@ class HostStepKernels final : public StepKernels<K> {
   Status owner_counts(const K* keys, size_t n, int ranks, int32_t* owner_of,
                       uint64_t* counts) override;
   Status scatter_add_rows(const void* rows, zfcDataType_t type, const int32_t* pos, size_t n,
+                          size_t dim, float* dst, size_t dst_rows) override;
+  Status scatter_to_dense(const void* rows, zfcDataType_t type, const int32_t* pos, size_t n,
                           size_t dim, float* dst, size_t dst_rows) override;
   Status pack_pairs(const K* keys, const int32_t* owner_of, size_t n, const float* rows,
                     size_t dim, zfcDataType_t wire, float scale, const PairPacking& p,

@@ -19,7 +19,8 @@ namespace {
 // acc += fp32(row i) for one input row of `rows`.
 class RowAdder {
  public:
-  RowAdder(const void* rows, zfcDataType_t type, size_t dim) : rows_(rows), type_(type), dim_(dim) {}
+  RowAdder(const void* rows, zfcDataType_t type, size_t dim)
+      : rows_(rows), type_(type), dim_(dim) {}
   void operator()(size_t i, float* acc) const {
     if (type_ == zfcFloat32) {
       const float* s = static_cast<const float*>(rows_) + i * dim_;
@@ -36,16 +37,27 @@ class RowAdder {
   size_t dim_;
 };
 
+// Whether every position is above the one before: no target repeats. The rank-order sums
+// (each rank's distinct ids at their global positions) are such calls.
+bool strictly_increasing(const int32_t* pos, size_t n) {
+  for (size_t i = 1; i < n; ++i) {
+    if (pos[i] <= pos[i - 1]) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
-// The order of host_device/sum_order.hpp. A call of at most kSumBlockRows rows has no later
-// block: it adds in input order directly. A longer one counts each target's rows as they
-// come; rows past a target's first block go to that block's own sum, and those sums are
-// added onto their targets in the order they were opened, which is block order per target.
+// The order of host_device/sum_order.hpp. A call of at most kSumBlockRows rows, or one whose
+// targets do not repeat, has no later block: it adds in input order directly. Any other
+// counts each target's rows as they come (in memory of the largest position, at most the
+// destination's rows); rows past a target's first block go to that block's own sum, and
+// those sums are added onto their targets in the order they were opened, which is block
+// order per target.
 void scatter_add_rows(const void* rows, zfcDataType_t row_type, const int32_t* pos, size_t n,
                       size_t dim, float* dst) {
   const RowAdder add(rows, row_type, dim);
-  if (n <= kSumBlockRows) {
+  if (n <= kSumBlockRows || strictly_increasing(pos, n)) {
     for (size_t i = 0; i < n; ++i) add(i, dst + static_cast<size_t>(pos[i]) * dim);
     return;
   }

@@ -100,6 +100,7 @@ struct SparseReference {
 inline std::map<int64_t, std::vector<float>> reference_rank_sums(const RankInput& in,
                                                                  size_t dim) {
   constexpr size_t kBlockRows = 1024;
+  static_assert(kBlockRows == ZFC_SUM_BLOCK_ROWS, "the reference follows the header's order");
   struct Sum {
     std::vector<float> first, block;
     size_t rows = 0;

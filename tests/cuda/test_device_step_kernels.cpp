@@ -93,8 +93,7 @@ StepOutput run_step(StepKernels<K>& k, const StepInput& in) {
   out.counts.resize(G);
   EXPECT_TRUE(k.fetch(out.counts.data(), words, G * sizeof(uint64_t)).ok());
   out.owner_of = get(k, owner_of, u);
-  EXPECT_TRUE(k.zero(partial, u * dim * sizeof(float)).ok());
-  EXPECT_TRUE(k.scatter_add_rows(d_rows, zfcFloat32, inverse, n, dim, partial, u).ok());
+  EXPECT_TRUE(k.scatter_to_dense(d_rows, zfcFloat32, inverse, n, dim, partial, u).ok());
   // Then the same tokens again, on the wire, added into the rows as they are now (as an
   // owner adds each sender's wire rows).
   char* wire_rows = nullptr;

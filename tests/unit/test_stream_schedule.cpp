@@ -152,7 +152,7 @@ void stream_any(const void* rows, zfcDataType_t type, const std::vector<int32_t>
 
 // Positions with runs longer than the ring and than a sum block: target 7 (three rows in
 // five: several blocks, its run starting inside a chunk) and target 250 (one row in five:
-// two blocks from n = 5125), Zipf-distributed others, and a run ending exactly at a batch
+// two blocks from n = 5124), Zipf-distributed others, and a run ending exactly at a batch
 // boundary when n is a multiple of 32.
 std::vector<int32_t> long_run_positions(size_t n, uint32_t m, uint64_t seed) {
   workload::SplitMix64 rng(seed);

@@ -203,7 +203,8 @@ void bind_collectives(py::class_<Comm>& comm, py::module_& m) {
         py::arg("row_type") = py::none(), py::arg("stream") = py::none(),
         "Local. out (num_unique x dim float32, zero-filled first) gets row i of rows\n"
         "(count x dim; float32, float16, or bfloat16: a uint16 array with\n"
-        "row_type='bfloat16') added at row positions[i], in order of i, in fp32.\n"
+        "row_type='bfloat16') added at row positions[i], in order of i in blocks of\n"
+        "SUM_BLOCK_ROWS per position (zipfcoll.h, 'Token order'), in fp32.\n"
         "Returns out (the array given, written in place, or a new one).");
   m.def("apply_rows", &apply_rows, py::arg("table"), py::arg("indices"), py::arg("rows"),
         py::kw_only(), py::arg("alpha") = 1.0f, py::arg("stream") = py::none(),

@@ -14,6 +14,7 @@ Link = Tuple[float, float]  # (latency_us, bandwidth_gbs)
 __version__: str
 library_version: int
 header_version: int
+SUM_BLOCK_ROWS: int  # rows per block of the blocked token order (ZFC_SUM_BLOCK_ROWS)
 
 def algorithm_name(algorithm: int) -> str: ...
 def error_string(code: int) -> str: ...

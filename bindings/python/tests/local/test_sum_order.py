@@ -32,7 +32,7 @@ def test_the_block_length_is_the_headers():
 def test_long_runs_are_summed_in_blocks():
     rng = np.random.default_rng(4)
     n, dim, num_unique = 2900, 5, 6
-    # Position 2 gets about 2150 rows (three blocks); the others fewer than one block.
+    # Position 2 gets about 2270 rows (three blocks); the others fewer than one block.
     positions = np.where(rng.random(n) < 0.74, 2, rng.integers(0, num_unique, n)).astype(np.int32)
     assert (positions == 2).sum() > 2 * zipfcoll.SUM_BLOCK_ROWS
     rows = (rng.standard_normal((n, dim)) * 1e4).astype(np.float32)
