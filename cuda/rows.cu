@@ -48,16 +48,14 @@ __global__ void mark_inputs_kernel(const uint32_t* target, uint32_t n, uint32_t*
   }
 }
 
-// One warp per row t of dense (m x dim), zeroed where has_input[t] is 0. The sums write
-// every row that has input whole, its first block starting from +0, so those are left alone.
+// Element i of dense (m x dim) zeroed where its row has no input. The sums write every row
+// that has input whole, its first block starting from +0, so those are left alone.
 __global__ void zero_rows_without_input_kernel(const uint32_t* has_input, uint32_t m,
                                                size_t dim, float* dense) {
-  const uint32_t lane = threadIdx.x % 32;
-  const uint32_t warps = gridDim.x * (blockDim.x / 32);
-  for (uint32_t t = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; t < m; t += warps) {
-    if (has_input[t] != 0) continue;
-    float* row = dense + static_cast<size_t>(t) * dim;
-    for (size_t c = lane; c < dim; c += 32) row[c] = 0.0f;
+  const size_t total = static_cast<size_t>(m) * dim;
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    if (has_input[i / dim] == 0) dense[i] = 0.0f;
   }
 }
 
@@ -276,16 +274,16 @@ Status stream_runs(const void* d_rows, zfcDataType_t row_type, const Grouping<ui
   return launch_check("fold_partials_kernel");
 }
 
-// The zeros of scatter_to_dense: rows with no input, found from the sorted targets. In a
-// local step every row has input (m = U), and an m x dim fill before the sums would write
-// as many bytes as the result again.
+// The zeros of scatter_to_dense: rows with no input, found from the sorted targets. Where
+// every row has input (a rank's local sums, m = U_i) nothing is written here, where an
+// m x dim fill before the sums would write as many bytes as the result again.
 Status zero_rows_without_input(const uint32_t* target, uint32_t n, uint32_t m, size_t dim,
                                float* d_dense, uint32_t* has_input, cudaStream_t s) {
   ZFC_RETURN_IF_ERROR(cuda_check(cudaMemsetAsync(has_input, 0, m * sizeof(uint32_t), s),
                                  "cudaMemsetAsync"));
   mark_inputs_kernel<<<grid_for(n), kBlock, 0, s>>>(target, n, has_input);
   ZFC_RETURN_IF_ERROR(launch_check("mark_inputs_kernel"));
-  zero_rows_without_input_kernel<<<grid_for(static_cast<size_t>(m) * 32), kBlock, 0, s>>>(
+  zero_rows_without_input_kernel<<<grid_for(static_cast<size_t>(m) * dim), kBlock, 0, s>>>(
       has_input, m, dim, d_dense);
   return launch_check("zero_rows_without_input_kernel");
 }
@@ -306,7 +304,7 @@ Status scatter_rows(void* d_temp, size_t* temp_bytes, const void* d_rows, zfcDat
   // still covers the call. A partial row per chunk: at 10^6 rows of 512 fp32, 2 MB.
   uint32_t* chunk_start = l.take<uint32_t>(stream::stream_chunks(n) + 1);
   float* partials = l.take<float>(static_cast<size_t>(stream::stream_chunks(n)) * dim);
-  uint32_t* has_input = l.take<uint32_t>(m);
+  uint32_t* has_input = accumulate ? nullptr : l.take<uint32_t>(m);
   size_t cub_bytes = 0;
   ZFC_RETURN_IF_ERROR(g.cub_bytes(keys, n, s, &cub_bytes));
   if (d_temp == nullptr) {
