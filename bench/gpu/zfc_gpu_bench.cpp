@@ -5,7 +5,9 @@
 //                 [--json FILE]
 //
 // Per size: local unique with positions (keys/s, and µs), scatter-to-dense of the N x D
-// rows into the U x D matrix, fp32 -> fp16 encode with scale and back, and the whole local
+// rows into the U x D matrix (and the same with positions spread evenly over the U rows,
+// scatter_uniform: what a Zipf head id still costs), fp32 -> fp16 encode with scale and
+// back, and the whole local
 // pipeline (unique + positions + scatter + encode), each as bandwidth (bytes read + written)
 // and as a fraction of the copy's. bench/gpu/torch_pipeline.py times the same pipeline in
 // PyTorch on the same sizes for comparison.
@@ -161,6 +163,16 @@ void run_size(const Options& o, const zfc::workload::ZipfDistribution& zipf, siz
     check(cuda::scatter_to_dense(b_temp.data(), &scatter_bytes, d_grad, zfcFloat32, d_inv, nn,
                                  dim, d_dense, u, nullptr));
   };
+  // The same rows at positions spread evenly over the U rows, by a multiplicative hash: runs
+  // of about N / U rows, no hot id. The scratch size depends on n, U and D only.
+  std::vector<int32_t> spread(n);
+  for (size_t i = 0; i < n; ++i) spread[i] = static_cast<int32_t>((i * 2654435761u) % u);
+  cuda::DeviceBuffer b_spread;
+  const int32_t* d_spread = device_copy(spread, &b_spread);
+  auto scatter_uniform = [&] {
+    check(cuda::scatter_to_dense(b_temp.data(), &scatter_bytes, d_grad, zfcFloat32, d_spread,
+                                 nn, dim, d_dense, u, nullptr));
+  };
   const size_t ud = static_cast<size_t>(u) * dim;
   auto encode = [&] {
     check(cuda::encode(d_dense, ud, zfcFloat16, 1024.0f, b_wire.data(), nullptr));
@@ -184,6 +196,8 @@ void run_size(const Options& o, const zfc::workload::ZipfDistribution& zipf, siz
   add("unique", time_ms(o.iters, unique), static_cast<double>(n) * 12 + u * 4.0);
   add("positions", time_ms(o.iters, positions), static_cast<double>(n) * 12 + u * 8.0);
   add("scatter", time_ms(o.iters, scatter), static_cast<double>(n * dim + ud) * 4);
+  add("scatter_uniform", time_ms(o.iters, scatter_uniform),
+      static_cast<double>(n * dim + ud) * 4);
   add("encode_fp16", time_ms(o.iters, encode), static_cast<double>(ud) * 6);
   add("decode_fp16", time_ms(o.iters, decode), static_cast<double>(ud) * 6);
   add("pipeline", time_ms(o.iters, [&] {
