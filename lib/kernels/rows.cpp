@@ -16,25 +16,19 @@ void zero_rows(float* dst, size_t rows, size_t dim) {
 
 namespace {
 
-// acc += fp32(row i) for one input row of `rows`.
+// acc += fp32(row i) of `rows`, by the vector conversion loops (add_to).
 class RowAdder {
  public:
   RowAdder(const void* rows, zfcDataType_t type, size_t dim)
-      : rows_(rows), type_(type), dim_(dim) {}
-  void operator()(size_t i, float* acc) const {
-    if (type_ == zfcFloat32) {
-      const float* s = static_cast<const float*>(rows_) + i * dim_;
-      for (size_t k = 0; k < dim_; ++k) acc[k] += s[k];
-    } else {
-      // 16-bit rows: the vector conversion loops.
-      add_to(static_cast<const uint16_t*>(rows_) + i * dim_, type_, dim_, acc);
-    }
-  }
+      : rows_(static_cast<const char*>(rows)), type_(type), dim_(dim),
+        row_bytes_(dim * float_type_bytes(type)) {}
+  void operator()(size_t i, float* acc) const { add_to(rows_ + i * row_bytes_, type_, dim_, acc); }
 
  private:
-  const void* rows_;
+  const char* rows_;
   zfcDataType_t type_;
   size_t dim_;
+  size_t row_bytes_;
 };
 
 // Whether every position is above the one before: no target repeats. The rank-order sums
@@ -64,9 +58,9 @@ void scatter_add_rows(const void* rows, zfcDataType_t row_type, const int32_t* p
   int32_t top = 0;
   for (size_t i = 0; i < n; ++i) top = std::max(top, pos[i]);
   std::vector<uint32_t> seen(static_cast<size_t>(top) + 1, 0);
-  std::vector<uint32_t> open_block;   // the block sum a target adds into now, once needed
-  std::vector<int32_t> block_target;              // each block sum's target, in opening order
-  std::vector<float> block_sum;                   // block_target.size() x dim
+  std::vector<uint32_t> open_block;  // the block sum a target adds into now, once needed
+  std::vector<int32_t> block_target;  // each block sum's target, in opening order
+  std::vector<float> block_sum;       // block_target.size() x dim
   for (size_t i = 0; i < n; ++i) {
     const int32_t p = pos[i];
     const uint32_t c = seen[p]++;
@@ -83,9 +77,8 @@ void scatter_add_rows(const void* rows, zfcDataType_t row_type, const int32_t* p
     add(i, block_sum.data() + static_cast<size_t>(open_block[p]) * dim);
   }
   for (size_t b = 0; b < block_target.size(); ++b) {
-    float* d = dst + static_cast<size_t>(block_target[b]) * dim;
-    const float* s = block_sum.data() + b * dim;
-    for (size_t k = 0; k < dim; ++k) d[k] += s[k];
+    add_to(block_sum.data() + b * dim, zfcFloat32, dim,
+           dst + static_cast<size_t>(block_target[b]) * dim);
   }
 }
 
