@@ -33,11 +33,14 @@ Status store_inline(void* d_dst, const void* src, size_t bytes, void* stream);
 // The sorted distinct keys of d_keys[0..n) into d_uniq (room for n), their number into
 // *d_num_unique (device memory), and for every i the position of d_keys[i] among them into
 // d_inverse[i]. Keys are K = uint32_t or uint64_t below 2^key_bits: the radix sort looks at
-// those bits only.
+// those bits only. With d_order (room for n; may be NULL), the sort's order is kept there:
+// the input numbers by key, equal keys in input order (the sort is stable), which is the
+// grouping scatter_to_dense_grouped takes in place of a sort of its own. The scratch is
+// smaller then: ask with the same d_order.
 template <class K>
 Status unique_with_inverse(void* d_temp, size_t* temp_bytes, const K* d_keys, uint32_t n,
                            int key_bits, K* d_uniq, int32_t* d_inverse,
-                           uint32_t* d_num_unique, void* stream);
+                           uint32_t* d_num_unique, uint32_t* d_order, void* stream);
 
 // The sorted distinct keys of d_keys[0..n) into d_uniq (room for n), their number into
 // *d_num_unique.
@@ -78,6 +81,20 @@ Status find_bad_index(const void* d_indices, zfcDataType_t type, uint32_t n, int
 Status scatter_to_dense(void* d_temp, size_t* temp_bytes, const void* d_rows,
                         zfcDataType_t row_type, const int32_t* d_pos, uint32_t n, size_t dim,
                         float* d_dense, uint32_t m, void* stream);
+
+// scatter_to_dense over rows already grouped by target: d_order[0..n) lists the inputs so
+// that d_pos[d_order[j]] never decreases in j and equal positions come in input order -- the
+// order unique_with_inverse keeps, for positions that never decrease as its inverse grows
+// (the local positions themselves, or their places in a global set). The targets
+// are gathered in that order instead of sorted: one pass over n positions in place of a
+// radix sort, with the same bits. Where two keys share a position (the bounded step's spare
+// row) their rows are summed key by key, not in input order. With d_order NULL it is
+// scatter_to_dense. The scratch it needs depends on whether d_order is NULL: ask with the
+// same d_order.
+Status scatter_to_dense_grouped(void* d_temp, size_t* temp_bytes, const void* d_rows,
+                                zfcDataType_t row_type, const int32_t* d_pos,
+                                const uint32_t* d_order, uint32_t n, size_t dim,
+                                float* d_dense, uint32_t m, void* stream);
 
 // Row i of d_rows added into row d_pos[i] of d_dst (m x dim, fp32, as it is) in blocked
 // input order: the host's scatter_add_rows. Every d_pos[i] must be in [0, m).

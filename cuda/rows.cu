@@ -1,5 +1,6 @@
 // Row kernels on the device: the deterministic scatter-to-dense and table update. Inputs are
-// grouped by target row (a stable radix sort). The scatter sums each target row in the
+// grouped by target row: by a stable radix sort, or in an order the caller kept from its
+// unique (scatter_to_dense_grouped). The scatter sums each target row in the
 // host's order (input order in blocks: host_device/sum_order.hpp) and the update applies
 // each row's updates in input order, so no floating-point atomics are used and the host's
 // bits come out. The scatter streams its rows through shared memory, a hot id's blocks in
@@ -34,6 +35,15 @@ template <class K>
 __global__ void mark_heads_kernel(const K* target, uint32_t n, uint32_t* heads) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     heads[i] = (i == 0 || target[i] != target[i - 1]) ? i : kNotHead;
+  }
+}
+
+// target[j] = key[order[j]]: the targets in an order that groups them, given by the caller.
+template <class K>
+__global__ void gather_targets_kernel(const K* key, const uint32_t* order, uint32_t n,
+                                      K* target) {
+  for (uint32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x) {
+    target[j] = key[order[j]];
   }
 }
 
@@ -155,22 +165,31 @@ unsigned row_threads(size_t dim) {
 }
 
 // Groups n inputs by target: a stable radix sort of (target, input number) over the bits of
-// bound, then the start of every run of equal targets. Scratch is laid out by `l`; with
-// l's base NULL only *cub_bytes is set.
+// bound, or, where the caller gives an order that groups them already, the targets gathered
+// in that order; then the start of every run of equal targets. Scratch is laid out by `l`;
+// with l's base NULL only *cub_bytes is set.
 template <class K>
 struct Grouping {
-  K* target = nullptr;        // sorted targets
-  uint32_t* order = nullptr;  // input number of each sorted target
+  K* target = nullptr;              // sorted targets
+  const uint32_t* order = nullptr;  // input number of each sorted target
   uint32_t* run_start = nullptr;
   uint32_t* num_runs = nullptr;
+  uint32_t* sorted_order = nullptr;  // the sort's output (order), when it sorts
   uint32_t* order_in = nullptr;
   uint32_t* heads = nullptr;
+  bool given = false;  // order is the caller's
   int bits = 1;
 
-  Grouping(ScratchLayout& l, uint32_t n, uint64_t bound) {
+  Grouping(ScratchLayout& l, uint32_t n, uint64_t bound, const uint32_t* given_order = nullptr) {
+    given = given_order != nullptr;
     target = l.take<K>(n);
-    order = l.take<uint32_t>(n);
-    order_in = l.take<uint32_t>(n);
+    if (given) {
+      order = given_order;
+    } else {
+      sorted_order = l.take<uint32_t>(n);
+      order_in = l.take<uint32_t>(n);
+      order = sorted_order;
+    }
     heads = l.take<uint32_t>(n);
     run_start = l.take<uint32_t>(n);
     num_runs = l.take<uint32_t>(1);
@@ -179,10 +198,12 @@ struct Grouping {
 
   Status cub_bytes(const K* keys, uint32_t n, cudaStream_t s, size_t* bytes) const {
     size_t sort_bytes = 0, select_bytes = 0;
-    ZFC_RETURN_IF_ERROR(cuda_check(
-        cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys, target, order_in, order, n, 0,
-                                        bits, s),
-        "cub::DeviceRadixSort::SortPairs (size)"));
+    if (!given) {
+      ZFC_RETURN_IF_ERROR(cuda_check(
+          cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys, target, order_in,
+                                          sorted_order, n, 0, bits, s),
+          "cub::DeviceRadixSort::SortPairs (size)"));
+    }
     ZFC_RETURN_IF_ERROR(cuda_check(cub::DeviceSelect::If(nullptr, select_bytes, heads, run_start,
                                                          num_runs, n, IsHead{}, s),
                                    "cub::DeviceSelect::If (size)"));
@@ -194,13 +215,18 @@ struct Grouping {
   // targets themselves.
   Status run(const K* keys, uint32_t n, void* cub_temp, size_t cub_bytes, cudaStream_t s,
              bool runs = true) const {
-    iota_kernel<<<grid_for(n), kBlock, 0, s>>>(order_in, n);
-    ZFC_RETURN_IF_ERROR(launch_check("iota_kernel"));
-    // Stable: equal targets keep their input order.
-    ZFC_RETURN_IF_ERROR(cuda_check(cub::DeviceRadixSort::SortPairs(cub_temp, cub_bytes, keys,
-                                                                   target, order_in, order, n, 0,
-                                                                   bits, s),
-                                   "cub::DeviceRadixSort::SortPairs"));
+    if (given) {
+      gather_targets_kernel<<<grid_for(n), kBlock, 0, s>>>(keys, order, n, target);
+      ZFC_RETURN_IF_ERROR(launch_check("gather_targets_kernel"));
+    } else {
+      iota_kernel<<<grid_for(n), kBlock, 0, s>>>(order_in, n);
+      ZFC_RETURN_IF_ERROR(launch_check("iota_kernel"));
+      // Stable: equal targets keep their input order.
+      ZFC_RETURN_IF_ERROR(cuda_check(
+          cub::DeviceRadixSort::SortPairs(cub_temp, cub_bytes, keys, target, order_in,
+                                          sorted_order, n, 0, bits, s),
+          "cub::DeviceRadixSort::SortPairs"));
+    }
     if (!runs) return Status::Ok();
     mark_heads_kernel<<<grid_for(n), kBlock, 0, s>>>(target, n, heads);
     ZFC_RETURN_IF_ERROR(launch_check("mark_heads_kernel"));
@@ -288,17 +314,18 @@ Status zero_rows_without_input(const uint32_t* target, uint32_t n, uint32_t m, s
   return launch_check("zero_rows_without_input_kernel");
 }
 
-// Groups the rows by target and sums each target row in the host's order, into zeroed rows
-// (scatter_to_dense) or into the rows as they are (scatter_add_rows).
+// Groups the rows by target (by a sort, or in the caller's d_order) and sums each target row
+// in the host's order, into zeroed rows (scatter_to_dense) or into the rows as they are
+// (scatter_add_rows).
 Status scatter_rows(void* d_temp, size_t* temp_bytes, const void* d_rows, zfcDataType_t row_type,
-                    const int32_t* d_pos, uint32_t n, size_t dim, float* d_dense, uint32_t m,
-                    bool accumulate, void* stream) {
+                    const int32_t* d_pos, const uint32_t* d_order, uint32_t n, size_t dim,
+                    float* d_dense, uint32_t m, bool accumulate, void* stream) {
   cudaStream_t s = as_stream(stream);
   ScratchLayout l(d_temp);
   // Positions are checked to lie in [0, m) by the caller, so as unsigned keys they are below
   // m and the sort needs only the bits of m - 1.
   const uint32_t* keys = reinterpret_cast<const uint32_t*>(d_pos);
-  Grouping<uint32_t> g(l, n, m);
+  Grouping<uint32_t> g(l, n, m, d_order);
   const bool streamed = scatter_streams(d_rows, row_type, dim);
   // Taken whether or not they are used, so that a size query made with other row pointers
   // still covers the call. A partial row per chunk: at 10^6 rows of 512 fp32, 2 MB.
@@ -346,15 +373,23 @@ void set_scatter_block_limit_for_tests(unsigned blocks) { scatter_block_limit = 
 Status scatter_to_dense(void* d_temp, size_t* temp_bytes, const void* d_rows,
                         zfcDataType_t row_type, const int32_t* d_pos, uint32_t n, size_t dim,
                         float* d_dense, uint32_t m, void* stream) {
-  return scatter_rows(d_temp, temp_bytes, d_rows, row_type, d_pos, n, dim, d_dense, m, false,
-                      stream);
+  return scatter_rows(d_temp, temp_bytes, d_rows, row_type, d_pos, nullptr, n, dim, d_dense, m,
+                      false, stream);
+}
+
+Status scatter_to_dense_grouped(void* d_temp, size_t* temp_bytes, const void* d_rows,
+                                zfcDataType_t row_type, const int32_t* d_pos,
+                                const uint32_t* d_order, uint32_t n, size_t dim,
+                                float* d_dense, uint32_t m, void* stream) {
+  return scatter_rows(d_temp, temp_bytes, d_rows, row_type, d_pos, d_order, n, dim, d_dense, m,
+                      false, stream);
 }
 
 Status scatter_add_rows(void* d_temp, size_t* temp_bytes, const void* d_rows,
                         zfcDataType_t row_type, const int32_t* d_pos, uint32_t n, size_t dim,
                         float* d_dst, uint32_t m, void* stream) {
-  return scatter_rows(d_temp, temp_bytes, d_rows, row_type, d_pos, n, dim, d_dst, m, true,
-                      stream);
+  return scatter_rows(d_temp, temp_bytes, d_rows, row_type, d_pos, nullptr, n, dim, d_dst, m,
+                      true, stream);
 }
 
 Status apply_rows(void* d_temp, size_t* temp_bytes, float* d_table, int64_t vocab, size_t dim,

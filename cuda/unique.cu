@@ -80,11 +80,12 @@ __global__ void first_bad_index_kernel(const I* idx, uint32_t n, int64_t vocab,
 template <class K>
 Status unique_with_inverse(void* d_temp, size_t* temp_bytes, const K* d_keys, uint32_t n,
                            int key_bits, K* d_uniq, int32_t* d_inverse,
-                           uint32_t* d_num_unique, void* stream) {
+                           uint32_t* d_num_unique, uint32_t* d_order, void* stream) {
   ScratchLayout l(d_temp);
   K* sorted = l.take<K>(n);
   uint32_t* order_in = l.take<uint32_t>(n);
-  uint32_t* order = l.take<uint32_t>(n);
+  // The sort's order in the caller's memory when it is kept, else in the scratch.
+  uint32_t* order = d_order != nullptr ? d_order : l.take<uint32_t>(n);
   uint32_t* head = l.take<uint32_t>(n);
   uint32_t* run = l.take<uint32_t>(n);
   size_t sort_bytes = 0, scan_bytes = 0;
@@ -196,7 +197,7 @@ Status find_bad_index(const void* d_indices, zfcDataType_t type, uint32_t n, int
 
 #define ZFC_INSTANTIATE_DEVICE_UNIQUE(K)                                                      \
   template Status unique_with_inverse<K>(void*, size_t*, const K*, uint32_t, int, K*, int32_t*, \
-                                         uint32_t*, void*);                                   \
+                                         uint32_t*, uint32_t*, void*);                        \
   template Status sorted_unique<K>(void*, size_t*, const K*, uint32_t, int, K*, uint32_t*,      \
                                    void*);                                                    \
   template Status locate_sorted<K>(const K*, uint32_t, const K*, const uint32_t*, int32_t*,     \

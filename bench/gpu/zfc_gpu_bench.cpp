@@ -5,10 +5,11 @@
 //                 [--json FILE]
 //
 // Per size: local unique with positions (keys/s, and µs), scatter-to-dense of the N x D
-// rows into the U x D matrix (and the same with positions spread evenly over the U rows,
-// scatter_uniform: what a Zipf head id still costs), fp32 -> fp16 encode with scale and
-// back, and the whole local
-// pipeline (unique + positions + scatter + encode), each as bandwidth (bytes read + written)
+// rows into the U x D matrix (scatter, which sorts the positions as zfcScatterToDense does;
+// scatter_grouped, over the order the unique kept, as a step runs it; and scatter_uniform,
+// the sorting scatter with positions spread evenly over the U rows: what a Zipf head id
+// still costs), fp32 -> fp16 encode with scale and back, and the whole local pipeline
+// (unique + positions + grouped scatter + encode), each as bandwidth (bytes read + written)
 // and as a fraction of the copy's. bench/gpu/torch_pipeline.py times the same pipeline in
 // PyTorch on the same sizes for comparison.
 #include <cuda_runtime_api.h>
@@ -121,6 +122,7 @@ void run_size(const Options& o, const zfc::workload::ZipfDistribution& zipf, siz
   workload::SplitMix64 rng(2);
   for (float& f : grad) f = static_cast<float>(rng.uniform() * 2 - 1);
   cuda::DeviceBuffer b_keys, b_grad, b_uniq, b_inv, b_num, b_pos, b_dense, b_wire, b_temp;
+  cuda::DeviceBuffer b_order;
   cuda::DeviceBuffer b_copy;
   uint32_t* d_keys = device_copy(keys, &b_keys);
   float* d_grad = device_copy(grad, &b_grad);
@@ -128,19 +130,22 @@ void run_size(const Options& o, const zfc::workload::ZipfDistribution& zipf, siz
   check(b_inv.reserve(n * 4 + 4));
   check(b_num.reserve(8));
   check(b_pos.reserve(n * 4 + 4));
+  check(b_order.reserve(n * 4 + 4));
   const uint32_t nn = static_cast<uint32_t>(n);
   const int bits = kernels::key_bits_for_bound(static_cast<uint64_t>(o.vocab));
   auto* d_uniq = static_cast<uint32_t*>(b_uniq.data());
   auto* d_inv = static_cast<int32_t*>(b_inv.data());
   auto* d_num = static_cast<uint32_t*>(b_num.data());
   auto* d_pos = static_cast<int32_t*>(b_pos.data());
-  size_t unique_bytes = 0, scatter_bytes = 0;
+  // The unique keeps its sort's order, as the step's does, for the grouped scatter.
+  auto* d_order = static_cast<uint32_t*>(b_order.data());
+  size_t unique_bytes = 0, scatter_bytes = 0, grouped_bytes = 0;
   check(cuda::unique_with_inverse<uint32_t>(nullptr, &unique_bytes, d_keys, nn, bits, d_uniq,
-                                            d_inv, d_num, nullptr));
+                                            d_inv, d_num, d_order, nullptr));
   check(b_temp.reserve(unique_bytes + 1));
   auto unique = [&] {
     check(cuda::unique_with_inverse(b_temp.data(), &unique_bytes, d_keys, nn, bits, d_uniq, d_inv,
-                                    d_num, nullptr));
+                                    d_num, d_order, nullptr));
   };
   // U is read back once, as the fused call must do to size the dense matrix.
   uint32_t u = 0;
@@ -149,7 +154,9 @@ void run_size(const Options& o, const zfc::workload::ZipfDistribution& zipf, siz
   read_u();
   check(cuda::scatter_to_dense(nullptr, &scatter_bytes, d_grad, zfcFloat32, d_inv, nn, dim,
                                nullptr, u, nullptr));
-  check(b_temp.reserve(std::max(unique_bytes, scatter_bytes) + 1));
+  check(cuda::scatter_to_dense_grouped(nullptr, &grouped_bytes, d_grad, zfcFloat32, d_inv,
+                                       d_order, nn, dim, nullptr, u, nullptr));
+  check(b_temp.reserve(std::max({unique_bytes, scatter_bytes, grouped_bytes}) + 1));
   check(b_dense.reserve(static_cast<size_t>(u) * dim * 4 + 4));
   check(b_wire.reserve(static_cast<size_t>(u) * dim * 2 + 4));
   auto* d_dense = static_cast<float*>(b_dense.data());
@@ -159,9 +166,15 @@ void run_size(const Options& o, const zfc::workload::ZipfDistribution& zipf, siz
     check(cuda::locate_sorted(d_uniq, u, d_uniq, d_num, d_pos, nullptr));
     check(cuda::compose_positions(d_inv, nn, d_pos, d_inv, nullptr));
   };
+  // The scatter on its own (zfcScatterToDense's: it sorts the positions), and over the
+  // unique's order, as the pipeline and the step run it.
   auto scatter = [&] {
     check(cuda::scatter_to_dense(b_temp.data(), &scatter_bytes, d_grad, zfcFloat32, d_inv, nn,
                                  dim, d_dense, u, nullptr));
+  };
+  auto scatter_grouped = [&] {
+    check(cuda::scatter_to_dense_grouped(b_temp.data(), &grouped_bytes, d_grad, zfcFloat32,
+                                         d_inv, d_order, nn, dim, d_dense, u, nullptr));
   };
   // The same rows at positions spread evenly over the U rows, by a multiplicative hash: runs
   // of about N / U rows, no hot id. The scratch size depends on n, U and D only.
@@ -196,6 +209,8 @@ void run_size(const Options& o, const zfc::workload::ZipfDistribution& zipf, siz
   add("unique", time_ms(o.iters, unique), static_cast<double>(n) * 12 + u * 4.0);
   add("positions", time_ms(o.iters, positions), static_cast<double>(n) * 12 + u * 8.0);
   add("scatter", time_ms(o.iters, scatter), static_cast<double>(n * dim + ud) * 4);
+  add("scatter_grouped", time_ms(o.iters, scatter_grouped),
+      static_cast<double>(n * dim + ud) * 4);
   add("scatter_uniform", time_ms(o.iters, scatter_uniform),
       static_cast<double>(n * dim + ud) * 4);
   add("encode_fp16", time_ms(o.iters, encode), static_cast<double>(ud) * 6);
@@ -204,7 +219,7 @@ void run_size(const Options& o, const zfc::workload::ZipfDistribution& zipf, siz
         unique();
         read_u();
         positions();
-        scatter();
+        scatter_grouped();
         encode();
       }),
       static_cast<double>(n * dim) * 4 + static_cast<double>(ud) * 10);

@@ -23,7 +23,7 @@ Status bounded_local(StepKernels<K>& k, int64_t vocab, const void* indices,
   ZFC_RETURN_IF_ERROR(k.load_keys(indices, index_type, count, vocab, check, l.keys, &l.words[0]));
   // A bad index leaves keys the kernels can still sort; the verdict drops the result.
   ZFC_RETURN_IF_ERROR(k.unique_with_inverse(l.keys, count, static_cast<uint64_t>(vocab), l.uniq,
-                                            l.inverse, &l.words[1]));
+                                            l.inverse, &l.words[1], &l.grouping));
   *out = l;
   return Status::Ok();
 }
@@ -125,11 +125,12 @@ Status scatter_rows(const BoundedStep& s, StepKernels<K>& k, const BoundedLocal<
   ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kPositions, local.count, &positions));
   ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kDense, (cap + 1) * dim, dense));
   // A key past the block's room (U_i above the capacity, so the verdict fails) takes the
-  // spare row too.
+  // spare row too. The positions never decrease as the keys grow (the located keys are
+  // sorted, and the clamp keeps that), so the unique's grouping serves the scatter.
   ZFC_RETURN_IF_ERROR(k.compose_clamped(local.inverse, local.count, located, n_located,
                                         static_cast<int32_t>(cap), positions));
   return k.scatter_to_dense(rows, s.spec.row_type, positions, local.count, dim, *dense,
-                            cap + 1);
+                            cap + 1, local.grouping);
 }
 
 }  // namespace

@@ -32,6 +32,7 @@ struct BoundedLocal {
   K* keys = nullptr;
   K* uniq = nullptr;      // sorted, room for count
   int32_t* inverse = nullptr;
+  KeyGrouping grouping;  // the unique's, for the scatter (StepKernels::scatter_to_dense)
   uint64_t* words = nullptr;
 };
 

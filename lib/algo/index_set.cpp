@@ -14,6 +14,7 @@ Status IndexSet<K>::load(StepKernels<K>& k, const void* indices, zfcDataType_t t
   local_count_ = 0;
   local_unique_host_ = nullptr;
   global_on_host_ = false;
+  grouping_ = KeyGrouping{};
   // The words the host reads (the first bad index, then U_i) lead the distinct keys in one
   // buffer, so that one fetch reads the keys with them.
   constexpr size_t kWordBytes = 2 * sizeof(uint64_t);
@@ -29,7 +30,8 @@ Status IndexSet<K>::load(StepKernels<K>& k, const void* indices, zfcDataType_t t
     local_unique_ = reinterpret_cast<K*>(block + kWordBytes);
     ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kInverse, n, &inverse_));
     ZFC_RETURN_IF_ERROR(k.unique_with_inverse(keys_, n, static_cast<uint64_t>(vocab_),
-                                              local_unique_, inverse_, &words[1]));
+                                              local_unique_, inverse_, &words[1],
+                                              &grouping_));
   }
   // On the host the keys are there already.
   const bool with_keys = dedupe && keys_to_host && k.on_device();

@@ -69,6 +69,9 @@ class IndexSet {
   // After merge_gathered: the global position of each distinct key (host memory).
   const int32_t* locate() const { return locate_; }
   const int32_t* inverse() const { return inverse_; }
+  // The tokens grouped by key, where the loading kernels keep them (StepKernels::
+  // unique_with_inverse), for a scatter whose positions follow the keys.
+  const KeyGrouping& grouping() const { return grouping_; }
   size_t global_count() const { return global_count_; }
   const K* global() const { return global_; }
   size_t gathered_count() const { return gathered_count_; }
@@ -84,6 +87,7 @@ class IndexSet {
   K* local_unique_ = nullptr;
   const K* local_unique_host_ = nullptr;
   int32_t* inverse_ = nullptr;
+  KeyGrouping grouping_;
   size_t gathered_count_ = 0;
   K* gathered_ = nullptr;
   size_t* rank_counts_ = nullptr;

@@ -99,7 +99,8 @@ Status route_pairs(SparseCall<K>& call, const Wire& wire, RoutedPairs* out) {
     ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kPartial, ui * dim, &partial));
     ZFC_RETURN_IF_ERROR(k.owner_counts(keys, ui, size, owner_of, owner_counts));
     ZFC_RETURN_IF_ERROR(k.scatter_to_dense(call.rows, call.spec.row_type, call.set.inverse(),
-                                           call.set.count(), dim, partial, ui));
+                                           call.set.count(), dim, partial, ui,
+                                           call.set.grouping()));
     ZFC_RETURN_IF_ERROR(k.fetch(counts, owner_counts, G * sizeof(uint64_t)));
     for (int j = 0; j < size; ++j) s.send_bytes[j] = pairs.bytes(counts[j]);
     pack_displacements(s.send_bytes, s.send_displs, size);

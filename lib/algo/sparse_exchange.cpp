@@ -168,11 +168,12 @@ Status exchange_unique_allreduce(SparseCall<K>& call) {
     ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kRankPositions, ui, &located));
     ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kPositions, n, &pos));
     ZFC_RETURN_IF_ERROR(k.upload(located, call.set.locate(), ui * sizeof(int32_t)));
-    // Every distinct key of this rank is in the global set, so no position is clamped.
+    // Every distinct key of this rank is in the global set, so no position is clamped, and
+    // the positions grow with the keys: the unique's grouping serves the scatter.
     const int32_t last = ug > 0 ? static_cast<int32_t>(ug - 1) : 0;
     ZFC_RETURN_IF_ERROR(k.compose_clamped(call.set.inverse(), n, located, ui, last, pos));
-    ZFC_RETURN_IF_ERROR(
-        k.scatter_to_dense(call.rows, call.spec.row_type, pos, n, dim, dense, ug));
+    ZFC_RETURN_IF_ERROR(k.scatter_to_dense(call.rows, call.spec.row_type, pos, n, dim, dense,
+                                           ug, call.set.grouping()));
     // Before the transfers are queued, so that no upload waits behind them.
     ZFC_RETURN_IF_ERROR(call.set.place_global(k));
   }

@@ -102,20 +102,28 @@ class DeviceStepKernels final : public StepKernels<K> {
     ZFC_RETURN_IF_ERROR(check_device_count("keys", n));
     return cuda::store_keys(keys, static_cast<uint32_t>(n), type, out, stream_);
   }
+  // The sort's order is kept in the plan's kKeyOrder slot, which nothing else uses, for the
+  // scatter that follows the keys (scatter_to_dense with this grouping).
   Status unique_with_inverse(const K* keys, size_t n, uint64_t bound, K* uniq,
-                             int32_t* inverse, uint64_t* count) override {
+                             int32_t* inverse, uint64_t* count, KeyGrouping* grouping) override {
     ZFC_RETURN_IF_ERROR(check_device_count("keys", n));
     const uint32_t n32 = static_cast<uint32_t>(n);
     const int bits = kernels::key_bits_for_bound(bound);
     uint32_t* d_count = d_words_ + kWordCount32;
+    void* order = nullptr;
+    ZFC_RETURN_IF_ERROR(scratch_.get(Slot::kKeyOrder, (n + 1) * sizeof(uint32_t), &order,
+                                     stream_, queued_));
+    uint32_t* d_order = static_cast<uint32_t*>(order);
     size_t bytes = 0;
     ZFC_RETURN_IF_ERROR(cuda::unique_with_inverse<K>(nullptr, &bytes, keys, n32, bits, uniq,
-                                                     inverse, d_count, stream_));
+                                                     inverse, d_count, d_order, stream_));
     void* temp = nullptr;
     ZFC_RETURN_IF_ERROR(scratch_.get(Slot::kSortScratch, bytes, &temp, stream_, queued_));
     ZFC_RETURN_IF_ERROR(cuda::unique_with_inverse<K>(temp, &bytes, keys, n32, bits, uniq,
-                                                     inverse, d_count, stream_));
-    return cuda::widen_count(d_count, count, stream_);
+                                                     inverse, d_count, d_order, stream_));
+    ZFC_RETURN_IF_ERROR(cuda::widen_count(d_count, count, stream_));
+    grouping->order = d_order;
+    return Status::Ok();
   }
   Status sorted_unique(const K* keys, size_t n, uint64_t bound, K* uniq,
                        uint64_t* count) override {
@@ -153,8 +161,16 @@ class DeviceStepKernels final : public StepKernels<K> {
     return scatter(cuda::scatter_add_rows, rows, type, pos, n, dim, dst, dst_rows);
   }
   Status scatter_to_dense(const void* rows, zfcDataType_t type, const int32_t* pos, size_t n,
-                          size_t dim, float* dst, size_t dst_rows) override {
-    return scatter(cuda::scatter_to_dense, rows, type, pos, n, dim, dst, dst_rows);
+                          size_t dim, float* dst, size_t dst_rows,
+                          const KeyGrouping& grouping) override {
+    // The unique's order in place of a sort (with no order, the scatter sorts).
+    const uint32_t* order = grouping.order;
+    auto grouped = [order](void* t, size_t* b, const void* r, zfcDataType_t ty,
+                           const int32_t* p, uint32_t n32, size_t d, float* out, uint32_t m,
+                           void* s) {
+      return cuda::scatter_to_dense_grouped(t, b, r, ty, p, order, n32, d, out, m, s);
+    };
+    return scatter(grouped, rows, type, pos, n, dim, dst, dst_rows);
   }
   Status pack_pairs(const K* keys, const int32_t* owner_of, size_t n, const float* rows,
                     size_t dim, zfcDataType_t wire, float scale, const PairPacking& p,

@@ -54,10 +54,14 @@ Status HostStepKernels<K>::store_keys(const K* keys, size_t n, zfcDataType_t typ
 
 template <class K>
 Status HostStepKernels<K>::unique_with_inverse(const K* keys, size_t n, uint64_t bound, K* uniq,
-                                               int32_t* inverse, uint64_t* count) {
+                                               int32_t* inverse, uint64_t* count,
+                                               KeyGrouping* grouping) {
   void* scratch =
       ws_.get<char>(Slot::kSortScratch, kernels::unique_scratch_bytes<K>(n, bound, true));
   *count = kernels::unique_with_inverse(keys, n, bound, uniq, inverse, scratch);
+  // The bitmap and hash methods never sort the tokens, and the host's scatter streams the
+  // rows in input order: taken by key, they would be gathered from all over the input.
+  *grouping = KeyGrouping{};
   return Status::Ok();
 }
 
@@ -99,7 +103,7 @@ Status HostStepKernels<K>::scatter_add_rows(const void* rows, zfcDataType_t type
 template <class K>
 Status HostStepKernels<K>::scatter_to_dense(const void* rows, zfcDataType_t type,
                                             const int32_t* pos, size_t n, size_t dim,
-                                            float* dst, size_t dst_rows) {
+                                            float* dst, size_t dst_rows, const KeyGrouping&) {
   kernels::zero_rows(dst, dst_rows, dim);
   kernels::scatter_add_rows(rows, type, pos, n, dim, dst);
   return Status::Ok();

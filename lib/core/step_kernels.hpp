@@ -43,6 +43,15 @@ struct PairPacking {
   int ranks;
 };
 
+// The tokens of a local unique grouped by key, where a backend keeps them: order[j] for
+// j < n lists the input numbers by key, equal keys in input order. A device's unique sorts
+// its tokens and keeps that order, so that a scatter whose positions follow the keys needs
+// no sort of its own; the host's unique does not sort its tokens and keeps none (order
+// NULL).
+struct KeyGrouping {
+  const uint32_t* order = nullptr;
+};
+
 // Where a bounded step's result goes: the caller's buffers (room for `capacity` indices and
 // capacity x dim rows) and status, in the step's memory space.
 struct BoundedOutput {
@@ -83,9 +92,12 @@ class StepKernels {
   // out[i] = keys[i] as `type` (zfcInt32 or zfcInt64).
   virtual Status store_keys(const K* keys, size_t n, zfcDataType_t type, void* out) = 0;
   // The sorted distinct keys into uniq (room for n), their number into *count, and the
-  // position of keys[i] among them into inverse[i]. Keys are below `bound`.
+  // position of keys[i] among them into inverse[i]; into *grouping, the tokens grouped by
+  // key where the backend keeps them (until its next unique_with_inverse), else an empty
+  // grouping. Keys are below `bound`.
   virtual Status unique_with_inverse(const K* keys, size_t n, uint64_t bound, K* uniq,
-                                     int32_t* inverse, uint64_t* count) = 0;
+                                     int32_t* inverse, uint64_t* count,
+                                     KeyGrouping* grouping) = 0;
   virtual Status sorted_unique(const K* keys, size_t n, uint64_t bound, K* uniq,
                                uint64_t* count) = 0;
   // For sorted distinct sub, all of it in sorted distinct full: the index in full of each
@@ -105,9 +117,14 @@ class StepKernels {
                                   size_t n, size_t dim, float* dst, size_t dst_rows) = 0;
   // The same into zeroed rows: the bits of zero() then scatter_add_rows. A device writes
   // every row that has input whole and zeroes only the others, so no dst_rows x dim fill
-  // comes first and no row is read.
+  // comes first and no row is read. `grouping` is that of the unique whose inverse pos
+  // follows -- pos[i] = f(inverse[i]) for an f that never decreases: the inverse itself, or
+  // its keys' places in a global set -- or empty; a device then groups the rows in its order
+  // instead of sorting them. Rows whose keys share a position (only the bounded step's
+  // spare row, whose sum is dropped) are then summed key by key.
   virtual Status scatter_to_dense(const void* rows, zfcDataType_t type, const int32_t* pos,
-                                  size_t n, size_t dim, float* dst, size_t dst_rows) = 0;
+                                  size_t n, size_t dim, float* dst, size_t dst_rows,
+                                  const KeyGrouping& grouping) = 0;
   // The pairs of n sorted distinct keys, grouped by owner (owner_of) as `p` says, keys and
   // rows in key order within a block, each row encoded as wire(rows[i] * scale). The padding
   // of every block is zeroed, so every byte sent is defined.
@@ -174,7 +191,7 @@ class HostStepKernels final : public StepKernels<K> {
                    K* keys, uint64_t* first_bad) override;
   Status store_keys(const K* keys, size_t n, zfcDataType_t type, void* out) override;
   Status unique_with_inverse(const K* keys, size_t n, uint64_t bound, K* uniq,
-                             int32_t* inverse, uint64_t* count) override;
+                             int32_t* inverse, uint64_t* count, KeyGrouping* grouping) override;
   Status sorted_unique(const K* keys, size_t n, uint64_t bound, K* uniq,
                        uint64_t* count) override;
   Status locate_sorted(const K* sub, size_t n_sub, const K* full, size_t n_full,
@@ -184,7 +201,8 @@ class HostStepKernels final : public StepKernels<K> {
   Status scatter_add_rows(const void* rows, zfcDataType_t type, const int32_t* pos, size_t n,
                           size_t dim, float* dst, size_t dst_rows) override;
   Status scatter_to_dense(const void* rows, zfcDataType_t type, const int32_t* pos, size_t n,
-                          size_t dim, float* dst, size_t dst_rows) override;
+                          size_t dim, float* dst, size_t dst_rows,
+                          const KeyGrouping& grouping) override;
   Status pack_pairs(const K* keys, const int32_t* owner_of, size_t n, const float* rows,
                     size_t dim, zfcDataType_t wire, float scale, const PairPacking& p,
                     char* packed) override;

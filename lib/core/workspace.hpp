@@ -15,6 +15,7 @@ enum class Slot : int {
   kKeys,            // this rank's indices as unsigned keys (K)
   kLocalUnique,     // this rank's distinct keys (U_i)
   kInverse,         // token -> position among this rank's distinct keys (K)
+  kKeyOrder,        // tokens grouped by key, as a device's local unique sorted them (K)
   kGatheredKeys,    // keys gathered from all ranks (sum of U_i, or G*K for allgather)
   kGlobalUnique,    // the global distinct keys (U_g)
   kLocate,          // distinct keys -> position in the global set

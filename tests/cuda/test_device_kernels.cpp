@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <vector>
 
 #include "device_kernels.hpp"
 #include "device_test_util.hpp"
+#include "host_device/sum_order.hpp"
 #include "kernels/cast.hpp"
 #include "kernels/radix_sort.hpp"
 #include "kernels/rows.hpp"
@@ -48,13 +50,31 @@ void check_unique(size_t n, uint64_t bound, uint64_t seed) {
   ASSERT_TRUE(with_scratch([&](void* t, size_t* b) {
                 return cuda::unique_with_inverse(t, b, d_keys.get(), static_cast<uint32_t>(n),
                                                  bits, d_uniq.get(), d_inverse.get(),
-                                                 d_num.get(), nullptr);
+                                                 d_num.get(), nullptr, nullptr);
               }).ok());
   ASSERT_EQ(d_num.value(), u);
   const std::vector<K> got = d_uniq.to_host(u);
   ASSERT_TRUE(std::equal(got.begin(), got.end(), uniq.begin()));
   const std::vector<int32_t> inv = d_inverse.to_host(n);
   ASSERT_TRUE(std::equal(inv.begin(), inv.end(), inverse.begin()));
+
+  // Keeping the sort's order: the same results, and the input numbers by key, equal keys in
+  // input order.
+  DeviceVector<uint32_t> d_order(n + 1);
+  DeviceVector<int32_t> d_inverse2(n + 1);
+  ASSERT_TRUE(with_scratch([&](void* t, size_t* b) {
+                return cuda::unique_with_inverse(t, b, d_keys.get(), static_cast<uint32_t>(n),
+                                                 bits, d_uniq.get(), d_inverse2.get(),
+                                                 d_num.get(), d_order.get(), nullptr);
+              }).ok());
+  ASSERT_EQ(d_num.value(), u);
+  const std::vector<int32_t> inv2 = d_inverse2.to_host(n);
+  ASSERT_TRUE(std::equal(inv2.begin(), inv2.end(), inverse.begin()));
+  std::vector<uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
+  ASSERT_EQ(d_order.to_host(n), order);
 
   ASSERT_TRUE(with_scratch([&](void* t, size_t* b) {
                 return cuda::sorted_unique(t, b, d_keys.get(), static_cast<uint32_t>(n), bits,
@@ -215,6 +235,63 @@ TEST(DeviceRows, ScattersHaveTheHostBitsOnLongRunsAndPartialSlices) {
                   << accumulate << " blocks " << blocks << " at " << i;
             }
           }
+        }
+      }
+    }
+  }
+}
+
+// The scatter over the unique's grouping (no sort of its own): positions that are the
+// inverse itself and the inverse's places in a larger set, a hot key of three sum blocks,
+// every row type, streamed widths and the fallback's (16-bit rows of odd width).
+TEST(DeviceRows, GroupedScatterHasTheHostBits) {
+  ZFC_REQUIRE_GPU();
+  const size_t n = 12000;  // key 0 takes about a fifth
+  const uint64_t bound = 500;
+  const std::vector<uint32_t> keys = zipf_keys<uint32_t>(n, bound, 17);
+  DeviceVector<uint32_t> d_keys(keys), d_uniq(n + 1), d_num(1), d_order(n + 1);
+  DeviceVector<int32_t> d_inverse(n + 1);
+  ASSERT_TRUE(with_scratch([&](void* t, size_t* b) {
+                return cuda::unique_with_inverse(t, b, d_keys.get(), static_cast<uint32_t>(n),
+                                                 kernels::key_bits_for_bound(bound),
+                                                 d_uniq.get(), d_inverse.get(), d_num.get(),
+                                                 d_order.get(), nullptr);
+              }).ok());
+  const uint32_t u = d_num.value();
+  const std::vector<int32_t> inverse = d_inverse.to_host(n);
+  ASSERT_GT(std::count(inverse.begin(), inverse.end(), 0), 2 * static_cast<long>(kSumBlockRows));
+  // Local i's place in a set of 3u + 2 rows: 3i + 1, so rows without input lie between.
+  std::vector<int32_t> spread(n);
+  for (size_t i = 0; i < n; ++i) spread[i] = 3 * inverse[i] + 1;
+  workload::SplitMix64 rng(19);
+  for (bool global : {false, true}) {
+    const std::vector<int32_t>& pos = global ? spread : inverse;
+    const uint32_t m = global ? 3 * u + 2 : u;
+    DeviceVector<int32_t> d_pos(pos);
+    for (zfcDataType_t type : {zfcFloat32, zfcFloat16, zfcBFloat16}) {
+      for (size_t dim : {2, 33, 130}) {
+        std::vector<float> rows(n * dim);
+        for (float& f : rows) f = static_cast<float>((rng.uniform() * 2 - 1) * 1e3);
+        const std::vector<uint16_t> half = half_rows(rows, type);
+        const void* host_rows = type == zfcFloat32 ? static_cast<const void*>(rows.data())
+                                                   : static_cast<const void*>(half.data());
+        std::vector<float> want(static_cast<size_t>(m) * dim, 0.0f);
+        kernels::scatter_add_rows(host_rows, type, pos.data(), n, dim, want.data());
+        DeviceVector<float> d_rows32(rows);
+        DeviceVector<uint16_t> d_rows16(half);
+        const void* d_rows = type == zfcFloat32 ? static_cast<const void*>(d_rows32.get())
+                                                : static_cast<const void*>(d_rows16.get());
+        DeviceVector<float> d_dense(std::vector<float>(static_cast<size_t>(m) * dim, 7.0f));
+        const Status s = with_scratch([&](void* t, size_t* b) {
+          return cuda::scatter_to_dense_grouped(t, b, d_rows, type, d_pos.get(), d_order.get(),
+                                                static_cast<uint32_t>(n), dim, d_dense.get(), m,
+                                                nullptr);
+        });
+        ASSERT_TRUE(s.ok()) << s.message();
+        const std::vector<float> got = d_dense.to_host();
+        for (size_t i = 0; i < got.size(); ++i) {
+          ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(want[i]))
+              << type << " dim " << dim << " global " << global << " at " << i;
         }
       }
     }

@@ -73,9 +73,12 @@ StepOutput run_step(StepKernels<K>& k, const StepInput& in) {
   EXPECT_TRUE(scratch_for(k, Slot::kInverse, n + 1, &inverse).ok());
   EXPECT_TRUE(scratch_for(k, Slot::kStepWords, G + 2, &words).ok());
   EXPECT_TRUE(k.load_keys(d_idx, in.index_type, n, in.vocab, true, keys, &words[0]).ok());
-  EXPECT_TRUE(
-      k.unique_with_inverse(keys, n, static_cast<uint64_t>(in.vocab), uniq, inverse, &words[1])
-          .ok());
+  KeyGrouping grouping;
+  EXPECT_TRUE(k.unique_with_inverse(keys, n, static_cast<uint64_t>(in.vocab), uniq, inverse,
+                                    &words[1], &grouping)
+                  .ok());
+  // The device keeps its sort's order for the scatter below; the host keeps none.
+  EXPECT_EQ(grouping.order != nullptr, k.on_device());
   uint64_t two[2] = {0, 0};
   EXPECT_TRUE(k.fetch(two, words, sizeof two).ok());
   out.first_bad = two[0];
@@ -93,7 +96,8 @@ StepOutput run_step(StepKernels<K>& k, const StepInput& in) {
   out.counts.resize(G);
   EXPECT_TRUE(k.fetch(out.counts.data(), words, G * sizeof(uint64_t)).ok());
   out.owner_of = get(k, owner_of, u);
-  EXPECT_TRUE(k.scatter_to_dense(d_rows, zfcFloat32, inverse, n, dim, partial, u).ok());
+  EXPECT_TRUE(
+      k.scatter_to_dense(d_rows, zfcFloat32, inverse, n, dim, partial, u, grouping).ok());
   // Then the same tokens again, on the wire, added into the rows as they are now (as an
   // owner adds each sender's wire rows).
   char* wire_rows = nullptr;

@@ -20,6 +20,7 @@
 #include "host_device/half_bits.hpp"
 #include "host_device/sum_order.hpp"
 #include "kernels/rows.hpp"
+#include "kernels/unique.hpp"
 #include "stream_runs_schedule.hpp"
 #include "workload/random.hpp"
 
@@ -85,18 +86,29 @@ struct HostLane {
   void sync() { barrier->arrive_and_wait(); }
 };
 
-// What the device's scatter does after its radix sort, with the host's lanes: a stable sort
-// of the positions, the chunks' starts at cuts, every (chunk, slice) item in turn on one warp
-// that reuses its ring, then the fold of the runs' later blocks.
-template <int kKind>
-void stream_on_host(const void* rows, zfcDataType_t type, const std::vector<int32_t>& pos,
-                    size_t dim, float* dense, bool accumulate, Landing landing) {
-  namespace st = cuda::stream;
-  const uint32_t n = static_cast<uint32_t>(pos.size());
-  std::vector<uint32_t> order(n), target(n);
+// The input numbers stably sorted by v[i]: the device scatter's radix sort of (position,
+// input number) when v is the positions, the order the device's unique keeps when v is the
+// keys.
+template <class T>
+std::vector<uint32_t> stable_order(const std::vector<T>& v) {
+  std::vector<uint32_t> order(v.size());
   std::iota(order.begin(), order.end(), 0u);
   std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return pos[a] < pos[b]; });
+                   [&](uint32_t a, uint32_t b) { return v[a] < v[b]; });
+  return order;
+}
+
+// What the device's scatter does once its rows are grouped by `order` (its own sort of the
+// positions, or the unique's order), with the host's lanes: the targets gathered in that
+// order, the chunks' starts at cuts, every (chunk, slice) item in turn on one warp that
+// reuses its ring, then the fold of the runs' later blocks.
+template <int kKind>
+void stream_on_host(const void* rows, zfcDataType_t type, const std::vector<int32_t>& pos,
+                    const std::vector<uint32_t>& order, size_t dim, float* dense,
+                    bool accumulate, Landing landing) {
+  namespace st = cuda::stream;
+  const uint32_t n = static_cast<uint32_t>(pos.size());
+  std::vector<uint32_t> target(n);
   for (uint32_t i = 0; i < n; ++i) target[i] = static_cast<uint32_t>(pos[order[i]]);
   const uint32_t chunks = st::stream_chunks(n);
   std::vector<uint32_t> starts(chunks + 1);
@@ -140,13 +152,14 @@ void stream_on_host(const void* rows, zfcDataType_t type, const std::vector<int3
 }
 
 void stream_any(const void* rows, zfcDataType_t type, const std::vector<int32_t>& pos,
-                size_t dim, float* dense, bool accumulate, Landing landing) {
+                const std::vector<uint32_t>& order, size_t dim, float* dense, bool accumulate,
+                Landing landing) {
   if (type == zfcFloat32) {
-    stream_on_host<0>(rows, type, pos, dim, dense, accumulate, landing);
+    stream_on_host<0>(rows, type, pos, order, dim, dense, accumulate, landing);
   } else if (type == zfcFloat16) {
-    stream_on_host<1>(rows, type, pos, dim, dense, accumulate, landing);
+    stream_on_host<1>(rows, type, pos, order, dim, dense, accumulate, landing);
   } else {
-    stream_on_host<2>(rows, type, pos, dim, dense, accumulate, landing);
+    stream_on_host<2>(rows, type, pos, order, dim, dense, accumulate, landing);
   }
 }
 
@@ -208,7 +221,8 @@ TEST(StreamSchedule, SumsHaveTheHostBitsWhereverCopiesLand) {
           // to the sums: NaN there shows a column the sums read or never write.
           std::vector<float> got(m * c.dim, std::numeric_limits<float>::quiet_NaN());
           if (accumulate) got = start;
-          stream_any(rows, c.type, pos, c.dim, got.data(), accumulate, landing);
+          stream_any(rows, c.type, pos, stable_order(pos), c.dim, got.data(), accumulate,
+                     landing);
           if (!accumulate) zero_rows_without_input(pos, c.dim, &got);
           for (size_t i = 0; i < got.size(); ++i) {
             ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(want[i]))
@@ -216,6 +230,56 @@ TEST(StreamSchedule, SumsHaveTheHostBitsWhereverCopiesLand) {
                 << accumulate << " landing " << static_cast<int>(landing) << " at " << i;
           }
         }
+      }
+    }
+  }
+}
+
+// A step's scatter takes the order its local unique sorted the tokens in (keys, stably)
+// instead of sorting the positions: for every shape of positions a step hands it -- the
+// local positions, their places in a global set, and those clamped to a capacity, whose
+// spare row holds every key past it -- the sums are the host's bits, the spare row's aside.
+TEST(StreamSchedule, TheUniquesOrderGroupsTheScatterAsItsOwnSortWould) {
+  workload::SplitMix64 rng(23);
+  const size_t n = 6000, dim = 34;
+  // Key 3 takes half the tokens (three sum blocks), the others spread over 400 keys.
+  std::vector<uint32_t> keys(n);
+  for (size_t i = 0; i < n; ++i) {
+    keys[i] = i % 2 == 0 ? 3u : static_cast<uint32_t>(rng.next() % 400);
+  }
+  std::vector<uint32_t> uniq(n);
+  std::vector<int32_t> inverse(n);
+  std::vector<char> scratch(kernels::unique_scratch_bytes<uint32_t>(n, 400, true));
+  const size_t u = kernels::unique_with_inverse(keys.data(), n, 400, uniq.data(), inverse.data(),
+                                                scratch.data());
+  const std::vector<uint32_t> by_key = stable_order(keys);
+  std::vector<float> values(n * dim);
+  for (float& f : values) f = static_cast<float>((rng.uniform() * 2 - 1) * 1e3);
+  std::vector<uint16_t> half(values.size());
+  for (size_t i = 0; i < values.size(); ++i) half[i] = kernels::f32_to_bf16(values[i]);
+
+  const int32_t cap = static_cast<int32_t>(u / 2);  // the clamp's spare row
+  for (int shape = 0; shape < 3; ++shape) {
+    std::vector<int32_t> pos(n);
+    for (size_t i = 0; i < n; ++i) {
+      pos[i] = shape == 0   ? inverse[i]
+               : shape == 1 ? 3 * inverse[i] + 1
+                            : std::min(inverse[i], cap);
+    }
+    const size_t m = shape == 0 ? u : shape == 1 ? 3 * u + 2 : static_cast<size_t>(cap) + 1;
+    for (zfcDataType_t type : {zfcFloat32, zfcBFloat16}) {
+      const void* rows = type == zfcFloat32 ? static_cast<const void*>(values.data())
+                                            : static_cast<const void*>(half.data());
+      std::vector<float> want(m * dim, 0.0f);
+      kernels::scatter_add_rows(rows, type, pos.data(), n, dim, want.data());
+      std::vector<float> got(m * dim, std::numeric_limits<float>::quiet_NaN());
+      stream_any(rows, type, pos, by_key, dim, got.data(), false, Landing::kAtWait);
+      zero_rows_without_input(pos, dim, &got);
+      // The spare row's rows come key by key, not in input order: only its sum differs.
+      const size_t checked = shape == 2 ? static_cast<size_t>(cap) * dim : got.size();
+      for (size_t i = 0; i < checked; ++i) {
+        ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(want[i]))
+            << "shape " << shape << " type " << type << " at " << i;
       }
     }
   }
