@@ -58,14 +58,16 @@ __global__ void mark_inputs_kernel(const uint32_t* target, uint32_t n, uint32_t*
   }
 }
 
-// Element i of dense (m x dim) zeroed where its row has no input. The sums write every row
-// that has input whole, its first block starting from +0, so those are left alone.
+// The rows of dense (m x dim) without input zeroed, one warp per item of
+// stream::zero_item (a row's tile of columns, its flag read once).
 __global__ void zero_rows_without_input_kernel(const uint32_t* has_input, uint32_t m,
                                                size_t dim, float* dense) {
-  const size_t total = static_cast<size_t>(m) * dim;
-  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    if (has_input[i / dim] == 0) dense[i] = 0.0f;
+  const uint32_t warps_per_block = blockDim.x / 32;
+  const uint64_t items = stream::zero_items(m, dim);
+  const uint64_t stride = static_cast<uint64_t>(gridDim.x) * warps_per_block;
+  for (uint64_t item = static_cast<uint64_t>(blockIdx.x) * warps_per_block + threadIdx.x / 32;
+       item < items; item += stride) {
+    stream::zero_item(has_input, dim, dense, item, threadIdx.x % 32);
   }
 }
 
@@ -309,7 +311,8 @@ Status zero_rows_without_input(const uint32_t* target, uint32_t n, uint32_t m, s
                                  "cudaMemsetAsync"));
   mark_inputs_kernel<<<grid_for(n), kBlock, 0, s>>>(target, n, has_input);
   ZFC_RETURN_IF_ERROR(launch_check("mark_inputs_kernel"));
-  zero_rows_without_input_kernel<<<grid_for(static_cast<size_t>(m) * dim), kBlock, 0, s>>>(
+  // A warp per item: kBlock / 32 items per block.
+  zero_rows_without_input_kernel<<<grid_for(stream::zero_items(m, dim) * 32), kBlock, 0, s>>>(
       has_input, m, dim, d_dense);
   return launch_check("zero_rows_without_input_kernel");
 }

@@ -19,6 +19,8 @@
 // be a later block: that block's sum goes to the chunk's own partial row, and fold_partials
 // adds a run's partial rows onto its target in block order once every item is done. An item
 // is (chunk, slice), slices fastest, so the slices of one chunk land on different SMs.
+//
+// A scatter into zeroed rows zeroes the rows without input apart (zero_item, at the end).
 #pragma once
 
 #include <cstddef>
@@ -293,6 +295,30 @@ ZFC_HOST_DEVICE void stream_item(Lane& lane, StreamRing& ring, const StreamItem&
   sum.flush(it);
   lane.template wait_prior<0>();
   lane.sync();  // every lane is done with the ring before the next item's copies
+}
+
+// ---- the zeros of a scatter into zeroed rows ---------------------------------------------
+// The sums write every row that has input whole, its first block starting from +0, so only
+// the rows without input are zeroed (has_input[t] != 0 marks the others). An item is a
+// row's tile of kZeroTile columns, one warp's: it reads the row's flag once, so where every
+// row has input (a rank's local sums) the zeroing reads m flags and writes nothing, and tiles
+// spread a wide row over many warps.
+constexpr uint32_t kZeroTile = 1024;  // 4 KiB of stores per item
+
+ZFC_HOST_DEVICE inline uint64_t zero_items(uint32_t m, size_t dim) {
+  return static_cast<uint64_t>(m) * ((dim + kZeroTile - 1) / kZeroTile);
+}
+
+// Lane `lane`'s zeros of item `item` of dense (m x dim).
+ZFC_HOST_DEVICE inline void zero_item(const uint32_t* has_input, size_t dim, float* dense,
+                                      uint64_t item, uint32_t lane) {
+  const uint64_t tiles = (dim + kZeroTile - 1) / kZeroTile;
+  const uint64_t row = tiles == 1 ? item : item / tiles;
+  if (has_input[row] != 0) return;
+  const size_t begin = static_cast<size_t>(item - row * tiles) * kZeroTile;
+  const size_t end = begin + kZeroTile < dim ? begin + kZeroTile : dim;
+  float* out = dense + row * dim;
+  for (size_t c = begin + lane; c < end; c += 32) out[c] = 0.0f;
 }
 
 }  // namespace stream

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -176,14 +177,19 @@ std::vector<int32_t> long_run_positions(size_t n, uint32_t m, uint64_t seed) {
   return pos;
 }
 
-// What the device's scatter into zeroed rows does besides the sums: zeros in the rows that no
-// position names.
+// What the device's scatter into zeroed rows does besides the sums: a flag for every row a
+// position names, then zeros in the others by the device's items (stream::zero_item), each
+// item's 32 lanes in turn.
 void zero_rows_without_input(const std::vector<int32_t>& pos, size_t dim,
                              std::vector<float>* dense) {
-  std::vector<char> has_input(dense->size() / dim, 0);
+  namespace st = cuda::stream;
+  const uint32_t m = static_cast<uint32_t>(dense->size() / dim);
+  std::vector<uint32_t> has_input(m, 0);
   for (int32_t p : pos) has_input[static_cast<size_t>(p)] = 1;
-  for (size_t t = 0; t < has_input.size(); ++t) {
-    if (!has_input[t]) std::fill_n(dense->begin() + t * dim, dim, 0.0f);
+  for (uint64_t item = 0; item < st::zero_items(m, dim); ++item) {
+    for (uint32_t lane = 0; lane < 32; ++lane) {
+      st::zero_item(has_input.data(), dim, dense->data(), item, lane);
+    }
   }
 }
 
@@ -280,6 +286,30 @@ TEST(StreamSchedule, TheUniquesOrderGroupsTheScatterAsItsOwnSortWould) {
       for (size_t i = 0; i < checked; ++i) {
         ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(want[i]))
             << "shape " << shape << " type " << type << " at " << i;
+      }
+    }
+  }
+}
+
+// The zeroing's items: every column of a row without input, at widths of one tile, exactly
+// one, one and a bit and several, and nothing of a row with input.
+TEST(StreamSchedule, ZerosCoverRowsWithoutInputAndNothingElse) {
+  namespace st = cuda::stream;
+  const std::vector<uint32_t> has_input = {1, 0, 0, 1, 0};
+  const uint32_t m = static_cast<uint32_t>(has_input.size());
+  for (size_t dim : {1, 33, 1024, 1025, 2500}) {
+    EXPECT_EQ(st::zero_items(m, dim), m * ((dim + 1023) / 1024));
+    std::vector<float> dense(m * dim, std::numeric_limits<float>::quiet_NaN());
+    for (uint64_t item = 0; item < st::zero_items(m, dim); ++item) {
+      for (uint32_t lane = 0; lane < 32; ++lane) {
+        st::zero_item(has_input.data(), dim, dense.data(), item, lane);
+      }
+    }
+    for (size_t i = 0; i < dense.size(); ++i) {
+      if (has_input[i / dim] != 0) {
+        ASSERT_TRUE(std::isnan(dense[i])) << "dim " << dim << " at " << i;
+      } else {
+        ASSERT_EQ(kernels::f32_bits(dense[i]), 0u) << "dim " << dim << " at " << i;
       }
     }
   }
