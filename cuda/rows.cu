@@ -275,13 +275,15 @@ Status launch_stream_runs(unsigned blocks, const void* d_rows, size_t row_bytes,
   return launch_check("stream_runs_kernel");
 }
 
-// The streaming scatter over grouped rows: the chunks' starts at cuts, one warp per (chunk,
-// 128-byte slice) item, then the runs' later blocks folded onto their targets.
+// The streaming scatter over grouped rows: the chunks' starts at cuts (and each run's count
+// of later blocks, in `folds`), one warp per (chunk, 128-byte slice) item, then the runs'
+// later blocks folded onto their targets.
 Status stream_runs(const void* d_rows, zfcDataType_t row_type, const Grouping<uint32_t>& g,
-                   uint32_t* chunk_start, float* partials, uint32_t n, size_t dim,
-                   float* d_dense, bool accumulate, cudaStream_t s) {
+                   uint32_t* chunk_start, uint32_t* folds, float* partials, uint32_t n,
+                   size_t dim, float* d_dense, bool accumulate, cudaStream_t s) {
   const uint32_t chunks = stream::stream_chunks(n);
-  chunk_starts_kernel<<<grid_for(chunks + 1), kBlock, 0, s>>>(g.target, n, chunks, chunk_start);
+  chunk_starts_kernel<<<grid_for(chunks + 1), kBlock, 0, s>>>(g.target, n, chunks, chunk_start,
+                                                               folds);
   ZFC_RETURN_IF_ERROR(launch_check("chunk_starts_kernel"));
   const size_t row_bytes = row_bytes_of(row_type, dim);
   const uint32_t slices =
@@ -296,9 +298,9 @@ Status stream_runs(const void* d_rows, zfcDataType_t row_type, const Grouping<ui
   ZFC_RETURN_IF_ERROR(launch(blocks, d_rows, row_bytes, g, n, chunk_start, chunks, slices, dim,
                              d_dense, partials, accumulate, s));
   if (chunks < 2) return Status::Ok();  // no chunk can start inside a run
-  const size_t folds = static_cast<size_t>(chunks) * dim;
-  fold_partials_kernel<<<grid_for(folds), kBlock, 0, s>>>(g.target, n, chunk_start, chunks,
-                                                          partials, dim, d_dense);
+  const size_t columns = static_cast<size_t>(chunks) * dim;
+  fold_partials_kernel<<<grid_for(columns), kBlock, 0, s>>>(g.target, chunk_start, folds, chunks,
+                                                            partials, dim, d_dense);
   return launch_check("fold_partials_kernel");
 }
 
@@ -333,6 +335,7 @@ Status scatter_rows(void* d_temp, size_t* temp_bytes, const void* d_rows, zfcDat
   // Taken whether or not they are used, so that a size query made with other row pointers
   // still covers the call. A partial row per chunk: at 10^6 rows of 512 fp32, 2 MB.
   uint32_t* chunk_start = l.take<uint32_t>(stream::stream_chunks(n) + 1);
+  uint32_t* folds = l.take<uint32_t>(stream::stream_chunks(n));
   float* partials = l.take<float>(static_cast<size_t>(stream::stream_chunks(n)) * dim);
   uint32_t* has_input = accumulate ? nullptr : l.take<uint32_t>(m);
   size_t cub_bytes = 0;
@@ -352,8 +355,8 @@ Status scatter_rows(void* d_temp, size_t* temp_bytes, const void* d_rows, zfcDat
     ZFC_RETURN_IF_ERROR(zero_rows_without_input(g.target, n, m, dim, d_dense, has_input, s));
   }
   if (streamed) {
-    return stream_runs(d_rows, row_type, g, chunk_start, partials, n, dim, d_dense, accumulate,
-                       s);
+    return stream_runs(d_rows, row_type, g, chunk_start, folds, partials, n, dim, d_dense,
+                       accumulate, s);
   }
   const unsigned threads = std::min(row_threads(dim), kSliceThreads);
   const size_t slices = std::min<size_t>((dim + threads - 1) / threads, 65535);

@@ -30,12 +30,14 @@ struct DeviceLane {
   __device__ void sync() { __syncwarp(); }
 };
 
-// start[k] for k = 0..chunks (stream::chunk_start).
+// start[k] for k = 0..chunks and folds[k] for k < chunks (stream::chunk_start_and_folds).
 __global__ void chunk_starts_kernel(const uint32_t* target, uint32_t n, uint32_t chunks,
-                                    uint32_t* start) {
+                                    uint32_t* start, uint32_t* folds) {
   for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k <= chunks;
        k += gridDim.x * blockDim.x) {
-    start[k] = stream::chunk_start(target, n, k);
+    const stream::ChunkStart c = stream::chunk_start_and_folds(target, n, k);
+    start[k] = c.start;
+    if (k < chunks) folds[k] = c.folds;
   }
 }
 
@@ -61,13 +63,13 @@ __global__ void __launch_bounds__(32)
 
 // After every item: (chunk k, column) = i / dim, i % dim for i over chunks * dim, where a
 // run's first partial row adds its chain onto the target row (stream::fold_partials).
-__global__ void fold_partials_kernel(const uint32_t* target, uint32_t n,
-                                     const uint32_t* chunk_starts, uint32_t chunks,
+__global__ void fold_partials_kernel(const uint32_t* target, const uint32_t* chunk_starts,
+                                     const uint32_t* folds, uint32_t chunks,
                                      const float* partials, size_t dim, float* dense) {
   const uint64_t total = static_cast<uint64_t>(chunks) * dim;
   for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
        i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
-    stream::fold_partials(target, n, chunk_starts, chunks, partials, dim,
+    stream::fold_partials(target, chunk_starts, folds, partials, dim,
                           static_cast<uint32_t>(i / dim), i % dim, dense);
   }
 }

@@ -58,15 +58,27 @@ ZFC_HOST_DEVICE inline uint32_t stream_chunks(uint32_t n) {
   return (n + kStreamChunk - 1) / kStreamChunk;
 }
 
+// Where chunk k starts, and how many later blocks of its run it folds.
+struct ChunkStart {
+  uint32_t start;
+  // For the chunk that starts a run's second block (the run's first chunk that continues
+  // it), the number of the run's later blocks: chunks k .. k + folds - 1 hold them, one
+  // each, since every later block's start is a cut and nominal starts are kStreamChunk
+  // apart. Else 0. So the fold knows its chain's length, instead of testing chunk after
+  // chunk -- two dependent loads each, along a Zipf head id's hundred chunks or more.
+  uint32_t folds;
+};
+
 // The first cut at or after k * kStreamChunk over sorted targets (n when none): a run start,
 // or the start of a later block of a run (its start + j * kSumBlockRows). Cuts are at most
 // kSumBlockRows apart, so every chunk but an empty last one holds rows.
-ZFC_HOST_DEVICE inline uint32_t chunk_start(const uint32_t* target, uint32_t n, uint32_t k) {
+ZFC_HOST_DEVICE inline ChunkStart chunk_start_and_folds(const uint32_t* target, uint32_t n,
+                                                        uint32_t k) {
   const uint64_t nominal = static_cast<uint64_t>(k) * kStreamChunk;
   const uint32_t at = nominal >= n ? n : static_cast<uint32_t>(nominal);
-  if (at == 0 || at == n) return at;
+  if (at == 0 || at == n) return {at, 0};
   const uint32_t t = target[at];
-  if (target[at - 1] != t) return at;
+  if (target[at - 1] != t) return {at, 0};
   // Inside t's run: its start, the first index whose target is t...
   uint32_t lo = 0, hi = at;
   while (lo < hi) {
@@ -92,7 +104,13 @@ ZFC_HOST_DEVICE inline uint32_t chunk_start(const uint32_t* target, uint32_t n, 
   // ...and its next block start, if the run reaches it.
   const uint64_t block = (static_cast<uint64_t>(at - run) + kSumBlockRows - 1) / kSumBlockRows;
   const uint64_t next = run + block * kSumBlockRows;
-  return next < lo ? static_cast<uint32_t>(next) : lo;
+  if (next >= lo) return {lo, 0};
+  const uint64_t blocks = (static_cast<uint64_t>(lo - run) + kSumBlockRows - 1) / kSumBlockRows;
+  return {static_cast<uint32_t>(next), block == 1 ? static_cast<uint32_t>(blocks - 1) : 0u};
+}
+
+ZFC_HOST_DEVICE inline uint32_t chunk_start(const uint32_t* target, uint32_t n, uint32_t k) {
+  return chunk_start_and_folds(target, n, k).start;
 }
 
 // Whether chunk k starts inside a run: its first rows are a later block of that run, summed
@@ -103,25 +121,17 @@ ZFC_HOST_DEVICE inline bool chunk_continues(const uint32_t* target, uint32_t n,
   return b > 0 && b < n && target[b - 1] == target[b];
 }
 
-// Column `col` of the run whose second block starts chunk k (nothing for any other chunk):
-// its partial rows, chunk k's and those of the continuing chunks after it, added in block
-// order onto the target row, which holds the first block's sum.
-ZFC_HOST_DEVICE inline void fold_partials(const uint32_t* target, uint32_t n,
-                                          const uint32_t* chunk_starts, uint32_t chunks,
-                                          const float* partials, size_t dim, uint32_t k,
-                                          size_t col, float* dense) {
-  if (!chunk_continues(target, n, chunk_starts, k)) return;
-  const uint32_t t = target[chunk_starts[k]];
-  if (chunk_continues(target, n, chunk_starts, k - 1) && target[chunk_starts[k - 1]] == t) {
-    return;  // chunk k - 1 holds an earlier block of t's: its fold covers chunk k too
-  }
-  float* out = dense + static_cast<size_t>(t) * dim + col;
+// Column `col` of the run whose second block starts chunk k (nothing for any other chunk,
+// whose folds[k] is 0): its partial rows, chunk k's and those of the folds[k] - 1 chunks
+// after it, added in block order onto the target row, which holds the first block's sum.
+ZFC_HOST_DEVICE inline void fold_partials(const uint32_t* target, const uint32_t* chunk_starts,
+                                          const uint32_t* folds, const float* partials,
+                                          size_t dim, uint32_t k, size_t col, float* dense) {
+  const uint32_t count = folds[k];
+  if (count == 0) return;
+  float* out = dense + static_cast<size_t>(target[chunk_starts[k]]) * dim + col;
   float acc = *out;
-  for (uint32_t j = k; j < chunks && chunk_continues(target, n, chunk_starts, j) &&
-                       target[chunk_starts[j]] == t;
-       ++j) {
-    acc += partials[static_cast<size_t>(j) * dim + col];
-  }
+  for (uint32_t j = k; j < k + count; ++j) acc += partials[static_cast<size_t>(j) * dim + col];
   *out = acc;
 }
 

@@ -112,8 +112,12 @@ void stream_on_host(const void* rows, zfcDataType_t type, const std::vector<int3
   std::vector<uint32_t> target(n);
   for (uint32_t i = 0; i < n; ++i) target[i] = static_cast<uint32_t>(pos[order[i]]);
   const uint32_t chunks = st::stream_chunks(n);
-  std::vector<uint32_t> starts(chunks + 1);
-  for (uint32_t k = 0; k <= chunks; ++k) starts[k] = st::chunk_start(target.data(), n, k);
+  std::vector<uint32_t> starts(chunks + 1), folds(chunks);
+  for (uint32_t k = 0; k <= chunks; ++k) {
+    const st::ChunkStart c = st::chunk_start_and_folds(target.data(), n, k);
+    starts[k] = c.start;
+    if (k < chunks) folds[k] = c.folds;
+  }
   // NaN in every partial row: a fold that reads a partial no item wrote poisons the sum.
   std::vector<float> partials(static_cast<size_t>(chunks) * dim,
                               std::numeric_limits<float>::quiet_NaN());
@@ -146,7 +150,7 @@ void stream_on_host(const void* rows, zfcDataType_t type, const std::vector<int3
   for (std::thread& t : lanes) t.join();
   for (uint32_t k = 0; k < chunks; ++k) {
     for (size_t col = 0; col < dim; ++col) {
-      st::fold_partials(target.data(), n, starts.data(), chunks, partials.data(), dim, k, col,
+      st::fold_partials(target.data(), starts.data(), folds.data(), partials.data(), dim, k, col,
                         dense);
     }
   }
@@ -334,10 +338,15 @@ TEST(StreamSchedule, ChunksStartAtRunStartsAndBlockStarts) {
   // 5120 lies in the run of 10000, whose next block starts at 5220; 6144 the same, at 6244.
   EXPECT_EQ(starts, (std::vector<uint32_t>{0, 1024, 2048, 3072, 4096, 5220, 6244, n}));
   std::vector<bool> continues;
+  std::vector<uint32_t> folds;
   for (uint32_t k = 0; k < chunks; ++k) {
     continues.push_back(st::chunk_continues(target.data(), n, starts.data(), k));
+    folds.push_back(st::chunk_start_and_folds(target.data(), n, k).folds);
   }
   EXPECT_EQ(continues, (std::vector<bool>{false, true, true, false, false, true, true}));
+  // The fold of each run with later blocks sits with the chunk of its second block: the run
+  // of 4 (blocks 2 and 3 in chunks 1 and 2), the run of 10000 (chunks 5 and 6).
+  EXPECT_EQ(folds, (std::vector<uint32_t>{0, 2, 0, 0, 0, 2, 0}));
 }
 
 // Each target's rows in input order, the first block onto the start value, every later block
