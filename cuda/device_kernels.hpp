@@ -140,14 +140,15 @@ struct PairFrame {
   size_t lead, key_bytes, row_bytes;
 };
 
-// The pairs of n sorted distinct keys packed by owner into d_packed (packed_bytes, zeroed
-// first): owner j's block at d_displs[j], led by d_counts[j] as a uint64_t, its keys and
-// rows (row i of d_rows encoded as the host's encode does) in key order. Scratch as above.
+// The pairs of n sorted distinct keys packed by owner into d_packed: owner j's block at
+// d_displs[j], led by d_counts[j] as a uint64_t (frame.lead is its 8 bytes), its keys and
+// rows (row i of d_rows encoded as the host's encode does) in key order, each part's padding
+// zeroed, so that every byte of blocks laid back to back is written. Scratch as above.
 template <class K>
 Status pack_pairs(void* d_temp, size_t* temp_bytes, const K* d_keys, const int32_t* d_owner_of,
                   uint32_t n, int ranks, const float* d_rows, size_t dim, zfcDataType_t wire,
                   float scale, const PairFrame& frame, const uint64_t* d_counts,
-                  const uint64_t* d_displs, char* d_packed, size_t packed_bytes, void* stream);
+                  const uint64_t* d_displs, char* d_packed, void* stream);
 
 // Row k of d_rows (n x dim of the wire type, back to back) decoded as the host's decode into
 // row d_dest[k] of d_out; ORs 1 into *d_nonfinite when some value is inf or NaN.

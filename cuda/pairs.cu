@@ -34,19 +34,28 @@ __global__ void owner_kernel(const K* keys, uint32_t n, int ranks, int32_t* owne
   }
 }
 
-// first[j] = counts[0] + ... + counts[j - 1]; each block's lead is its count. One thread:
-// a few thousand owners at most, against the n pairs every other kernel walks.
+__device__ inline size_t pad8_device(size_t bytes) { return (bytes + 7) / 8 * 8; }
+
+// first[j] = counts[0] + ... + counts[j - 1]; each block's lead is its count, and the
+// padding after its keys and after its rows is zeroed (pack_kernel writes every other byte),
+// so every byte sent is defined. One thread: a few thousand owners at most, against the n
+// pairs every other kernel walks.
 __global__ void leads_kernel(const uint64_t* counts, const uint64_t* displs, int ranks,
-                             uint64_t* first, char* packed) {
+                             size_t lead, size_t key_bytes, size_t row_bytes, uint64_t* first,
+                             char* packed) {
   uint64_t at = 0;
   for (int j = 0; j < ranks; ++j) {
+    const uint64_t c = counts[j];
     first[j] = at;
-    at += counts[j];
-    *reinterpret_cast<uint64_t*>(packed + displs[j]) = counts[j];
+    at += c;
+    char* base = packed + displs[j];
+    *reinterpret_cast<uint64_t*>(base) = c;
+    const size_t rows_at = lead + pad8_device(c * key_bytes);
+    for (size_t b = lead + c * key_bytes; b < rows_at; ++b) base[b] = 0;
+    const size_t rows_end = rows_at + c * row_bytes;
+    for (size_t b = rows_end; b < rows_at + pad8_device(c * row_bytes); ++b) base[b] = 0;
   }
 }
-
-__device__ inline size_t pad8_device(size_t bytes) { return (bytes + 7) / 8 * 8; }
 
 // As the host's encode: an fp32 wire is a plain copy (no scale), a 16-bit one the scaled
 // value rounded.
@@ -177,8 +186,7 @@ template <class K>
 Status pack_pairs(void* d_temp, size_t* temp_bytes, const K* d_keys, const int32_t* d_owner_of,
                   uint32_t n, int ranks, const float* d_rows, size_t dim, zfcDataType_t wire,
                   float scale, const PairFrame& frame, const uint64_t* d_counts,
-                  const uint64_t* d_displs, char* d_packed, size_t packed_bytes,
-                  void* stream) {
+                  const uint64_t* d_displs, char* d_packed, void* stream) {
   cudaStream_t s = as_stream(stream);
   ScratchLayout l(d_temp);
   int32_t* sorted_owner = l.take<int32_t>(n);
@@ -195,12 +203,10 @@ Status pack_pairs(void* d_temp, size_t* temp_bytes, const K* d_keys, const int32
     *temp_bytes = l.bytes() + sort_bytes;
     return Status::Ok();
   }
-  // Zeroed first, so that the padding of every block is defined.
-  if (packed_bytes > 0) {
-    ZFC_RETURN_IF_ERROR(cuda_check(cudaMemsetAsync(d_packed, 0, packed_bytes, s),
-                                   "cudaMemsetAsync"));
-  }
-  leads_kernel<<<1, 1, 0, s>>>(d_counts, d_displs, ranks, first, d_packed);
+  // The leads and the padding; the keys and rows below fill the rest of every block, so no
+  // fill of the whole buffer comes first.
+  leads_kernel<<<1, 1, 0, s>>>(d_counts, d_displs, ranks, frame.lead, frame.key_bytes,
+                               frame.row_bytes, first, d_packed);
   ZFC_RETURN_IF_ERROR(launch_check("leads_kernel"));
   if (n == 0) return Status::Ok();
   iota_kernel<<<grid_for(n), kBlock, 0, s>>>(order_in, n);
@@ -236,7 +242,7 @@ Status widen_count(const uint32_t* d_in, uint64_t* d_out, void* stream) {
   template Status owner_counts<K>(const K*, uint32_t, int, int32_t*, uint64_t*, void*);       \
   template Status pack_pairs<K>(void*, size_t*, const K*, const int32_t*, uint32_t, int,      \
                                 const float*, size_t, zfcDataType_t, float, const PairFrame&, \
-                                const uint64_t*, const uint64_t*, char*, size_t, void*);
+                                const uint64_t*, const uint64_t*, char*, void*);
 ZFC_INSTANTIATE_DEVICE_PAIRS(uint32_t)
 ZFC_INSTANTIATE_DEVICE_PAIRS(uint64_t)
 #undef ZFC_INSTANTIATE_DEVICE_PAIRS

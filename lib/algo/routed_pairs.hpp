@@ -106,7 +106,7 @@ Status route_pairs(SparseCall<K>& call, const Wire& wire, RoutedPairs* out) {
     pack_displacements(s.send_bytes, s.send_displs, size);
     const size_t total = s.send_displs[size - 1] + s.send_bytes[size - 1];
     ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kWireSend, total, &send));
-    const PairPacking packing{pairs, counts, s.send_displs, total, size};
+    const PairPacking packing{pairs, counts, s.send_displs, size};
     ZFC_RETURN_IF_ERROR(k.pack_pairs(keys, owner_of, ui, partial, dim, wire.type, wire.scale,
                                      packing, send));
     ZFC_RETURN_IF_ERROR(k.wire().settle());  // the transport reads it next

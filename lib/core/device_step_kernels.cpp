@@ -253,11 +253,11 @@ Status DeviceStepKernels<K>::pack_pairs(const K* keys, const int32_t* owner_of, 
   size_t bytes = 0;
   ZFC_RETURN_IF_ERROR(cuda::pack_pairs<K>(nullptr, &bytes, keys, owner_of, n32, p.ranks, rows,
                                           dim, wire, scale, frame, d_counts, d_displs, packed,
-                                          p.total_bytes, stream_));
+                                          stream_));
   void* temp = nullptr;
   ZFC_RETURN_IF_ERROR(scratch_.get(Slot::kSortScratch, bytes, &temp, stream_, queued_));
   return cuda::pack_pairs<K>(temp, &bytes, keys, owner_of, n32, p.ranks, rows, dim, wire, scale,
-                             frame, d_counts, d_displs, packed, p.total_bytes, stream_);
+                             frame, d_counts, d_displs, packed, stream_);
 }
 
 }  // namespace

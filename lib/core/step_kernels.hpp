@@ -39,7 +39,6 @@ struct PairPacking {
   PairBlock block;
   const uint64_t* counts;
   const size_t* displs;
-  size_t total_bytes;
   int ranks;
 };
 

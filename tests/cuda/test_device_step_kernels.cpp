@@ -115,7 +115,7 @@ StepOutput run_step(StepKernels<K>& k, const StepInput& in) {
   }
   char* packed = nullptr;
   EXPECT_TRUE(scratch_for(k, Slot::kWireSend, total + 1, &packed).ok());
-  const PairPacking packing{block, out.counts.data(), displs.data(), total, in.ranks};
+  const PairPacking packing{block, out.counts.data(), displs.data(), in.ranks};
   EXPECT_TRUE(
       k.pack_pairs(uniq, owner_of, u, partial, dim, in.wire, in.scale, packing, packed).ok());
   out.packed = get(k, packed, total);
