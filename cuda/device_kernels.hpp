@@ -82,15 +82,16 @@ Status scatter_to_dense(void* d_temp, size_t* temp_bytes, const void* d_rows,
                         zfcDataType_t row_type, const int32_t* d_pos, uint32_t n, size_t dim,
                         float* d_dense, uint32_t m, void* stream);
 
-// scatter_to_dense over rows already grouped by target: d_order[0..n) lists the inputs so
-// that d_pos[d_order[j]] never decreases in j and equal positions come in input order -- the
-// order unique_with_inverse keeps, for positions that never decrease as its inverse grows
-// (the local positions themselves, or their places in a global set). The targets
-// are gathered in that order instead of sorted: one pass over n positions in place of a
-// radix sort, with the same bits. Where two keys share a position (the bounded step's spare
-// row) their rows are summed key by key, not in input order. With d_order NULL it is
-// scatter_to_dense. The scratch it needs depends on whether d_order is NULL: ask with the
-// same d_order.
+// scatter_to_dense over rows already grouped by target: d_order[0..n) must list the inputs
+// so that d_pos[d_order[j]] never decreases in j. unique_with_inverse keeps such an order
+// for positions that never decrease as its inverse grows: the local positions themselves,
+// their places in a global set, and those clamped to a capacity. The targets are gathered
+// in that order instead of sorted: one pass over n positions in place of a radix sort.
+// Where equal positions come in input order -- the rows of one key do -- the bits are
+// scatter_to_dense's; where two keys share a position (only the bounded step's spare row,
+// whose sum a failed verdict drops) their rows are summed key by key instead. With d_order
+// NULL it is scatter_to_dense. The scratch it needs depends on whether d_order is NULL: ask
+// with the same d_order.
 Status scatter_to_dense_grouped(void* d_temp, size_t* temp_bytes, const void* d_rows,
                                 zfcDataType_t row_type, const int32_t* d_pos,
                                 const uint32_t* d_order, uint32_t n, size_t dim,
@@ -118,11 +119,14 @@ Status apply_rows(void* d_temp, size_t* temp_bytes, float* d_table, int64_t voca
 
 // ---- the key-routed step's pairs -----------------------------------------------------------
 
-// d_keys[i] = d_indices[i] (zfcInt32 or zfcInt64) as K; the range is checked apart
-// (find_bad_index).
+// d_keys[i] = d_indices[i] (zfcInt32 or zfcInt64) as K, or 0 for an index outside
+// [0, vocab); the range is checked apart (find_bad_index). Every key is thus below vocab,
+// whatever the caller passed: the unique's radix sort over the bits of vocab orders them
+// all, so its order still groups the scatter's positions (scatter_to_dense_grouped) in a
+// step that a bad index fails, or whose caller turned the check off.
 template <class K>
-Status load_keys(const void* d_indices, zfcDataType_t type, uint32_t n, K* d_keys,
-                 void* stream);
+Status load_keys(const void* d_indices, zfcDataType_t type, uint32_t n, int64_t vocab,
+                 K* d_keys, void* stream);
 
 // d_out[i] = d_keys[i] as `type` (zfcInt32 or zfcInt64).
 template <class K>

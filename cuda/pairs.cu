@@ -24,6 +24,15 @@ __global__ void convert_kernel(const I* in, uint32_t n, K* out) {
   }
 }
 
+// The caller's indices as keys, 0 for one outside [0, vocab) (see load_keys).
+template <class I, class K>
+__global__ void load_keys_kernel(const I* in, uint32_t n, int64_t vocab, K* out) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const int64_t v = static_cast<int64_t>(in[i]);
+    out[i] = v >= 0 && v < vocab ? static_cast<K>(v) : K{0};
+  }
+}
+
 template <class K>
 __global__ void owner_kernel(const K* keys, uint32_t n, int ranks, int32_t* owner_of,
                              unsigned long long* counts) {
@@ -143,18 +152,18 @@ int bits_for_ranks(int ranks) {
 }  // namespace
 
 template <class K>
-Status load_keys(const void* d_indices, zfcDataType_t type, uint32_t n, K* d_keys,
-                 void* stream) {
+Status load_keys(const void* d_indices, zfcDataType_t type, uint32_t n, int64_t vocab,
+                 K* d_keys, void* stream) {
   if (n == 0) return Status::Ok();
   cudaStream_t s = as_stream(stream);
   if (type == zfcInt32) {
-    convert_kernel<<<grid_for(n), kBlock, 0, s>>>(static_cast<const int32_t*>(d_indices), n,
-                                                  d_keys);
+    load_keys_kernel<<<grid_for(n), kBlock, 0, s>>>(static_cast<const int32_t*>(d_indices), n,
+                                                    vocab, d_keys);
   } else {
-    convert_kernel<<<grid_for(n), kBlock, 0, s>>>(static_cast<const int64_t*>(d_indices), n,
-                                                  d_keys);
+    load_keys_kernel<<<grid_for(n), kBlock, 0, s>>>(static_cast<const int64_t*>(d_indices), n,
+                                                    vocab, d_keys);
   }
-  return launch_check("convert_kernel (indices to keys)");
+  return launch_check("load_keys_kernel");
 }
 
 template <class K>
@@ -237,7 +246,7 @@ Status widen_count(const uint32_t* d_in, uint64_t* d_out, void* stream) {
 }
 
 #define ZFC_INSTANTIATE_DEVICE_PAIRS(K)                                                       \
-  template Status load_keys<K>(const void*, zfcDataType_t, uint32_t, K*, void*);              \
+  template Status load_keys<K>(const void*, zfcDataType_t, uint32_t, int64_t, K*, void*);     \
   template Status store_keys<K>(const K*, uint32_t, zfcDataType_t, void*, void*);             \
   template Status owner_counts<K>(const K*, uint32_t, int, int32_t*, uint64_t*, void*);       \
   template Status pack_pairs<K>(void*, size_t*, const K*, const int32_t*, uint32_t, int,      \

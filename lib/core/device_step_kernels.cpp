@@ -96,7 +96,7 @@ class DeviceStepKernels final : public StepKernels<K> {
       const uint64_t none = n;
       ZFC_RETURN_IF_ERROR(upload(first_bad, &none, sizeof none));
     }
-    return cuda::load_keys(indices, type, n32, keys, stream_);
+    return cuda::load_keys(indices, type, n32, vocab, keys, stream_);
   }
   Status store_keys(const K* keys, size_t n, zfcDataType_t type, void* out) override {
     ZFC_RETURN_IF_ERROR(check_device_count("keys", n));
@@ -208,8 +208,8 @@ class DeviceStepKernels final : public StepKernels<K> {
   }
 
  private:
-  // One of the device scatters (cuda::scatter_add_rows or cuda::scatter_to_dense), sized
-  // then run with the plan's sort scratch.
+  // One of the device scatters (cuda::scatter_add_rows, or cuda::scatter_to_dense_grouped
+  // over a grouping or none), sized then run with the plan's sort scratch.
   template <class Scatter>
   Status scatter(Scatter run, const void* rows, zfcDataType_t type, const int32_t* pos,
                  size_t n, size_t dim, float* dst, size_t dst_rows) {

@@ -85,7 +85,10 @@ class StepKernels {
 
   // ---- keys ----------------------------------------------------------------------------
   // keys[i] = indices[i] (zfcInt32 or zfcInt64) as K; *first_bad = the smallest i with an
-  // index outside [0, vocab) when `check`, else (and when none is) n.
+  // index outside [0, vocab) when `check`, else (and when none is) n. After a bad index that
+  // the check found every key is still below vocab (the host zeroes them all, a device each
+  // bad one; a device does so without the check too), so that a unique run before the check
+  // is read stays in bounds and its sort orders them.
   virtual Status load_keys(const void* indices, zfcDataType_t type, size_t n, int64_t vocab,
                            bool check, K* keys, uint64_t* first_bad) = 0;
   // out[i] = keys[i] as `type` (zfcInt32 or zfcInt64).
@@ -118,7 +121,7 @@ class StepKernels {
   // every row that has input whole and zeroes only the others, so no dst_rows x dim fill
   // comes first and no row is read. `grouping` is that of the unique whose inverse pos
   // follows -- pos[i] = f(inverse[i]) for an f that never decreases: the inverse itself, or
-  // its keys' places in a global set -- or empty; a device then groups the rows in its order
+  // its keys' places in a global set, clamped or not to a capacity -- or empty; a device then groups the rows in its order
   // instead of sorting them. Rows whose keys share a position (only the bounded step's
   // spare row, whose sum is dropped) are then summed key by key.
   virtual Status scatter_to_dense(const void* rows, zfcDataType_t type, const int32_t* pos,
