@@ -131,6 +131,22 @@ TEST(DeviceChecks, FindTheFirstBadPositionAndIndex) {
   EXPECT_EQ(d_bad.value(), 2u);
 }
 
+// Indices outside [0, vocab) load as key 0, so the unique's radix sort over the bits of vocab
+// orders every key.
+TEST(DeviceChecks, IndicesOutsideTheVocabularyLoadAsKeyZero) {
+  ZFC_REQUIRE_GPU();
+  const std::vector<int32_t> idx32 = {5, -1, 1024, 1023, 0, 2047};
+  const std::vector<int64_t> idx64 = {5, -1, 1024, 1023, 0, int64_t{1} << 40};
+  DeviceVector<int32_t> d32(idx32);
+  DeviceVector<int64_t> d64(idx64);
+  DeviceVector<uint32_t> keys32(6);
+  DeviceVector<uint64_t> keys64(6);
+  ASSERT_TRUE(cuda::load_keys(d32.get(), zfcInt32, 6, 1024, keys32.get(), nullptr).ok());
+  ASSERT_TRUE(cuda::load_keys(d64.get(), zfcInt64, 6, 1024, keys64.get(), nullptr).ok());
+  EXPECT_EQ(keys32.to_host(), (std::vector<uint32_t>{5, 0, 0, 1023, 0, 0}));
+  EXPECT_EQ(keys64.to_host(), (std::vector<uint64_t>{5, 0, 0, 1023, 0, 0}));
+}
+
 // Rows of `type` with values that exercise rounding: random fp32, converted to the type.
 std::vector<uint16_t> half_rows(const std::vector<float>& v, zfcDataType_t type) {
   std::vector<uint16_t> h(v.size());
