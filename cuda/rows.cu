@@ -213,8 +213,8 @@ struct Grouping {
     return Status::Ok();
   }
 
-  // With runs == false only the sort or the gather: the streaming scatter finds its runs from the sorted
-  // targets themselves.
+  // With runs == false only the sort or the gather: the streaming scatter finds its runs
+  // from the sorted targets themselves.
   Status run(const K* keys, uint32_t n, void* cub_temp, size_t cub_bytes, cudaStream_t s,
              bool runs = true) const {
     if (given) {

@@ -121,9 +121,10 @@ class StepKernels {
   // every row that has input whole and zeroes only the others, so no dst_rows x dim fill
   // comes first and no row is read. `grouping` is that of the unique whose inverse pos
   // follows -- pos[i] = f(inverse[i]) for an f that never decreases: the inverse itself, or
-  // its keys' places in a global set, clamped or not to a capacity -- or empty; a device then groups the rows in its order
-  // instead of sorting them. Rows whose keys share a position (only the bounded step's
-  // spare row, whose sum is dropped) are then summed key by key.
+  // its keys' places in a global set, clamped or not to a capacity -- or empty; a device
+  // then groups the rows in its order instead of sorting them. Rows whose keys share a
+  // position (only the bounded step's spare row, whose sum is dropped) are then summed key
+  // by key.
   virtual Status scatter_to_dense(const void* rows, zfcDataType_t type, const int32_t* pos,
                                   size_t n, size_t dim, float* dst, size_t dst_rows,
                                   const KeyGrouping& grouping) = 0;
