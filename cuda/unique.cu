@@ -1,8 +1,11 @@
 // Local unique with inverse, sorted unique, locate and index checks on the device: a CUB
-// radix sort over the key bits the vocabulary needs, then flags, a scan and a scatter.
+// radix sort over the key bits the vocabulary needs, then a scan of the run heads and a
+// scatter.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
 
@@ -14,23 +17,31 @@ namespace zfc {
 namespace cuda {
 namespace {
 
-// head[i] = 1 where sorted[i] starts a run of equal keys.
+// 1 where sorted position i starts a run of equal keys, else 0. The scan reads it through an
+// iterator, so no array of flags is written and read back (4n bytes each way, and a kernel).
 template <class K>
-__global__ void head_flags_kernel(const K* sorted, uint32_t n, uint32_t* head) {
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    head[i] = (i == 0 || sorted[i] != sorted[i - 1]) ? 1u : 0u;
+struct HeadFlag {
+  const K* sorted;
+  __device__ uint32_t operator()(uint32_t i) const {
+    return i == 0 || sorted[i] != sorted[i - 1] ? 1u : 0u;
   }
+};
+
+template <class K>
+auto head_flags(const K* sorted) {
+  return thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0),
+                                         HeadFlag<K>{sorted});
 }
 
 // run[i] is the 1-based run number of sorted position i (an inclusive scan of the heads).
 template <class K>
-__global__ void scatter_runs_kernel(const K* sorted, const uint32_t* order, const uint32_t* head,
-                                    const uint32_t* run, uint32_t n, K* uniq, int32_t* inverse,
+__global__ void scatter_runs_kernel(const K* sorted, const uint32_t* order, const uint32_t* run,
+                                    uint32_t n, K* uniq, int32_t* inverse,
                                     uint32_t* num_unique) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     const uint32_t r = run[i] - 1;
     inverse[order[i]] = static_cast<int32_t>(r);
-    if (head[i]) uniq[r] = sorted[i];
+    if (HeadFlag<K>{sorted}(i) != 0) uniq[r] = sorted[i];
     if (i == n - 1) *num_unique = run[i];
   }
 }
@@ -86,16 +97,16 @@ Status unique_with_inverse(void* d_temp, size_t* temp_bytes, const K* d_keys, ui
   uint32_t* order_in = l.take<uint32_t>(n);
   // The sort's order in the caller's memory when it is kept, else in the scratch.
   uint32_t* order = d_order != nullptr ? d_order : l.take<uint32_t>(n);
-  uint32_t* head = l.take<uint32_t>(n);
   uint32_t* run = l.take<uint32_t>(n);
   size_t sort_bytes = 0, scan_bytes = 0;
   ZFC_RETURN_IF_ERROR(cuda_check(
       cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, d_keys, sorted, order_in, order, n,
                                       0, key_bits, as_stream(stream)),
       "cub::DeviceRadixSort::SortPairs (size)"));
-  ZFC_RETURN_IF_ERROR(cuda_check(
-      cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, head, run, n, as_stream(stream)),
-      "cub::DeviceScan::InclusiveSum (size)"));
+  ZFC_RETURN_IF_ERROR(cuda_check(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes,
+                                                               head_flags(sorted), run, n,
+                                                               as_stream(stream)),
+                                 "cub::DeviceScan::InclusiveSum (size)"));
   size_t cub_bytes = std::max(sort_bytes, scan_bytes);
   if (d_temp == nullptr) {
     *temp_bytes = l.bytes() + cub_bytes;
@@ -112,13 +123,11 @@ Status unique_with_inverse(void* d_temp, size_t* temp_bytes, const K* d_keys, ui
       cub::DeviceRadixSort::SortPairs(l.rest(), cub_bytes, d_keys, sorted, order_in, order, n,
                                       0, key_bits, s),
       "cub::DeviceRadixSort::SortPairs"));
-  head_flags_kernel<<<grid_for(n), kBlock, 0, s>>>(sorted, n, head);
-  ZFC_RETURN_IF_ERROR(launch_check("head_flags_kernel"));
-  ZFC_RETURN_IF_ERROR(cuda_check(cub::DeviceScan::InclusiveSum(l.rest(), cub_bytes, head, run,
-                                                               n, s),
+  ZFC_RETURN_IF_ERROR(cuda_check(cub::DeviceScan::InclusiveSum(l.rest(), cub_bytes,
+                                                               head_flags(sorted), run, n, s),
                                  "cub::DeviceScan::InclusiveSum"));
-  scatter_runs_kernel<<<grid_for(n), kBlock, 0, s>>>(sorted, order, head, run, n, d_uniq,
-                                                     d_inverse, d_num_unique);
+  scatter_runs_kernel<<<grid_for(n), kBlock, 0, s>>>(sorted, order, run, n, d_uniq, d_inverse,
+                                                     d_num_unique);
   return launch_check("scatter_runs_kernel");
 }
 
