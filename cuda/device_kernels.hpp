@@ -139,7 +139,7 @@ Status owner_counts(const K* d_keys, uint32_t n, int ranks, int32_t* d_owner_of,
                     uint64_t* d_counts, void* stream);
 
 // The layout of one owner's block of pairs: `lead` bytes (its count), then the keys, then
-// the rows, each part padded to 8 bytes (algo/routed_pairs.hpp's PairBlock).
+// the rows, each part padded to 8 bytes (core/step_kernels.hpp's PairBlock).
 struct PairFrame {
   size_t lead, key_bytes, row_bytes;
 };

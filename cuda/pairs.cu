@@ -196,6 +196,12 @@ Status pack_pairs(void* d_temp, size_t* temp_bytes, const K* d_keys, const int32
                   uint32_t n, int ranks, const float* d_rows, size_t dim, zfcDataType_t wire,
                   float scale, const PairFrame& frame, const uint64_t* d_counts,
                   const uint64_t* d_displs, char* d_packed, void* stream) {
+  // The leads kernel writes an 8-byte count and the padding; a longer lead would leave bytes
+  // of every block unwritten.
+  if (frame.lead != sizeof(uint64_t)) {
+    return error(zfcInternalError, "pack_pairs: a lead of %zu bytes (the count takes %zu)",
+                 frame.lead, sizeof(uint64_t));
+  }
   cudaStream_t s = as_stream(stream);
   ScratchLayout l(d_temp);
   int32_t* sorted_owner = l.take<int32_t>(n);

@@ -58,7 +58,8 @@ Status IndexSet<K>::load(StepKernels<K>& k, const void* indices, zfcDataType_t t
                  static_cast<long long>(value), static_cast<long long>(vocab_));
   }
   if (with_keys && read[1] > key_room) {
-    // Only indices outside [0, vocab), unchecked (bounds_check off), give more.
+    // Only indices outside [0, vocab), unchecked (bounds_check off), could give more; the
+    // device reads each such index as key 0, so this guards a backend that would not.
     return error(zfcInvalidArgument, "%llu distinct indices, more than vocab_size %lld: "
                  "some are outside [0, %lld) (bounds_check is off)",
                  static_cast<unsigned long long>(read[1]), static_cast<long long>(vocab_),

@@ -139,8 +139,9 @@ TEST(DeviceChecks, IndicesOutsideTheVocabularyLoadAsKeyZero) {
   const std::vector<int64_t> idx64 = {5, -1, 1024, 1023, 0, int64_t{1} << 40};
   DeviceVector<int32_t> d32(idx32);
   DeviceVector<int64_t> d64(idx64);
-  DeviceVector<uint32_t> keys32(6);
-  DeviceVector<uint64_t> keys64(6);
+  // Not zeros to begin with: an entry the kernel does not write shows up.
+  DeviceVector<uint32_t> keys32(std::vector<uint32_t>(6, 0xdeadbeefu));
+  DeviceVector<uint64_t> keys64(std::vector<uint64_t>(6, 0xdeadbeefdeadbeefu));
   ASSERT_TRUE(cuda::load_keys(d32.get(), zfcInt32, 6, 1024, keys32.get(), nullptr).ok());
   ASSERT_TRUE(cuda::load_keys(d64.get(), zfcInt64, 6, 1024, keys64.get(), nullptr).ok());
   EXPECT_EQ(keys32.to_host(), (std::vector<uint32_t>{5, 0, 0, 1023, 0, 0}));

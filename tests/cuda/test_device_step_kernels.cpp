@@ -115,6 +115,9 @@ StepOutput run_step(StepKernels<K>& k, const StepInput& in) {
   }
   char* packed = nullptr;
   EXPECT_TRUE(scratch_for(k, Slot::kWireSend, total + 1, &packed).ok());
+  // Not zeros to begin with: padding the packing does not write shows up as 0x5a.
+  const std::vector<char> junk(total + 1, 0x5a);
+  EXPECT_TRUE(k.upload(packed, junk.data(), junk.size()).ok());
   const PairPacking packing{block, out.counts.data(), displs.data(), in.ranks};
   EXPECT_TRUE(
       k.pack_pairs(uniq, owner_of, u, partial, dim, in.wire, in.scale, packing, packed).ok());
