@@ -132,11 +132,12 @@ Status load_keys(const void* d_indices, zfcDataType_t type, uint32_t n, int64_t 
 template <class K>
 Status store_keys(const K* d_keys, uint32_t n, zfcDataType_t type, void* d_out, void* stream);
 
-// d_owner_of[i] = key_owner(d_keys[i], ranks) (host_device/key_owner.hpp), and d_counts[j]
-// (ranks words) the number of keys of owner j.
+// For i below min(room, *d_count) (a device word, such as a unique's count, that the host
+// need not have read): d_owner_of[i] = key_owner(d_keys[i], ranks)
+// (host_device/key_owner.hpp), and d_counts[j] (ranks words) the number of keys of owner j.
 template <class K>
-Status owner_counts(const K* d_keys, uint32_t n, int ranks, int32_t* d_owner_of,
-                    uint64_t* d_counts, void* stream);
+Status owner_counts(const K* d_keys, uint32_t room, const uint64_t* d_count, int ranks,
+                    int32_t* d_owner_of, uint64_t* d_counts, void* stream);
 
 // The layout of one owner's block of pairs: `lead` bytes (its count), then the keys, then
 // the rows, each part padded to 8 bytes (core/step_kernels.hpp's PairBlock).

@@ -33,9 +33,12 @@ __global__ void load_keys_kernel(const I* in, uint32_t n, int64_t vocab, K* out)
   }
 }
 
+// The first *count of the `room` keys: their number is a word the unique wrote, which the
+// host has not read (it fetches these counts with it).
 template <class K>
-__global__ void owner_kernel(const K* keys, uint32_t n, int ranks, int32_t* owner_of,
-                             unsigned long long* counts) {
+__global__ void owner_kernel(const K* keys, uint32_t room, const uint64_t* count, int ranks,
+                             int32_t* owner_of, unsigned long long* counts) {
+  const uint32_t n = static_cast<uint32_t>(min(static_cast<uint64_t>(room), *count));
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     const int j = key_owner(static_cast<uint64_t>(keys[i]), ranks);
     owner_of[i] = j;
@@ -179,15 +182,15 @@ Status store_keys(const K* d_keys, uint32_t n, zfcDataType_t type, void* d_out, 
 }
 
 template <class K>
-Status owner_counts(const K* d_keys, uint32_t n, int ranks, int32_t* d_owner_of,
-                    uint64_t* d_counts, void* stream) {
+Status owner_counts(const K* d_keys, uint32_t room, const uint64_t* d_count, int ranks,
+                    int32_t* d_owner_of, uint64_t* d_counts, void* stream) {
   cudaStream_t s = as_stream(stream);
   ZFC_RETURN_IF_ERROR(cuda_check(
       cudaMemsetAsync(d_counts, 0, static_cast<size_t>(ranks) * sizeof(uint64_t), s),
       "cudaMemsetAsync"));
-  if (n == 0) return Status::Ok();
-  owner_kernel<<<grid_for(n), kBlock, 0, s>>>(d_keys, n, ranks, d_owner_of,
-                                              reinterpret_cast<unsigned long long*>(d_counts));
+  if (room == 0) return Status::Ok();
+  owner_kernel<<<grid_for(room), kBlock, 0, s>>>(
+      d_keys, room, d_count, ranks, d_owner_of, reinterpret_cast<unsigned long long*>(d_counts));
   return launch_check("owner_kernel");
 }
 
@@ -254,7 +257,8 @@ Status widen_count(const uint32_t* d_in, uint64_t* d_out, void* stream) {
 #define ZFC_INSTANTIATE_DEVICE_PAIRS(K)                                                       \
   template Status load_keys<K>(const void*, zfcDataType_t, uint32_t, int64_t, K*, void*);     \
   template Status store_keys<K>(const K*, uint32_t, zfcDataType_t, void*, void*);             \
-  template Status owner_counts<K>(const K*, uint32_t, int, int32_t*, uint64_t*, void*);       \
+  template Status owner_counts<K>(const K*, uint32_t, const uint64_t*, int, int32_t*,         \
+                                  uint64_t*, void*);                                          \
   template Status pack_pairs<K>(void*, size_t*, const K*, const int32_t*, uint32_t, int,      \
                                 const float*, size_t, zfcDataType_t, float, const PairFrame&, \
                                 const uint64_t*, const uint64_t*, char*, void*);

@@ -551,9 +551,10 @@ ZFC_API zfcResult_t zfcSparsePlanCreate(zfcComm_t comm, const zfcSparsePlanConfi
  * stream other than the legacy default one, the call waits for it once, to read U_i and the
  * distinct keys, and once more to read the overflow flag, unless the plan was made with
  * overflow_on_device and the call is alone: it then returns with the rest of the step queued
- * on `stream`. key_routed runs there too, waiting nine times (eight with the flag left on
- * the device). A plan's calls on the device must be ordered: a call on another stream than
- * the plan's last call must not start before that call's work (make its stream wait). */
+ * on `stream`. key_routed runs there too, waiting seven times (the overflow flag read with
+ * the global set's size, or left on the device). A plan's calls on the device must be
+ * ordered: a call on another stream than the plan's last call must not start before that
+ * call's work (make its stream wait). */
 ZFC_API zfcResult_t zfcSparseReduce(zfcSparsePlan_t plan, const void* indices, size_t count,
                                     const void* rows, zfcSparseResult_t* out, void* stream);
 

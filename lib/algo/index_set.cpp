@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "kernels/unique.hpp"
 
@@ -9,39 +10,49 @@ namespace zfc {
 
 template <class K>
 Status IndexSet<K>::load(StepKernels<K>& k, const void* indices, zfcDataType_t type, size_t n,
-                         bool check, bool dedupe, bool keys_to_host) {
+                         bool check, bool dedupe, bool keys_to_host, int owner_ranks) {
   count_ = n;
   local_count_ = 0;
   local_unique_host_ = nullptr;
   global_on_host_ = false;
   grouping_ = KeyGrouping{};
-  // The words the host reads (the first bad index, then U_i) lead the distinct keys in one
-  // buffer, so that one fetch reads the keys with them.
-  constexpr size_t kWordBytes = 2 * sizeof(uint64_t);
+  owner_ranks_ = 0;
+  owner_of_ = nullptr;
+  owner_counts_host_ = nullptr;
+  const size_t owners = dedupe && owner_ranks > 0 ? static_cast<size_t>(owner_ranks) : 0;
+  // The words the host reads (the first bad index, then U_i, then the owners' key counts)
+  // lead the distinct keys in one buffer, so that one fetch reads the keys with them.
+  const size_t word_bytes = (2 + owners) * sizeof(uint64_t);
   char* block = nullptr;
   ZFC_RETURN_IF_ERROR(
-      scratch_for(k, Slot::kLocalUnique, kWordBytes + (dedupe ? n * sizeof(K) : 0), &block));
+      scratch_for(k, Slot::kLocalUnique, word_bytes + (dedupe ? n * sizeof(K) : 0), &block));
   uint64_t* words = reinterpret_cast<uint64_t*>(block);
   ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kKeys, n, &keys_));
   ZFC_RETURN_IF_ERROR(k.load_keys(indices, type, n, vocab_, check, keys_, &words[0]));
   if (dedupe) {
     // Before the check is read: a bad index leaves keys the kernels can still sort (the
     // host's are zeroed), and the whole result is dropped.
-    local_unique_ = reinterpret_cast<K*>(block + kWordBytes);
+    local_unique_ = reinterpret_cast<K*>(block + word_bytes);
     ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kInverse, n, &inverse_));
     ZFC_RETURN_IF_ERROR(k.unique_with_inverse(keys_, n, static_cast<uint64_t>(vocab_),
                                               local_unique_, inverse_, &words[1],
                                               &grouping_));
   }
+  if (owners > 0) {
+    // Over room for every token: U_i is in words[1], which the host has not read yet.
+    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kOwnerOf, n, &owner_of_));
+    ZFC_RETURN_IF_ERROR(
+        k.owner_counts(local_unique_, n, &words[1], owner_ranks, owner_of_, &words[2]));
+  }
   // On the host the keys are there already.
   const bool with_keys = dedupe && keys_to_host && k.on_device();
   // U_i <= min(n, vocab): the keys' room, read whole since U_i is learnt by this same read.
   const size_t key_room = with_keys ? std::min(n, static_cast<size_t>(vocab_)) : 0;
-  char* host = ws_.get<char>(Slot::kHostUnique, kWordBytes + key_room * sizeof(K));
+  char* host = ws_.get<char>(Slot::kHostUnique, word_bytes + key_room * sizeof(K));
   uint64_t read[2] = {n, 0};
   std::memcpy(host, read, sizeof read);
   ZFC_RETURN_IF_ERROR(
-      k.fetch(host, block, (dedupe ? kWordBytes : sizeof(uint64_t)) + key_room * sizeof(K)));
+      k.fetch(host, block, (dedupe ? word_bytes : sizeof(uint64_t)) + key_room * sizeof(K)));
   std::memcpy(read, host, sizeof read);
   if (read[0] < n) {
     const size_t at = static_cast<size_t>(read[0]);
@@ -66,8 +77,12 @@ Status IndexSet<K>::load(StepKernels<K>& k, const void* indices, zfcDataType_t t
                  static_cast<long long>(vocab_));
   }
   local_count_ = static_cast<size_t>(read[1]);
+  if (owners > 0) {
+    owner_ranks_ = owner_ranks;
+    owner_counts_host_ = reinterpret_cast<const uint64_t*>(host + 2 * sizeof(uint64_t));
+  }
   if (with_keys) {
-    local_unique_host_ = reinterpret_cast<const K*>(host + kWordBytes);
+    local_unique_host_ = reinterpret_cast<const K*>(host + word_bytes);
   } else if (!k.on_device() && dedupe) {
     local_unique_host_ = local_unique_;
   }
@@ -140,6 +155,20 @@ Status IndexSet<K>::merge_from(StepKernels<K>& k, const K* keys, size_t n) {
   uint64_t found = 0;
   ZFC_RETURN_IF_ERROR(k.fetch(&found, count, sizeof found));
   global_count_ = static_cast<size_t>(found);
+  return Status::Ok();
+}
+
+template <class K>
+Status IndexSet<K>::merge_disjoint(StepKernels<K>& k, const K* keys, size_t n,
+                                   uint64_t** count_word) {
+  uint64_t* words = nullptr;
+  ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kGlobalUnique, n, &global_));
+  ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kUnreadWords, 2, &words));
+  ZFC_RETURN_IF_ERROR(k.sorted_unique(keys, n, static_cast<uint64_t>(vocab_), global_, words));
+  // The largest key sorts last, so a located key lands before the repeated keys' tail.
+  ZFC_RETURN_IF_ERROR(k.fill_keys_after(global_, n, words, std::numeric_limits<K>::max()));
+  global_count_ = n;
+  *count_word = words;
   return Status::Ok();
 }
 

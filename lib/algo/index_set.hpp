@@ -27,9 +27,12 @@ class IndexSet {
   // and every array of the set are there); the host learns the bad index, if any, and U_i in
   // one fetch (and a bad index's value in a second). With `keys_to_host` on a device, that
   // one fetch also brings the distinct keys (min(n, vocab) of them, since U_i is not yet
-  // known) to the host, for the algorithms that gather them (local_unique_host).
+  // known) to the host, for the algorithms that gather them (local_unique_host). With
+  // `owner_ranks` > 0 (and dedupe), each distinct key's owner among that many ranks
+  // (host_device/key_owner.hpp) and every owner's key count, which the same fetch brings to
+  // the host: a key-routed exchange then knows what it sends without a read of its own.
   Status load(StepKernels<K>& k, const void* indices, zfcDataType_t type, size_t n, bool check,
-              bool dedupe, bool keys_to_host = false);
+              bool dedupe, bool keys_to_host = false, int owner_ranks = 0);
   // The same with the host kernels.
   Status load(const void* indices, zfcDataType_t type, size_t n, bool check, bool dedupe);
 
@@ -48,6 +51,12 @@ class IndexSet {
   // owners' keys), on k's memory space; the host learns its size (one fetch).
   Status merge_from(StepKernels<K>& k, const K* keys, size_t n);
   void merge_from(const K* keys, size_t n);  // with the host kernels
+  // The global set of n keys that should be distinct (the key-routed owners' disjoint sets),
+  // on k's memory space, without a read: global_count() is n, and *count_word (two words in
+  // k's memory, the second free for the reader) holds how many distinct keys there were, for
+  // the step's last read to check. Should some repeat, the set's last places hold the
+  // largest key, so that locating any key in it stays inside the n places.
+  Status merge_disjoint(StepKernels<K>& k, const K* keys, size_t n, uint64_t** count_word);
 
   // Global set of the keys v < vocab whose present[v] is not zero (the dense exchange,
   // which learns the set from a reduced presence column instead of exchanging keys).
@@ -72,6 +81,11 @@ class IndexSet {
   // The tokens grouped by key, where the loading kernels keep them (StepKernels::
   // unique_with_inverse), for a scatter whose positions follow the keys.
   const KeyGrouping& grouping() const { return grouping_; }
+  // After a load with owner_ranks: that number (0 otherwise), each distinct key's owner (in
+  // the loading kernels' memory) and every owner's key count (host memory).
+  int owner_ranks() const { return owner_ranks_; }
+  const int32_t* owner_of() const { return owner_of_; }
+  const uint64_t* owner_counts() const { return owner_counts_host_; }
   size_t global_count() const { return global_count_; }
   const K* global() const { return global_; }
   size_t gathered_count() const { return gathered_count_; }
@@ -88,6 +102,9 @@ class IndexSet {
   const K* local_unique_host_ = nullptr;
   int32_t* inverse_ = nullptr;
   KeyGrouping grouping_;
+  int owner_ranks_ = 0;
+  int32_t* owner_of_ = nullptr;
+  const uint64_t* owner_counts_host_ = nullptr;
   size_t gathered_count_ = 0;
   K* gathered_ = nullptr;
   size_t* rank_counts_ = nullptr;

@@ -29,7 +29,8 @@ struct OwnerReport {
 
 // Step 2's end: the owners' blocks, gathered, become the global set and the U_g x dim result
 // in key order; *finite: whether every value is. On call.kernels; the host learns U_g from
-// the reports, and the global set's size from the kernels (one fetch).
+// the reports; the global set's size, which only confirms it, is read at once on the host and
+// with the step's last read on a device.
 template <class K>
 Status place_shared(SparseCall<K>& call, const char* gathered, const OwnerReport* reports,
                     const size_t* displs, const PairBlock& block, const Wire& wire, float** out,
@@ -54,13 +55,15 @@ Status place_shared(SparseCall<K>& call, const char* gathered, const OwnerReport
                                  reports[j].distinct * sizeof(K)));
       at += reports[j].distinct;
     }
-    ZFC_RETURN_IF_ERROR(call.set.merge_from(k, keys, ug));
     // The owners' sets are disjoint (each key has one owner), so the merge keeps all of them;
-    // fewer means a peer sent keys it does not own.
-    if (call.set.global_count() != ug) {
-      return error(zfcTransportError, "rank %d: the owners' summed keys overlap (%zu distinct "
-                   "of %zu)", call.transport.rank(), call.set.global_count(), ug);
-    }
+    // fewer would mean a peer sent keys it does not own. A device checks the count with the
+    // step's last read (SparseCall::unread), which it makes anyway, rather than wait here.
+    // The host, whose read is no wait, checks it at once: nothing of the caller's
+    // (zfcSparseReduceInto) is written before it.
+    uint64_t* distinct = nullptr;
+    ZFC_RETURN_IF_ERROR(call.set.merge_disjoint(k, keys, ug, &distinct));
+    call.unread = {distinct, ug, "the owners' summed keys overlap"};
+    if (!k.on_device()) ZFC_RETURN_IF_ERROR(read_unread(call, false));
   }
   PhaseTimer timer(call.op, zfcPhaseScatter);
   // Every rank's room is checked, a device call's included: another rank may have called

@@ -69,11 +69,37 @@ struct RoutedPairs {
   uint64_t from_peers = 0;
 };
 
+// Each distinct key's owner (*owner_of, in call.kernels' memory) and every owner's key count
+// (counts, host memory): the set's, when its load mapped the owners for this many ranks (the
+// load's one fetch brought the counts), else mapped here and fetched.
+template <class K>
+Status owners_of_keys(SparseCall<K>& call, const int32_t** owner_of, uint64_t* counts) {
+  StepKernels<K>& k = *call.kernels;
+  const int size = call.transport.size();
+  const size_t G = static_cast<size_t>(size), ui = call.set.local_unique_count();
+  if (call.set.owner_ranks() == size) {
+    *owner_of = call.set.owner_of();
+    std::memcpy(counts, call.set.owner_counts(), G * sizeof(uint64_t));
+    return Status::Ok();
+  }
+  int32_t* map = nullptr;
+  uint64_t* words = nullptr;
+  ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kOwnerOf, ui, &map));
+  ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kStepWords, G + 1, &words));
+  const uint64_t known = ui;
+  ZFC_RETURN_IF_ERROR(k.upload(&words[G], &known, sizeof known));
+  ZFC_RETURN_IF_ERROR(k.owner_counts(call.set.local_unique(), ui, &words[G], size, map, words));
+  ZFC_RETURN_IF_ERROR(k.fetch(counts, words, G * sizeof(uint64_t)));
+  *owner_of = map;
+  return Status::Ok();
+}
+
 // Step 1: the (key, row) pairs of this rank's distinct keys, rows summed in token order and
 // encoded for `wire`, sent to the keys' owners (host_device/key_owner.hpp) in one alltoallv,
 // each owner's block led by its pair count (routed as routed_route chooses); *out describes
 // what this rank received. The local phases run on call.kernels; the host learns the pair
-// counts (one fetch) and the counts that arrived (another).
+// counts (with the load's fetch, or one of their own: owners_of_keys) and the counts that
+// arrived (another).
 template <class K>
 Status route_pairs(SparseCall<K>& call, const Wire& wire, RoutedPairs* out) {
   Transport& t = call.transport;
@@ -91,17 +117,13 @@ Status route_pairs(SparseCall<K>& call, const Wire& wire, RoutedPairs* out) {
   char* send = nullptr;
   {
     PhaseTimer timer(call.op, zfcPhaseScatter);
-    int32_t* owner_of = nullptr;
-    uint64_t* owner_counts = nullptr;
+    const int32_t* owner_of = nullptr;
     float* partial = nullptr;
-    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kLocate, ui, &owner_of));
-    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kStepWords, G, &owner_counts));
+    ZFC_RETURN_IF_ERROR(owners_of_keys(call, &owner_of, counts));
     ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kPartial, ui * dim, &partial));
-    ZFC_RETURN_IF_ERROR(k.owner_counts(keys, ui, size, owner_of, owner_counts));
     ZFC_RETURN_IF_ERROR(k.scatter_to_dense(call.rows, call.spec.row_type, call.set.inverse(),
                                            call.set.count(), dim, partial, ui,
                                            call.set.grouping()));
-    ZFC_RETURN_IF_ERROR(k.fetch(counts, owner_counts, G * sizeof(uint64_t)));
     for (int j = 0; j < size; ++j) s.send_bytes[j] = pairs.bytes(counts[j]);
     pack_displacements(s.send_bytes, s.send_displs, size);
     const size_t total = s.send_displs[size - 1] + s.send_bytes[size - 1];

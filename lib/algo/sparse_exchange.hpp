@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 
 #include "algo/agreement.hpp"
 #include "algo/index_set.hpp"
@@ -75,7 +77,43 @@ struct SparseCall {
   // the kernels' word (kernels->wire().flag_word()) for the caller, without waiting to read
   // it, and `finite` stays true.
   bool leave_flag = false;
+  // Set by an exchange on a device that leaves a count its kernels wrote unread (two words
+  // in the kernels' memory, the second free): the caller reads it with the step's last read,
+  // the overflow flag's (read_unread), and fails the call, saying `what`, unless it is
+  // `expected`. Every rank computes it from the same blocks, so all fail alike.
+  struct Unread {
+    uint64_t* word = nullptr;
+    uint64_t expected = 0;
+    const char* what = "";
+  };
+  Unread unread = {};
 };
+
+// The read of a count an exchange left unread (call.unread; cleared once read) and, with
+// `flag`, of the overflow flag the device kernels set, in one fetch: on a device, one wait
+// for both. With nothing unread it reads the flag alone, or nothing. Fails the call, saying
+// call.unread.what, when the count is not the one expected.
+template <class K>
+Status read_unread(SparseCall<K>& call, bool flag) {
+  StepKernels<K>& k = *call.kernels;
+  const typename SparseCall<K>::Unread unread = call.unread;
+  if (unread.word == nullptr) return flag ? k.wire().all_finite(&call.finite) : Status::Ok();
+  call.unread = {};
+  int raised = 0;
+  if (flag) ZFC_RETURN_IF_ERROR(k.copy(unread.word + 1, k.wire().flag_word(), sizeof raised));
+  uint64_t got[2] = {0, 0};
+  ZFC_RETURN_IF_ERROR(k.fetch(got, unread.word, (flag ? 2 : 1) * sizeof(uint64_t)));
+  if (flag) {
+    std::memcpy(&raised, &got[1], sizeof raised);
+    call.finite = raised == 0;
+  }
+  if (got[0] != unread.expected) {
+    return error(zfcTransportError, "rank %d: %s (%llu distinct of %llu)",
+                 call.transport.rank(), unread.what, static_cast<unsigned long long>(got[0]),
+                 static_cast<unsigned long long>(unread.expected));
+  }
+  return Status::Ok();
+}
 
 // The route of an alltoallv in which each rank sends one item of `item_bytes` per distinct
 // key: chosen from the most distinct keys any rank has (the headers), so alike on every rank.

@@ -124,6 +124,10 @@ Status load_local(zfcSparsePlan& plan, HostStaging& staging, const void* indices
   const bool dedupe = spec.algorithm != zfcAlgoAllGather;
   const bool check = plan.comm->config.bounds_check;
   const bool keys_to_host = gathers_keys(spec, fused);
+  // The key-routed exchange's owner map rides with the load's one read (IndexSet::load).
+  const bool routes =
+      spec.algorithm == zfcAlgoKeyRouted || (spec.algorithm == zfcAlgoAuto && fused);
+  const int owner_ranks = routes ? plan.comm->transport->size() : 0;
   if (staging.on_device() && stays_on_device(*plan.comm, spec, fused, into)) {
     *path = CallPath::kResident;
     // The uniqueness technique's transfers queue behind the kernels on the caller's stream
@@ -135,7 +139,8 @@ Status load_local(zfcSparsePlan& plan, HostStaging& staging, const void* indices
     const QueuedOn queued{*queues ? comm.transport.get() : nullptr};
     ZFC_RETURN_IF_ERROR(make_device_step_kernels(plan.device_scratch, stream, device, queued));
     *rows_out = rows;
-    return set.load(**device, indices, spec.index_type, count, check, dedupe, keys_to_host);
+    return set.load(**device, indices, spec.index_type, count, check, dedupe, keys_to_host,
+                    owner_ranks);
   }
   *path = staging.on_device() ? CallPath::kStaged : CallPath::kHost;
   const size_t index_bytes = spec.index_type == zfcInt32 ? 4 : 8;
@@ -143,7 +148,8 @@ Status load_local(zfcSparsePlan& plan, HostStaging& staging, const void* indices
   const void* host_indices = nullptr;
   ZFC_RETURN_IF_ERROR(staging.input(0, indices, count * index_bytes, &host_indices));
   ZFC_RETURN_IF_ERROR(staging.input(1, rows, count * row_bytes, rows_out));
-  return set.load(host, host_indices, spec.index_type, count, check, dedupe, keys_to_host);
+  return set.load(host, host_indices, spec.index_type, count, check, dedupe, keys_to_host,
+                  owner_ranks);
 }
 
 // Checks of an algorithm asked for by name against what every rank knows alike (so all
@@ -394,9 +400,7 @@ Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   void* result_indices = nullptr;
   if (!streamed) ZFC_RETURN_IF_ERROR(place_indices(k, ug, &result_indices));
   // The step's last wait, once its whole result is queued: complete when the call returns.
-  if (call.leave_flag && !flag_to_caller) {
-    ZFC_RETURN_IF_ERROR(k.wire().all_finite(&call.finite));
-  }
+  ZFC_RETURN_IF_ERROR(read_unread(call, call.leave_flag && !flag_to_caller));
   if (apply_ != nullptr && !streamed && call.finite) {
     // An exchange that does not stream: its whole result, as zfcApplyUpdate would apply it.
     PhaseTimer timer(op, zfcPhaseScatter);

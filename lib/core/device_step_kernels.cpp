@@ -149,11 +149,11 @@ class DeviceStepKernels final : public StepKernels<K> {
     return cuda::locate_sorted<K>(sub, static_cast<uint32_t>(n_sub), full,
                                   d_words_ + kWordFull32, pos, stream_);
   }
-  Status owner_counts(const K* keys, size_t n, int ranks, int32_t* owner_of,
-                      uint64_t* counts) override {
-    ZFC_RETURN_IF_ERROR(check_device_count("keys", n));
-    return cuda::owner_counts<K>(keys, static_cast<uint32_t>(n), ranks, owner_of, counts,
-                                 stream_);
+  Status owner_counts(const K* keys, size_t room, const uint64_t* count, int ranks,
+                      int32_t* owner_of, uint64_t* counts) override {
+    ZFC_RETURN_IF_ERROR(check_device_count("keys", room));
+    return cuda::owner_counts<K>(keys, static_cast<uint32_t>(room), count, ranks, owner_of,
+                                 counts, stream_);
   }
 
   Status scatter_add_rows(const void* rows, zfcDataType_t type, const int32_t* pos, size_t n,

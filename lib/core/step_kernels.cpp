@@ -82,8 +82,9 @@ Status HostStepKernels<K>::locate_sorted(const K* sub, size_t n_sub, const K* fu
 }
 
 template <class K>
-Status HostStepKernels<K>::owner_counts(const K* keys, size_t n, int ranks, int32_t* owner_of,
-                                        uint64_t* counts) {
+Status HostStepKernels<K>::owner_counts(const K* keys, size_t room, const uint64_t* count,
+                                        int ranks, int32_t* owner_of, uint64_t* counts) {
+  const size_t n = static_cast<size_t>(std::min<uint64_t>(room, *count));
   std::fill(counts, counts + ranks, 0);
   for (size_t i = 0; i < n; ++i) {
     owner_of[i] = key_owner(keys[i], ranks);

@@ -106,10 +106,11 @@ class StepKernels {
   // sub[i] into pos[i].
   virtual Status locate_sorted(const K* sub, size_t n_sub, const K* full, size_t n_full,
                                int32_t* pos) = 0;
-  // owner_of[i] = key_owner(keys[i], ranks) (host_device/key_owner.hpp) and
-  // counts[j] (`ranks` words here) = how many keys owner j has.
-  virtual Status owner_counts(const K* keys, size_t n, int ranks, int32_t* owner_of,
-                              uint64_t* counts) = 0;
+  // For i below min(room, *count) -- count: a word in this memory space, such as a unique's
+  // count, which the host need not have read -- owner_of[i] = key_owner(keys[i], ranks)
+  // (host_device/key_owner.hpp); counts[j] (`ranks` words here) = how many keys owner j has.
+  virtual Status owner_counts(const K* keys, size_t room, const uint64_t* count, int ranks,
+                              int32_t* owner_of, uint64_t* counts) = 0;
 
   // ---- rows (row-major, width dim) -----------------------------------------------------
   // Row i of rows (n x dim of `type`) added into row pos[i] of dst (dst_rows x dim, fp32),
@@ -199,8 +200,8 @@ class HostStepKernels final : public StepKernels<K> {
                        uint64_t* count) override;
   Status locate_sorted(const K* sub, size_t n_sub, const K* full, size_t n_full,
                        int32_t* pos) override;
-  Status owner_counts(const K* keys, size_t n, int ranks, int32_t* owner_of,
-                      uint64_t* counts) override;
+  Status owner_counts(const K* keys, size_t room, const uint64_t* count, int ranks,
+                      int32_t* owner_of, uint64_t* counts) override;
   Status scatter_add_rows(const void* rows, zfcDataType_t type, const int32_t* pos, size_t n,
                           size_t dim, float* dst, size_t dst_rows) override;
   Status scatter_to_dense(const void* rows, zfcDataType_t type, const int32_t* pos, size_t n,

@@ -19,6 +19,7 @@ enum class Slot : int {
   kGatheredKeys,    // keys gathered from all ranks (sum of U_i, or G*K for allgather)
   kGlobalUnique,    // the global distinct keys (U_g)
   kLocate,          // distinct keys -> position in the global set
+  kOwnerOf,         // distinct keys -> their owner in a key-routed exchange
   kPositions,       // token -> position in the global set (K)
   kSortScratch,     // radix sort / bitmap scratch
   kCounts,          // per-rank key counts and displacements of the index exchange
@@ -48,6 +49,7 @@ enum class Slot : int {
   kOwnerKeys,       // the distinct keys an owner of a key-routed exchange sums
   kNodeLists,       // row lists of the hierarchical exchange's node and rail steps
   kStepWords,       // counts a step's kernels write for the host to fetch (core/step_kernels)
+  kUnreadWords,     // a count a step checks with its last read (SparseCall::unread)
   kBackendWords,    // a device step backend's own words (its counts as the kernels write them)
   kBackendTable,    // a device step backend's copy of the pair counts and offsets
   kHostUnique,      // the step words and distinct keys a device step reads back (host)

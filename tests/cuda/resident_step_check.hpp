@@ -97,11 +97,13 @@ inline void expect_resident_step_matches_host(zfcComm_t host, zfcComm_t device,
           EXPECT_EQ(st.last.path[zfcPhaseHeader], zfcPathHost);
           // The waits of this version's device steps (docs/design.md, "Device buffers"): the
           // uniqueness technique reads the index check, U_i and the distinct keys once, its
-          // transfers queued behind its kernels; the key-routed step also waits for the pair
-          // counts, the pairs sent, the counts received, the owner's U, the sums sent, the
-          // owners' reports and the global set; both read the overflow flag at the end, unless
-          // it stays on the device.
-          const uint32_t waits = (ran == zfcAlgoKeyRouted ? 8u : 1u) + (on_device ? 0u : 1u);
+          // transfers queued behind its kernels, and the overflow flag at the end, unless it
+          // stays on the device. The key-routed step reads the index check, U_i and the pair
+          // counts at once, then waits for the pairs sent, the counts received, the owner's
+          // U, the sums sent and the owners' reports, and last reads the global set's size,
+          // with the flag unless it stays on the device: seven waits either way.
+          const uint32_t waits =
+              ran == zfcAlgoKeyRouted ? 7u : 1u + (on_device ? 0u : 1u);
           EXPECT_EQ(st.last.host_syncs, waits);
           EXPECT_EQ(zfcSparsePlanDestroy(host_plan), zfcSuccess);
           EXPECT_EQ(zfcSparsePlanDestroy(dev_plan), zfcSuccess);

@@ -89,12 +89,13 @@ StepOutput run_step(StepKernels<K>& k, const StepInput& in) {
   out.uniq = get(k, uniq, u);
   out.inverse = get(k, inverse, n);
 
-  // The owner map and the summed rows, then the pairs packed by owner.
-  EXPECT_TRUE(scratch_for(k, Slot::kLocate, u + 1, &owner_of).ok());
+  // The owner map and the summed rows, then the pairs packed by owner. As in a step, the
+  // owner map takes U_i from the unique's word, over room for every token.
+  EXPECT_TRUE(scratch_for(k, Slot::kLocate, n + 1, &owner_of).ok());
   EXPECT_TRUE(scratch_for(k, Slot::kPartial, u * dim + 1, &partial).ok());
-  EXPECT_TRUE(k.owner_counts(uniq, u, in.ranks, owner_of, words).ok());
+  EXPECT_TRUE(k.owner_counts(uniq, n, &words[1], in.ranks, owner_of, words + 2).ok());
   out.counts.resize(G);
-  EXPECT_TRUE(k.fetch(out.counts.data(), words, G * sizeof(uint64_t)).ok());
+  EXPECT_TRUE(k.fetch(out.counts.data(), words + 2, G * sizeof(uint64_t)).ok());
   out.owner_of = get(k, owner_of, u);
   EXPECT_TRUE(
       k.scatter_to_dense(d_rows, zfcFloat32, inverse, n, dim, partial, u, grouping).ok());

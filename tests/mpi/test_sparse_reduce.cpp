@@ -452,41 +452,56 @@ TEST_F(WorldTest, BoundedBytesMatchTheirFormula) {
   EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
 }
 
-// The uniqueness technique reads one thing back from its kernels' memory per step: the
-// bad-index word, U_i and the distinct keys, in one read (on a device, its one wait for the
-// stream). The host kernels count their reads, so this is the orchestration a device runs.
+// Two steps of `algorithm` on a plan of `type` indices: each reads back from its kernels'
+// memory `reads` times (the host kernels count their reads, so this is the orchestration a
+// device runs, where each read is a wait for the stream), and gives the reference's indices
+// and bits. The plan is left for the caller to use further, and destroy.
+zfcSparsePlan_t expect_reads_back(zfcComm_t comm, const Workload& w, const RankInput& mine,
+                                  const SparseReference& ref, zfcDataType_t type,
+                                  zfcAlgorithm_t algorithm, uint32_t reads) {
+  zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
+  cfg.dim = w.dim;
+  cfg.vocab_size = w.vocab;
+  cfg.index_type = type;
+  cfg.algorithm = algorithm;
+  zfcSparsePlan_t plan = nullptr;
+  EXPECT_EQ(zfcSparsePlanCreate(comm, &cfg, &plan), zfcSuccess);
+  if (plan == nullptr) return nullptr;
+  const std::vector<char> ids = typed_indices(mine.indices, type);
+  for (int call = 0; call < 2; ++call) {
+    zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
+    EXPECT_EQ(zfcSparseReduce(plan, ids.data(), mine.indices.size(), mine.rows.data(), &out,
+                              nullptr),
+              zfcSuccess) << zfcGetLastError(comm);
+    EXPECT_EQ(out.algorithm, algorithm);
+    EXPECT_EQ(plan->last_reads, reads) << "call " << call;
+    EXPECT_EQ(out.overflowed, 0);
+    EXPECT_EQ(out.overflow_flag, nullptr);  // host results say it in `overflowed`
+    EXPECT_EQ(out.num_unique, ref.unique.size());
+    if (out.num_unique != ref.unique.size()) break;
+    for (size_t p = 0; p < out.num_unique; ++p) {
+      const int64_t id = type == zfcInt32 ? static_cast<const int32_t*>(out.indices)[p]
+                                          : static_cast<const int64_t*>(out.indices)[p];
+      EXPECT_EQ(id, ref.unique[p]) << "place " << p;
+    }
+    EXPECT_EQ(std::memcmp(out.rows, ref.rows.data(), ref.rows.size() * sizeof(float)), 0);
+  }
+  return plan;
+}
+
+// The uniqueness technique reads one thing back per step: the bad-index word, U_i and the
+// distinct keys, in one read (on a device, its one wait for the stream).
 TEST_F(WorldTest, TheUniquenessStepReadsBackOnce) {
-  const size_t dim = 8;
-  const Workload w = zipf_workload(size_, dim, 5000, 1.1, 23,
+  const Workload w = zipf_workload(size_, 8, 5000, 1.1, 23,
                                    [](int r) { return 200 + 31 * static_cast<size_t>(r); });
-  const SparseReference ref = reference_sparse(w.ranks, dim);
+  const SparseReference ref = reference_sparse(w.ranks, w.dim);
   const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
   for (zfcDataType_t type : {zfcInt32, zfcInt64}) {
-    zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
-    cfg.dim = dim;
-    cfg.vocab_size = w.vocab;
-    cfg.index_type = type;
-    cfg.algorithm = zfcAlgoUniqueAllReduce;
-    zfcSparsePlan_t plan = nullptr;
-    ASSERT_EQ(zfcSparsePlanCreate(comm_, &cfg, &plan), zfcSuccess);
-    const std::vector<char> ids = typed_indices(mine.indices, type);
-    for (int call = 0; call < 2; ++call) {
-      zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
-      ASSERT_EQ(zfcSparseReduce(plan, ids.data(), mine.indices.size(), mine.rows.data(), &out,
-                                nullptr),
-                zfcSuccess) << zfcGetLastError(comm_);
-      EXPECT_EQ(plan->last_reads, 1u) << "call " << call;
-      ASSERT_EQ(out.num_unique, ref.unique.size());
-      EXPECT_EQ(out.overflowed, 0);
-      EXPECT_EQ(out.overflow_flag, nullptr);  // host results say it in `overflowed`
-      for (size_t p = 0; p < out.num_unique; ++p) {
-        const int64_t id = type == zfcInt32 ? static_cast<const int32_t*>(out.indices)[p]
-                                            : static_cast<const int64_t*>(out.indices)[p];
-        ASSERT_EQ(id, ref.unique[p]);
-      }
-      ASSERT_EQ(std::memcmp(out.rows, ref.rows.data(), ref.rows.size() * sizeof(float)), 0);
-    }
+    zfcSparsePlan_t plan =
+        expect_reads_back(comm_, w, mine, ref, type, zfcAlgoUniqueAllReduce, 1);
+    ASSERT_NE(plan, nullptr);
     // A caller built against 0.11's zfcSparseResult_t: accepted, and its end left alone.
+    const std::vector<char> ids = typed_indices(mine.indices, type);
     zfcSparseResult_t old = ZFC_SPARSE_RESULT_INITIALIZER;
     old.size = offsetof(zfcSparseResult_t, overflow_flag);
     const int marker = 7;
@@ -497,6 +512,22 @@ TEST_F(WorldTest, TheUniquenessStepReadsBackOnce) {
     EXPECT_EQ(old.num_unique, ref.unique.size());
     EXPECT_EQ(old.overflowed, 0);
     EXPECT_EQ(old.overflow_flag, &marker);
+    EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
+  }
+}
+
+// The key-routed step reads back five times per step: the bad-index word, U_i and the pair
+// counts per owner in one read, then the pair counts that arrived, the owner's distinct
+// count, the owners' reports and the global set's size (on a device the step's last read,
+// with the overflow flag; the device adds the waits before its two transfers: seven).
+TEST_F(WorldTest, TheKeyRoutedStepReadsBackFiveTimes) {
+  const Workload w = zipf_workload(size_, 8, 5000, 1.1, 29,
+                                   [](int r) { return 150 + 47 * static_cast<size_t>(r); });
+  const SparseReference ref = reference_sparse(w.ranks, w.dim);
+  const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
+  for (zfcDataType_t type : {zfcInt32, zfcInt64}) {
+    zfcSparsePlan_t plan = expect_reads_back(comm_, w, mine, ref, type, zfcAlgoKeyRouted, 5);
+    ASSERT_NE(plan, nullptr);
     EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
   }
 }
