@@ -14,6 +14,10 @@ source bench/stamp.sh
 build="${1:?usage: bench/gpu/run_gpu.sh BUILD_DIR [OUT_DIR]}"
 out="${2:-$build/gpu-results}"
 mkdir -p "$out"
+# The NCCL plugin is built into BUILD/lib, and the test and benchmark programs, which link the
+# library statically, look for it beside themselves: its folder is named here unless the
+# caller named folders of its own.
+export ZIPFCOLL_PLUGIN_PATH="${ZIPFCOLL_PLUGIN_PATH:-$build/lib}"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/gpu.txt"
 "$build/tests/zfc_cuda_tests" 2>&1 | tee "$out/cuda_tests.log"
 # With MPI: the collectives on device buffers, ranks sharing the GPU, and NCCL on one rank.
@@ -74,4 +78,6 @@ python3 bench/gpu/torch_pipeline.py --json "$out/torch.json" | tee "$out/torch.t
 python3 bench/gpu/compare.py --zfc "$out/zfc_gpu.json" --torch "$out/torch.json" --steps "$out" \
   --out docs/benchmarks/gpu.md --command "bench/gpu/run_gpu.sh $build" \
   --stamp "$(bench_stamp bench/gpu/run_gpu.sh)"
-echo "done: docs/benchmarks/gpu.md"
+# A copy beside the raw outputs, for a run whose working copy is not the one committed from.
+cp docs/benchmarks/gpu.md "$out/gpu.md"
+echo "done: docs/benchmarks/gpu.md (and $out/gpu.md)"
