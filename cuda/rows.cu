@@ -319,18 +319,28 @@ Status zero_rows_without_input(const uint32_t* target, uint32_t n, uint32_t m, s
   return launch_check("zero_rows_without_input_kernel");
 }
 
-// Groups the rows by target (by a sort, or in the caller's d_order) and sums each target row
-// in the host's order, into zeroed rows (scatter_to_dense) or into the rows as they are
-// (scatter_add_rows).
+// How scatter_rows groups its rows by target.
+enum class RowGrouping {
+  kSort,     // a stable radix sort of (position, input number)
+  kGiven,    // the caller's d_order
+  kInOrder,  // none: positions never decrease in input order, which is the grouping
+};
+
+// Groups the rows by target and sums each target row in the host's order, into zeroed rows
+// (scatter_to_dense) or into the rows as they are (scatter_add_rows).
 Status scatter_rows(void* d_temp, size_t* temp_bytes, const void* d_rows, zfcDataType_t row_type,
-                    const int32_t* d_pos, const uint32_t* d_order, uint32_t n, size_t dim,
-                    float* d_dense, uint32_t m, bool accumulate, void* stream) {
+                    const int32_t* d_pos, RowGrouping grouping, const uint32_t* d_order,
+                    uint32_t n, size_t dim, float* d_dense, uint32_t m, bool accumulate,
+                    void* stream) {
   cudaStream_t s = as_stream(stream);
   ScratchLayout l(d_temp);
   // Positions are checked to lie in [0, m) by the caller, so as unsigned keys they are below
   // m and the sort needs only the bits of m - 1.
   const uint32_t* keys = reinterpret_cast<const uint32_t*>(d_pos);
-  Grouping<uint32_t> g(l, n, m, d_order);
+  // In input order the order is the identity, written below: a pass over n words in place
+  // of the sort.
+  uint32_t* identity = grouping == RowGrouping::kInOrder ? l.take<uint32_t>(n) : nullptr;
+  Grouping<uint32_t> g(l, n, m, grouping == RowGrouping::kGiven ? d_order : identity);
   const bool streamed = scatter_streams(d_rows, row_type, dim);
   // Taken whether or not they are used, so that a size query made with other row pointers
   // still covers the call. A partial row per chunk: at 10^6 rows of 512 fp32, 2 MB.
@@ -349,6 +359,10 @@ Status scatter_rows(void* d_temp, size_t* temp_bytes, const void* d_rows, zfcDat
     return cuda_check(
         cudaMemsetAsync(d_dense, 0, static_cast<size_t>(m) * dim * sizeof(float), s),
         "cudaMemsetAsync");
+  }
+  if (identity != nullptr) {
+    iota_kernel<<<grid_for(n), kBlock, 0, s>>>(identity, n);
+    ZFC_RETURN_IF_ERROR(launch_check("iota_kernel"));
   }
   ZFC_RETURN_IF_ERROR(g.run(keys, n, l.rest(), cub_bytes, s, /*runs=*/!streamed));
   if (!accumulate) {
@@ -379,23 +393,31 @@ void set_scatter_block_limit_for_tests(unsigned blocks) { scatter_block_limit = 
 Status scatter_to_dense(void* d_temp, size_t* temp_bytes, const void* d_rows,
                         zfcDataType_t row_type, const int32_t* d_pos, uint32_t n, size_t dim,
                         float* d_dense, uint32_t m, void* stream) {
-  return scatter_rows(d_temp, temp_bytes, d_rows, row_type, d_pos, nullptr, n, dim, d_dense, m,
-                      false, stream);
+  return scatter_rows(d_temp, temp_bytes, d_rows, row_type, d_pos, RowGrouping::kSort, nullptr,
+                      n, dim, d_dense, m, false, stream);
 }
 
 Status scatter_to_dense_grouped(void* d_temp, size_t* temp_bytes, const void* d_rows,
                                 zfcDataType_t row_type, const int32_t* d_pos,
                                 const uint32_t* d_order, uint32_t n, size_t dim,
                                 float* d_dense, uint32_t m, void* stream) {
-  return scatter_rows(d_temp, temp_bytes, d_rows, row_type, d_pos, d_order, n, dim, d_dense, m,
-                      false, stream);
+  const RowGrouping grouping = d_order != nullptr ? RowGrouping::kGiven : RowGrouping::kSort;
+  return scatter_rows(d_temp, temp_bytes, d_rows, row_type, d_pos, grouping, d_order, n, dim,
+                      d_dense, m, false, stream);
 }
 
 Status scatter_add_rows(void* d_temp, size_t* temp_bytes, const void* d_rows,
                         zfcDataType_t row_type, const int32_t* d_pos, uint32_t n, size_t dim,
                         float* d_dst, uint32_t m, void* stream) {
-  return scatter_rows(d_temp, temp_bytes, d_rows, row_type, d_pos, nullptr, n, dim, d_dst, m,
-                      true, stream);
+  return scatter_rows(d_temp, temp_bytes, d_rows, row_type, d_pos, RowGrouping::kSort, nullptr,
+                      n, dim, d_dst, m, true, stream);
+}
+
+Status scatter_add_rows_in_order(void* d_temp, size_t* temp_bytes, const void* d_rows,
+                                 zfcDataType_t row_type, const int32_t* d_pos, uint32_t n,
+                                 size_t dim, float* d_dst, uint32_t m, void* stream) {
+  return scatter_rows(d_temp, temp_bytes, d_rows, row_type, d_pos, RowGrouping::kInOrder,
+                      nullptr, n, dim, d_dst, m, true, stream);
 }
 
 Status apply_rows(void* d_temp, size_t* temp_bytes, float* d_table, int64_t vocab, size_t dim,

@@ -200,8 +200,10 @@ Status sum_routed(SparseCall<K>& call, const RoutedPairs& routed, const Wire& wi
     const char* base = in + s.recv_displs[r];
     ZFC_RETURN_IF_ERROR(k.locate_sorted(reinterpret_cast<const K*>(base + block.lead), from[r],
                                         *uniq, *u, pos));
+    // A sender packs its keys sorted and distinct (pack_pairs), so their places increase:
+    // a device adds the rows as they come, with no sort per sender.
     return k.scatter_add_rows(base + block.rows_at(from[r]), wire.type, pos, from[r], dim, dst,
-                              *u);
+                              *u, /*in_order=*/true);
   });
 }
 

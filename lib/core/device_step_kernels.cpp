@@ -157,8 +157,9 @@ class DeviceStepKernels final : public StepKernels<K> {
   }
 
   Status scatter_add_rows(const void* rows, zfcDataType_t type, const int32_t* pos, size_t n,
-                          size_t dim, float* dst, size_t dst_rows) override {
-    return scatter(cuda::scatter_add_rows, rows, type, pos, n, dim, dst, dst_rows);
+                          size_t dim, float* dst, size_t dst_rows, bool in_order) override {
+    return scatter(in_order ? cuda::scatter_add_rows_in_order : cuda::scatter_add_rows, rows,
+                   type, pos, n, dim, dst, dst_rows);
   }
   Status scatter_to_dense(const void* rows, zfcDataType_t type, const int32_t* pos, size_t n,
                           size_t dim, float* dst, size_t dst_rows,

@@ -96,7 +96,7 @@ Status HostStepKernels<K>::owner_counts(const K* keys, size_t room, const uint64
 template <class K>
 Status HostStepKernels<K>::scatter_add_rows(const void* rows, zfcDataType_t type,
                                             const int32_t* pos, size_t n, size_t dim,
-                                            float* dst, size_t) {
+                                            float* dst, size_t, bool) {
   kernels::scatter_add_rows(rows, type, pos, n, dim, dst);
   return Status::Ok();
 }

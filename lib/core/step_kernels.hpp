@@ -115,9 +115,12 @@ class StepKernels {
   // ---- rows (row-major, width dim) -----------------------------------------------------
   // Row i of rows (n x dim of `type`) added into row pos[i] of dst (dst_rows x dim, fp32),
   // the sums of every target row formed in input order in blocks of kSumBlockRows
-  // (host_device/sum_order.hpp), on the host and the device alike.
+  // (host_device/sum_order.hpp), on the host and the device alike. `in_order`: pos[i]
+  // never decreases in i, so a device takes the rows as they come instead of sorting them
+  // by target (the bits are the same).
   virtual Status scatter_add_rows(const void* rows, zfcDataType_t type, const int32_t* pos,
-                                  size_t n, size_t dim, float* dst, size_t dst_rows) = 0;
+                                  size_t n, size_t dim, float* dst, size_t dst_rows,
+                                  bool in_order) = 0;
   // The same into zeroed rows: the bits of zero() then scatter_add_rows. A device writes
   // every row that has input whole and zeroes only the others, so no dst_rows x dim fill
   // comes first and no row is read. `grouping` is that of the unique whose inverse pos
@@ -203,7 +206,7 @@ class HostStepKernels final : public StepKernels<K> {
   Status owner_counts(const K* keys, size_t room, const uint64_t* count, int ranks,
                       int32_t* owner_of, uint64_t* counts) override;
   Status scatter_add_rows(const void* rows, zfcDataType_t type, const int32_t* pos, size_t n,
-                          size_t dim, float* dst, size_t dst_rows) override;
+                          size_t dim, float* dst, size_t dst_rows, bool in_order) override;
   Status scatter_to_dense(const void* rows, zfcDataType_t type, const int32_t* pos, size_t n,
                           size_t dim, float* dst, size_t dst_rows,
                           const KeyGrouping& grouping) override;

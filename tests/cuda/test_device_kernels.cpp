@@ -258,6 +258,63 @@ TEST(DeviceRows, ScattersHaveTheHostBitsOnLongRunsAndPartialSlices) {
   }
 }
 
+// The add whose positions never decrease in input order (an owner adding one sender's
+// rows at its keys' places): the rows taken as they come, without a sort, give the host's
+// bits -- distinct increasing places with gaps (the owner's case), and places that repeat
+// in runs, one of them three sum blocks long -- for every row type, streamed widths and the
+// fallback's (a base two bytes off), with unlimited and with three blocks.
+TEST(DeviceRows, InOrderAddHasTheHostBits) {
+  ZFC_REQUIRE_GPU();
+  workload::SplitMix64 rng(23);
+  const size_t n = 5000;
+  std::vector<int32_t> gaps(n), runs(n);
+  for (size_t i = 0; i < n; ++i) gaps[i] = static_cast<int32_t>(2 * i + rng.next() % 2);
+  for (size_t i = 0; i < n; ++i) runs[i] = i < 3000 ? 4 : 5 + static_cast<int32_t>(i / 7);
+  for (const std::vector<int32_t>* pos : {&gaps, &runs}) {
+    const uint32_t m = static_cast<uint32_t>(pos->back() + 3);
+    DeviceVector<int32_t> d_pos(*pos);
+    for (zfcDataType_t type : {zfcFloat32, zfcFloat16, zfcBFloat16}) {
+      for (size_t dim : {2, 34, 130}) {
+        for (size_t offset : {0, 1}) {
+          if (offset == 1 && type == zfcFloat32) continue;
+          std::vector<float> rows((n + offset) * dim);
+          for (float& f : rows) f = static_cast<float>((rng.uniform() * 2 - 1) * 1e3);
+          std::vector<float> dst(static_cast<size_t>(m) * dim);
+          for (float& f : dst) f = static_cast<float>(rng.uniform() * 10 - 5);
+          const std::vector<uint16_t> half = half_rows(rows, type);
+          const void* host_rows = type == zfcFloat32
+                                      ? static_cast<const void*>(rows.data())
+                                      : static_cast<const void*>(half.data() + offset);
+          std::vector<float> want = dst;
+          kernels::scatter_add_rows(host_rows, type, pos->data(), n, dim, want.data());
+          DeviceVector<float> d_rows32(rows);
+          DeviceVector<uint16_t> d_rows16(half);
+          const void* d_rows = type == zfcFloat32
+                                   ? static_cast<const void*>(d_rows32.get())
+                                   : static_cast<const void*>(d_rows16.get() + offset);
+          for (unsigned blocks : {0u, 3u}) {
+            DeviceVector<float> d_dst(dst);
+            cuda::set_scatter_block_limit_for_tests(blocks);
+            const Status s = with_scratch([&](void* t, size_t* b) {
+              return cuda::scatter_add_rows_in_order(t, b, d_rows, type, d_pos.get(),
+                                                     static_cast<uint32_t>(n), dim,
+                                                     d_dst.get(), m, nullptr);
+            });
+            cuda::set_scatter_block_limit_for_tests(0);
+            ASSERT_TRUE(s.ok()) << s.message();
+            const std::vector<float> got = d_dst.to_host();
+            for (size_t i = 0; i < got.size(); ++i) {
+              ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(want[i]))
+                  << type << " dim " << dim << " offset " << offset << " blocks " << blocks
+                  << " at " << i << (pos == &gaps ? " (distinct)" : " (runs)");
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // The scatter over the unique's grouping (no sort of its own): positions that are the
 // inverse itself and the inverse's places in a larger set, a hot key of three sum blocks,
 // every row type, streamed widths and the fallback's (16-bit rows of odd width).

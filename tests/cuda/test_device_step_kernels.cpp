@@ -105,7 +105,7 @@ StepOutput run_step(StepKernels<K>& k, const StepInput& in) {
   const size_t wire_bytes = kernels::float_type_bytes(in.wire);
   EXPECT_TRUE(scratch_for(k, Slot::kWireRecv, n * dim * wire_bytes + 1, &wire_rows).ok());
   EXPECT_TRUE(k.wire().encode(d_rows, n * dim, in.wire, in.scale, wire_rows).ok());
-  EXPECT_TRUE(k.scatter_add_rows(wire_rows, in.wire, inverse, n, dim, partial, u).ok());
+  EXPECT_TRUE(k.scatter_add_rows(wire_rows, in.wire, inverse, n, dim, partial, u, false).ok());
   out.partial = get(k, partial, u * dim);
   const PairBlock block{sizeof(uint64_t), sizeof(K), dim * wire_bytes};
   std::vector<size_t> displs(G);
