@@ -105,7 +105,8 @@ Status scatter_add_rows(void* d_temp, size_t* temp_bytes, const void* d_rows,
 
 // scatter_add_rows where d_pos[i] never decreases in i (an owner's located keys of one
 // sender, which are sorted and distinct): the input order groups the rows by target, so
-// they are not sorted. The same bits as scatter_add_rows.
+// they are not sorted. The same bits as scatter_add_rows. Positions that do decrease stay
+// in bounds, but their sums are in no fixed order.
 Status scatter_add_rows_in_order(void* d_temp, size_t* temp_bytes, const void* d_rows,
                                  zfcDataType_t row_type, const int32_t* d_pos, uint32_t n,
                                  size_t dim, float* d_dst, uint32_t m, void* stream);

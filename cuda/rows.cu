@@ -182,8 +182,11 @@ struct Grouping {
   bool given = false;  // order is the caller's
   int bits = 1;
 
-  Grouping(ScratchLayout& l, uint32_t n, uint64_t bound, const uint32_t* given_order = nullptr) {
-    given = given_order != nullptr;
+  // given_order_used: the rows come in an order that groups them (given_order, which a size
+  // query may leave NULL), so the sort's scratch is not taken; else they are sorted here.
+  Grouping(ScratchLayout& l, uint32_t n, uint64_t bound, bool given_order_used,
+           const uint32_t* given_order) {
+    given = given_order_used;
     target = l.take<K>(n);
     if (given) {
       order = given_order;
@@ -243,7 +246,7 @@ Status apply_grouped(void* d_temp, size_t* temp_bytes, float* d_table, size_t di
                      const K* keys, uint64_t vocab, const float* d_rows, uint32_t n,
                      float alpha, cudaStream_t s) {
   ScratchLayout l(d_temp);
-  Grouping<K> g(l, n, vocab);
+  Grouping<K> g(l, n, vocab, false, nullptr);
   size_t cub_bytes = 0;
   ZFC_RETURN_IF_ERROR(g.cub_bytes(keys, n, s, &cub_bytes));
   if (d_temp == nullptr) {
@@ -337,10 +340,12 @@ Status scatter_rows(void* d_temp, size_t* temp_bytes, const void* d_rows, zfcDat
   // Positions are checked to lie in [0, m) by the caller, so as unsigned keys they are below
   // m and the sort needs only the bits of m - 1.
   const uint32_t* keys = reinterpret_cast<const uint32_t*>(d_pos);
-  // In input order the order is the identity, written below: a pass over n words in place
-  // of the sort.
+  // In input order the order is the identity, written below: it and the gather of the
+  // targets in it are two passes over n words in place of the sort. The layout is the same
+  // for the size query, where every pointer taken is NULL.
   uint32_t* identity = grouping == RowGrouping::kInOrder ? l.take<uint32_t>(n) : nullptr;
-  Grouping<uint32_t> g(l, n, m, grouping == RowGrouping::kGiven ? d_order : identity);
+  Grouping<uint32_t> g(l, n, m, grouping != RowGrouping::kSort,
+                       grouping == RowGrouping::kGiven ? d_order : identity);
   const bool streamed = scatter_streams(d_rows, row_type, dim);
   // Taken whether or not they are used, so that a size query made with other row pointers
   // still covers the call. A partial row per chunk: at 10^6 rows of 512 fp32, 2 MB.

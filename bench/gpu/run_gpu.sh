@@ -14,10 +14,6 @@ source bench/stamp.sh
 build="${1:?usage: bench/gpu/run_gpu.sh BUILD_DIR [OUT_DIR]}"
 out="${2:-$build/gpu-results}"
 mkdir -p "$out"
-# The NCCL plugin is built into BUILD/lib, and the test and benchmark programs, which link the
-# library statically, look for it beside themselves: its folder is named here unless the
-# caller named folders of its own.
-export ZIPFCOLL_PLUGIN_PATH="${ZIPFCOLL_PLUGIN_PATH:-$build/lib}"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/gpu.txt"
 "$build/tests/zfc_cuda_tests" 2>&1 | tee "$out/cuda_tests.log"
 # With MPI: the collectives on device buffers, ranks sharing the GPU, and NCCL on one rank.

@@ -77,10 +77,11 @@ struct SparseCall {
   // the kernels' word (kernels->wire().flag_word()) for the caller, without waiting to read
   // it, and `finite` stays true.
   bool leave_flag = false;
-  // Set by an exchange on a device that leaves a count its kernels wrote unread (two words
-  // in the kernels' memory, the second free): the caller reads it with the step's last read,
-  // the overflow flag's (read_unread), and fails the call, saying `what`, unless it is
-  // `expected`. Every rank computes it from the same blocks, so all fail alike.
+  // Set by an exchange that leaves a count its kernels wrote unread (two words in the
+  // kernels' memory, the second free; on the host the exchange reads it at once): the caller
+  // reads it with the step's last read, the overflow flag's (read_unread), and fails the
+  // call, saying `what`, unless it is `expected`. Every rank computes it from the same
+  // blocks, so all fail alike.
   struct Unread {
     uint64_t* word = nullptr;
     uint64_t expected = 0;

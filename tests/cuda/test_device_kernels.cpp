@@ -273,6 +273,15 @@ TEST(DeviceRows, InOrderAddHasTheHostBits) {
   for (const std::vector<int32_t>* pos : {&gaps, &runs}) {
     const uint32_t m = static_cast<uint32_t>(pos->back() + 3);
     DeviceVector<int32_t> d_pos(*pos);
+    // No sort, so none of the sort's scratch.
+    size_t sorted_bytes = 0, in_order_bytes = 0;
+    const uint32_t n32 = static_cast<uint32_t>(n);
+    ASSERT_TRUE(cuda::scatter_add_rows(nullptr, &sorted_bytes, nullptr, zfcFloat32,
+                                       d_pos.get(), n32, 34, nullptr, m, nullptr).ok());
+    ASSERT_TRUE(cuda::scatter_add_rows_in_order(nullptr, &in_order_bytes, nullptr, zfcFloat32,
+                                                d_pos.get(), n32, 34, nullptr, m, nullptr)
+                    .ok());
+    EXPECT_LT(in_order_bytes, sorted_bytes);
     for (zfcDataType_t type : {zfcFloat32, zfcFloat16, zfcBFloat16}) {
       for (size_t dim : {2, 34, 130}) {
         for (size_t offset : {0, 1}) {
