@@ -195,6 +195,34 @@ TEST(DeviceRows, ScatterToDenseHasTheHostBits) {
   }
 }
 
+// The rows of the scatters' edge cases: for every row type, the widths 2, 34 and 130 (part of
+// the last slice idle) and, for 16-bit rows, a base two bytes off 4-byte alignment (the
+// fallback kernel), n random rows on the host and the device and m x dim random values to
+// add them into: f(type, dim, offset, host_rows, d_rows, dst).
+template <class F>
+void for_each_row_case(workload::SplitMix64& rng, size_t n, size_t m, F&& f) {
+  for (zfcDataType_t type : {zfcFloat32, zfcFloat16, zfcBFloat16}) {
+    for (size_t dim : {2, 34, 130}) {
+      for (size_t offset : {0, 1}) {
+        if (offset == 1 && type == zfcFloat32) continue;
+        std::vector<float> rows((n + offset) * dim);
+        for (float& v : rows) v = static_cast<float>((rng.uniform() * 2 - 1) * 1e3);
+        std::vector<float> dst(m * dim);
+        for (float& v : dst) v = static_cast<float>(rng.uniform() * 10 - 5);
+        const std::vector<uint16_t> half = half_rows(rows, type);
+        // Offset 1 of a 16-bit row starts two bytes into the buffer.
+        const void* host_rows = type == zfcFloat32 ? static_cast<const void*>(rows.data())
+                                                   : static_cast<const void*>(half.data() + offset);
+        DeviceVector<float> d_rows32(rows);
+        DeviceVector<uint16_t> d_rows16(half);
+        const void* d_rows = type == zfcFloat32 ? static_cast<const void*>(d_rows32.get())
+                                                : static_cast<const void*>(d_rows16.get() + offset);
+        f(type, dim, offset, host_rows, d_rows, dst);
+      }
+    }
+  }
+}
+
 // The streaming scatter's edges: runs longer than its ring and than a sum block (so they are
 // cut into blocks whose partial rows are folded, one run starting inside a chunk), rows
 // added into rows that are not zero and into zeroed ones, widths that leave part of the
@@ -209,53 +237,38 @@ TEST(DeviceRows, ScattersHaveTheHostBitsOnLongRunsAndPartialSlices) {
     // the rest fall below 300, so rows 300 to 319 have no input.
     pos[i] = (i % 5 < 3) ? 7 : i % 5 == 3 ? 250 : static_cast<int32_t>(rng.next() % 300);
   }
-  for (zfcDataType_t type : {zfcFloat32, zfcFloat16, zfcBFloat16}) {
-    for (size_t dim : {2, 34, 130}) {
-      for (size_t offset : {0, 1}) {
-        if (offset == 1 && type == zfcFloat32) continue;
-        std::vector<float> rows((n + offset) * dim);
-        for (float& f : rows) f = static_cast<float>((rng.uniform() * 2 - 1) * 1e3);
-        std::vector<float> dst(m * dim);
-        for (float& f : dst) f = static_cast<float>(rng.uniform() * 10 - 5);
-        const std::vector<uint16_t> half = half_rows(rows, type);
-        // Offset 1 of a 16-bit row starts two bytes into the buffer.
-        const void* host_rows = type == zfcFloat32 ? static_cast<const void*>(rows.data())
-                                                   : static_cast<const void*>(half.data() + offset);
-        DeviceVector<float> d_rows32(rows);
-        DeviceVector<uint16_t> d_rows16(half);
-        DeviceVector<int32_t> d_pos(pos);
-        const void* d_rows = type == zfcFloat32 ? static_cast<const void*>(d_rows32.get())
-                                                : static_cast<const void*>(d_rows16.get() + offset);
-        EXPECT_EQ(cuda::scatter_streams(d_rows, type, dim), offset == 0);
-        // Into rows as they are (scatter_add_rows) and into zeroed ones (scatter_to_dense,
-        // given rows of 7s to clear). Unlimited, every item has a block of its own; with 3
-        // blocks each block's ring serves many items in turn.
-        for (bool accumulate : {true, false}) {
-          std::vector<float> want = accumulate ? dst : std::vector<float>(m * dim, 0.0f);
-          kernels::scatter_add_rows(host_rows, type, pos.data(), n, dim, want.data());
-          for (unsigned blocks : {0u, 3u}) {
-            DeviceVector<float> d_dst(accumulate ? dst : std::vector<float>(m * dim, 7.0f));
-            cuda::set_scatter_block_limit_for_tests(blocks);
-            const Status s = with_scratch([&](void* t, size_t* b) {
-              const uint32_t n32 = static_cast<uint32_t>(n), m32 = static_cast<uint32_t>(m);
-              return accumulate ? cuda::scatter_add_rows(t, b, d_rows, type, d_pos.get(), n32,
-                                                         dim, d_dst.get(), m32, nullptr)
-                                : cuda::scatter_to_dense(t, b, d_rows, type, d_pos.get(), n32,
-                                                         dim, d_dst.get(), m32, nullptr);
-            });
-            cuda::set_scatter_block_limit_for_tests(0);
-            ASSERT_TRUE(s.ok()) << s.message();
-            const std::vector<float> got = d_dst.to_host();
-            for (size_t i = 0; i < got.size(); ++i) {
-              ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(want[i]))
-                  << type << " dim " << dim << " offset " << offset << " accumulate "
-                  << accumulate << " blocks " << blocks << " at " << i;
-            }
-          }
+  DeviceVector<int32_t> d_pos(pos);
+  for_each_row_case(rng, n, m, [&](zfcDataType_t type, size_t dim, size_t offset,
+                                   const void* host_rows, const void* d_rows,
+                                   const std::vector<float>& dst) {
+    EXPECT_EQ(cuda::scatter_streams(d_rows, type, dim), offset == 0);
+    // Into rows as they are (scatter_add_rows) and into zeroed ones (scatter_to_dense, given
+    // rows of 7s to clear). Unlimited, every item has a block of its own; with 3 blocks each
+    // block's ring serves many items in turn.
+    for (bool accumulate : {true, false}) {
+      std::vector<float> want = accumulate ? dst : std::vector<float>(m * dim, 0.0f);
+      kernels::scatter_add_rows(host_rows, type, pos.data(), n, dim, want.data());
+      for (unsigned blocks : {0u, 3u}) {
+        DeviceVector<float> d_dst(accumulate ? dst : std::vector<float>(m * dim, 7.0f));
+        cuda::set_scatter_block_limit_for_tests(blocks);
+        const Status s = with_scratch([&](void* t, size_t* b) {
+          const uint32_t n32 = static_cast<uint32_t>(n), m32 = static_cast<uint32_t>(m);
+          return accumulate ? cuda::scatter_add_rows(t, b, d_rows, type, d_pos.get(), n32, dim,
+                                                     d_dst.get(), m32, nullptr)
+                            : cuda::scatter_to_dense(t, b, d_rows, type, d_pos.get(), n32, dim,
+                                                     d_dst.get(), m32, nullptr);
+        });
+        cuda::set_scatter_block_limit_for_tests(0);
+        ASSERT_TRUE(s.ok()) << s.message();
+        const std::vector<float> got = d_dst.to_host();
+        for (size_t i = 0; i < got.size(); ++i) {
+          ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(want[i]))
+              << type << " dim " << dim << " offset " << offset << " accumulate "
+              << accumulate << " blocks " << blocks << " at " << i;
         }
       }
     }
-  }
+  });
 }
 
 // The add whose positions never decrease in input order (an owner adding one sender's
@@ -282,45 +295,28 @@ TEST(DeviceRows, InOrderAddHasTheHostBits) {
                                                 d_pos.get(), n32, 34, nullptr, m, nullptr)
                     .ok());
     EXPECT_LT(in_order_bytes, sorted_bytes);
-    for (zfcDataType_t type : {zfcFloat32, zfcFloat16, zfcBFloat16}) {
-      for (size_t dim : {2, 34, 130}) {
-        for (size_t offset : {0, 1}) {
-          if (offset == 1 && type == zfcFloat32) continue;
-          std::vector<float> rows((n + offset) * dim);
-          for (float& f : rows) f = static_cast<float>((rng.uniform() * 2 - 1) * 1e3);
-          std::vector<float> dst(static_cast<size_t>(m) * dim);
-          for (float& f : dst) f = static_cast<float>(rng.uniform() * 10 - 5);
-          const std::vector<uint16_t> half = half_rows(rows, type);
-          const void* host_rows = type == zfcFloat32
-                                      ? static_cast<const void*>(rows.data())
-                                      : static_cast<const void*>(half.data() + offset);
-          std::vector<float> want = dst;
-          kernels::scatter_add_rows(host_rows, type, pos->data(), n, dim, want.data());
-          DeviceVector<float> d_rows32(rows);
-          DeviceVector<uint16_t> d_rows16(half);
-          const void* d_rows = type == zfcFloat32
-                                   ? static_cast<const void*>(d_rows32.get())
-                                   : static_cast<const void*>(d_rows16.get() + offset);
-          for (unsigned blocks : {0u, 3u}) {
-            DeviceVector<float> d_dst(dst);
-            cuda::set_scatter_block_limit_for_tests(blocks);
-            const Status s = with_scratch([&](void* t, size_t* b) {
-              return cuda::scatter_add_rows_in_order(t, b, d_rows, type, d_pos.get(),
-                                                     static_cast<uint32_t>(n), dim,
-                                                     d_dst.get(), m, nullptr);
-            });
-            cuda::set_scatter_block_limit_for_tests(0);
-            ASSERT_TRUE(s.ok()) << s.message();
-            const std::vector<float> got = d_dst.to_host();
-            for (size_t i = 0; i < got.size(); ++i) {
-              ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(want[i]))
-                  << type << " dim " << dim << " offset " << offset << " blocks " << blocks
-                  << " at " << i << (pos == &gaps ? " (distinct)" : " (runs)");
-            }
-          }
+    for_each_row_case(rng, n, m, [&](zfcDataType_t type, size_t dim, size_t offset,
+                                     const void* host_rows, const void* d_rows,
+                                     const std::vector<float>& dst) {
+      std::vector<float> want = dst;
+      kernels::scatter_add_rows(host_rows, type, pos->data(), n, dim, want.data());
+      for (unsigned blocks : {0u, 3u}) {
+        DeviceVector<float> d_dst(dst);
+        cuda::set_scatter_block_limit_for_tests(blocks);
+        const Status s = with_scratch([&](void* t, size_t* b) {
+          return cuda::scatter_add_rows_in_order(t, b, d_rows, type, d_pos.get(), n32, dim,
+                                                 d_dst.get(), m, nullptr);
+        });
+        cuda::set_scatter_block_limit_for_tests(0);
+        ASSERT_TRUE(s.ok()) << s.message();
+        const std::vector<float> got = d_dst.to_host();
+        for (size_t i = 0; i < got.size(); ++i) {
+          ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(want[i]))
+              << type << " dim " << dim << " offset " << offset << " blocks " << blocks
+              << " at " << i << (pos == &gaps ? " (distinct)" : " (runs)");
         }
       }
-    }
+    });
   }
 }
 
