@@ -111,13 +111,22 @@ Status scatter_add_rows_in_order(void* d_temp, size_t* temp_bytes, const void* d
                                  zfcDataType_t row_type, const int32_t* d_pos, uint32_t n,
                                  size_t dim, float* d_dst, uint32_t m, void* stream);
 
-// Whether the two scatters above stream rows of this type, width and base through shared
-// memory (4-byte aligned 128-byte slices) or take the register-loading kernel.
+// Whether the two scatters above stream rows of this type, width and base in sum blocks
+// side by side (4-byte aligned slices: 16- or 8-byte loads into registers where the rows'
+// bytes and base allow, else 4-byte copies through a ring in shared memory), or take the
+// fallback that sums each run's rows serially.
 bool scatter_streams(const void* d_rows, zfcDataType_t row_type, size_t dim);
 
 // For tests: at most `blocks` blocks for the streaming scatter (0: no limit), so that one
-// block's ring serves several work items. Not thread-safe; the library never sets it.
+// block's ring, or one warp, serves several work items. Not thread-safe; the library never
+// sets it.
 void set_scatter_block_limit_for_tests(unsigned blocks);
+
+// For tests and benchmarks: the load of the streaming scatter, in 4-byte words (4 or 2 for the
+// register kernel, or the widest below that the rows allow; 1 for the ring), whatever the
+// number of work items; 0 restores the library's choice. Not thread-safe; the library never
+// sets it.
+void set_scatter_lane_words_for_tests(unsigned words);
 
 // d_table[d_idx[p]] += alpha * d_rows[p] for p in [0, n) in order of p (indices zfcInt32 or
 // zfcInt64, each in [0, vocab); repeated indices are applied in order, as on the host).

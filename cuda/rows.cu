@@ -17,6 +17,7 @@
 #include "host_device/half_bits.hpp"
 #include "host_device/sum_order.hpp"
 #include "stream_runs.cuh"
+#include "stream_wide_rows.cuh"
 
 namespace zfc {
 namespace cuda {
@@ -267,15 +268,56 @@ size_t row_bytes_of(zfcDataType_t row_type, size_t dim) {
   return dim * (row_type == zfcFloat32 ? 4 : 2);
 }
 
+unsigned scatter_lane_words = 0;  // set_scatter_lane_words_for_tests
+
+// Items the register kernel needs at 4 and at 2 words per lane before it is chosen. Wide
+// loads cut a row into fewer slices, so fewer items (one warp each), and the register kernel
+// hides the loads' latency with warps in flight where the ring keeps 256 rows in flight per
+// warp. On an H200 (132 SMs) at 10^5 rows, 392 items of 16-byte loads ran at 0.17 of copy
+// bandwidth and 784 of 8-byte loads at 0.20 where the ring's 1568 ran at 0.23; from about
+// 1500 items up the wider loads won (docs/benchmarks/gpu.md). The choice changes the speed
+// only: every width sums each column in the same order.
+constexpr uint64_t kWideItems[] = {0, 0, 1024, 0, 2048};
+
+// 4-byte words per lane of the streaming scatter: 4 or 2 where the rows' bytes and base allow
+// 16- or 8-byte loads and there are enough items for the register kernel, else 1 (the ring).
+uint32_t lane_words(const void* d_rows, size_t row_bytes, uint32_t chunks) {
+  const uintptr_t base = reinterpret_cast<uintptr_t>(d_rows);
+  const uint32_t widest = scatter_lane_words != 0 ? scatter_lane_words : 4;
+  for (uint32_t w = widest; w > 1; w /= 2) {
+    if (row_bytes % (4 * w) != 0 || base % (4 * w) != 0) continue;
+    const size_t slice_bytes = stream::kSliceBytes * w;
+    const uint64_t items = uint64_t{chunks} * ((row_bytes + slice_bytes - 1) / slice_bytes);
+    if (scatter_lane_words != 0 || items >= kWideItems[w]) return w;
+  }
+  return 1;
+}
+
 template <int kKind>
-Status launch_stream_runs(unsigned blocks, const void* d_rows, size_t row_bytes,
+Status launch_stream_runs(uint32_t words, uint64_t limit, const void* d_rows, size_t row_bytes,
                           const Grouping<uint32_t>& g, uint32_t n, const uint32_t* chunk_start,
-                          uint32_t chunks, uint32_t slices, size_t dim, float* d_dense,
-                          float* partials, bool accumulate, cudaStream_t s) {
-  stream_runs_kernel<kKind><<<blocks, 32, 0, s>>>(d_rows, row_bytes, g.target, g.order, n,
-                                                  chunk_start, chunks, slices, dim, d_dense,
-                                                  partials, accumulate);
-  return launch_check("stream_runs_kernel");
+                          uint32_t chunks, size_t dim, float* d_dense, float* partials,
+                          bool accumulate, cudaStream_t s) {
+  const size_t slice_bytes = stream::kSliceBytes * words;
+  const uint32_t slices = static_cast<uint32_t>((row_bytes + slice_bytes - 1) / slice_bytes);
+  const uint64_t items = static_cast<uint64_t>(chunks) * slices;
+  if (words == 1) {
+    const unsigned blocks = static_cast<unsigned>(std::min<uint64_t>(items, limit));
+    stream_runs_kernel<kKind><<<blocks, 32, 0, s>>>(d_rows, row_bytes, g.target, g.order, n,
+                                                    chunk_start, chunks, slices, dim, d_dense,
+                                                    partials, accumulate);
+    return launch_check("stream_runs_kernel");
+  }
+  constexpr unsigned kWarps = kWideThreads / 32;
+  const unsigned blocks =
+      static_cast<unsigned>(std::min<uint64_t>((items + kWarps - 1) / kWarps, limit));
+  // Eight rows in flight per lane either way: 80 registers at 16 bytes (three blocks of 8
+  // warps per SM), 64 at 8 bytes (four); neither spills.
+  auto kernel =
+      words == 4 ? stream_wide_kernel<kKind, 4, 8, 3> : stream_wide_kernel<kKind, 2, 8, 4>;
+  kernel<<<blocks, kWideThreads, 0, s>>>(d_rows, row_bytes, g.target, g.order, n, chunk_start,
+                                         chunks, slices, dim, d_dense, partials, accumulate);
+  return launch_check("stream_wide_kernel");
 }
 
 // The streaming scatter over grouped rows: the chunks' starts at cuts (and each run's count
@@ -289,17 +331,13 @@ Status stream_runs(const void* d_rows, zfcDataType_t row_type, const Grouping<ui
                                                                folds);
   ZFC_RETURN_IF_ERROR(launch_check("chunk_starts_kernel"));
   const size_t row_bytes = row_bytes_of(row_type, dim);
-  const uint32_t slices =
-      static_cast<uint32_t>((row_bytes + stream::kSliceBytes - 1) / stream::kSliceBytes);
-  const uint64_t items = static_cast<uint64_t>(chunks) * slices;
   const uint64_t limit = scatter_block_limit != 0 ? scatter_block_limit : uint64_t{1} << 20;
-  const unsigned blocks = static_cast<unsigned>(std::min<uint64_t>(items, limit));
   // The kernel's kind is the row type: 0 fp32, 1 fp16, 2 bf16.
   auto launch = row_type == zfcFloat32   ? launch_stream_runs<0>
                 : row_type == zfcFloat16 ? launch_stream_runs<1>
                                          : launch_stream_runs<2>;
-  ZFC_RETURN_IF_ERROR(launch(blocks, d_rows, row_bytes, g, n, chunk_start, chunks, slices, dim,
-                             d_dense, partials, accumulate, s));
+  ZFC_RETURN_IF_ERROR(launch(lane_words(d_rows, row_bytes, chunks), limit, d_rows, row_bytes, g,
+                             n, chunk_start, chunks, dim, d_dense, partials, accumulate, s));
   if (chunks < 2) return Status::Ok();  // no chunk can start inside a run
   const size_t columns = static_cast<size_t>(chunks) * dim;
   fold_partials_kernel<<<grid_for(columns), kBlock, 0, s>>>(g.target, chunk_start, folds, chunks,
@@ -394,6 +432,8 @@ bool scatter_streams(const void* d_rows, zfcDataType_t row_type, size_t dim) {
 }
 
 void set_scatter_block_limit_for_tests(unsigned blocks) { scatter_block_limit = blocks; }
+
+void set_scatter_lane_words_for_tests(unsigned words) { scatter_lane_words = words; }
 
 Status scatter_to_dense(void* d_temp, size_t* temp_bytes, const void* d_rows,
                         zfcDataType_t row_type, const int32_t* d_pos, uint32_t n, size_t dim,

@@ -175,14 +175,17 @@ struct StreamItem {
 };
 
 // Item (chunk k, slice s) for lane `lane`, over `chunk_starts` (chunks + 1 of them) of n
-// sorted rows; `partials` has a row of width dim per chunk.
-template <int kKind>
+// sorted rows; `partials` has a row of width dim per chunk. A lane takes kLaneBytes of each
+// row (4 for the ring; 8 or 16 for the register kernel, stream_wide_rows.cuh), so a slice is
+// 32 * kLaneBytes bytes; the row's bytes are a multiple of kLaneBytes, so a lane's bytes lie
+// wholly inside the row or wholly past it.
+template <int kKind, uint32_t kLaneBytes = 4>
 ZFC_HOST_DEVICE StreamItem make_item(const void* rows, size_t row_bytes, const uint32_t* target,
                                      const uint32_t* order, uint32_t n,
                                      const uint32_t* chunk_starts, uint32_t k, uint32_t s,
                                      uint32_t lane, size_t dim, float* dense, float* partials,
                                      bool accumulate) {
-  const size_t byte = static_cast<size_t>(s) * kSliceBytes + lane * 4;
+  const size_t byte = static_cast<size_t>(s) * 32 * kLaneBytes + lane * kLaneBytes;
   const size_t col = byte / (4 / LaneColumns<kKind>::kCount);
   StreamItem it;
   it.lane_bytes = static_cast<const char*>(rows) + byte;
@@ -225,16 +228,19 @@ ZFC_HOST_DEVICE void copy_rows(Lane& lane, StreamRing& ring, const StreamItem& i
   }
 }
 
-template <int kKind>
+// A lane's running sums of its columns: LaneColumns<kKind>::kCount per 4-byte word, kWords
+// words.
+template <int kKind, uint32_t kWords = 1>
 struct RunSum {
-  float acc[LaneColumns<kKind>::kCount];
+  static constexpr uint32_t kCols = LaneColumns<kKind>::kCount * kWords;
+  float acc[kCols];
   uint32_t target = kNoTarget;
   bool partial = false;  // the sum is a later block's, bound for the chunk's partial row
 
   ZFC_HOST_DEVICE void flush(const StreamItem& it) {
     if (target == kNoTarget || !it.mine) return;
     float* out = partial ? it.partial : it.out + static_cast<size_t>(target) * it.dim;
-    for (uint32_t c = 0; c < LaneColumns<kKind>::kCount; ++c) out[c] = acc[c];
+    for (uint32_t c = 0; c < kCols; ++c) out[c] = acc[c];
   }
   // Starts target t's sum: a later block's from +0; a run's first block from +0, or from its
   // row as it is when accumulating (the host's first addend). Only the item's first target
@@ -245,7 +251,7 @@ struct RunSum {
     target = t;
     if (!it.mine) return;
     const float* row = it.out + static_cast<size_t>(t) * it.dim;
-    for (uint32_t c = 0; c < LaneColumns<kKind>::kCount; ++c) {
+    for (uint32_t c = 0; c < kCols; ++c) {
       acc[c] = it.accumulate && !partial ? row[c] : 0.0f;
     }
   }

@@ -213,6 +213,16 @@ void run_size(const Options& o, const zfc::workload::ZipfDistribution& zipf, siz
       static_cast<double>(n * dim + ud) * 4);
   add("scatter_uniform", time_ms(o.iters, scatter_uniform),
       static_cast<double>(n * dim + ud) * 4);
+  // The grouped scatter at each load width, whatever the library would choose: 4 bytes per
+  // lane through the ring in shared memory (which every width took before the register
+  // kernel: the baseline, in the same run), 8 and 16 bytes into registers.
+  for (unsigned words : {1u, 2u, 4u}) {
+    cuda::set_scatter_lane_words_for_tests(words);
+    add(words == 1 ? "scatter_grouped_4B" : words == 2 ? "scatter_grouped_8B"
+                                                       : "scatter_grouped_16B",
+        time_ms(o.iters, scatter_grouped), static_cast<double>(n * dim + ud) * 4);
+  }
+  cuda::set_scatter_lane_words_for_tests(0);
   add("encode_fp16", time_ms(o.iters, encode), static_cast<double>(ud) * 6);
   add("decode_fp16", time_ms(o.iters, decode), static_cast<double>(ud) * 6);
   add("pipeline", time_ms(o.iters, [&] {

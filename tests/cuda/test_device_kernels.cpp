@@ -195,14 +195,36 @@ TEST(DeviceRows, ScatterToDenseHasTheHostBits) {
   }
 }
 
-// The rows of the scatters' edge cases: for every row type, the widths 2, 34 and 130 (part of
-// the last slice idle) and, for 16-bit rows, a base two bytes off 4-byte alignment (the
-// fallback kernel), n random rows on the host and the device and m x dim random values to
-// add them into: f(type, dim, offset, host_rows, d_rows, dst).
+// f(blocks, words) under each schedule of the streaming scatter: unlimited blocks (an item
+// each) and 3 (each block's ring, or warp, serving many items in turn), and each load width
+// (the ring's 4 bytes, 8 and 16 bytes into registers, or the widest below that the rows
+// allow), whatever the library would choose at this size. Its choices are restored after.
+template <class F>
+void for_each_scatter_schedule(F&& f) {
+  struct Restore {
+    ~Restore() {
+      cuda::set_scatter_block_limit_for_tests(0);
+      cuda::set_scatter_lane_words_for_tests(0);
+    }
+  } restore;
+  for (unsigned blocks : {0u, 3u}) {
+    for (unsigned words : {1u, 2u, 4u}) {
+      cuda::set_scatter_block_limit_for_tests(blocks);
+      cuda::set_scatter_lane_words_for_tests(words);
+      f(blocks, words);
+    }
+  }
+}
+
+// The rows of the scatters' edge cases: for every row type, the widths 2, 34, 130 and 264
+// (part of the last slice idle; 8-byte loads for fp32 at the first three, 16-byte ones at
+// 264, the ring for 16-bit rows but at 264) and, for 16-bit rows, a base two bytes off
+// 4-byte alignment (the fallback kernel), n random rows on the host and the device and
+// m x dim random values to add them into: f(type, dim, offset, host_rows, d_rows, dst).
 template <class F>
 void for_each_row_case(workload::SplitMix64& rng, size_t n, size_t m, F&& f) {
   for (zfcDataType_t type : {zfcFloat32, zfcFloat16, zfcBFloat16}) {
-    for (size_t dim : {2, 34, 130}) {
+    for (size_t dim : {2, 34, 130, 264}) {
       for (size_t offset : {0, 1}) {
         if (offset == 1 && type == zfcFloat32) continue;
         std::vector<float> rows((n + offset) * dim);
@@ -243,14 +265,12 @@ TEST(DeviceRows, ScattersHaveTheHostBitsOnLongRunsAndPartialSlices) {
                                    const std::vector<float>& dst) {
     EXPECT_EQ(cuda::scatter_streams(d_rows, type, dim), offset == 0);
     // Into rows as they are (scatter_add_rows) and into zeroed ones (scatter_to_dense, given
-    // rows of 7s to clear). Unlimited, every item has a block of its own; with 3 blocks each
-    // block's ring serves many items in turn.
+    // rows of 7s to clear), under every schedule.
     for (bool accumulate : {true, false}) {
       std::vector<float> want = accumulate ? dst : std::vector<float>(m * dim, 0.0f);
       kernels::scatter_add_rows(host_rows, type, pos.data(), n, dim, want.data());
-      for (unsigned blocks : {0u, 3u}) {
+      for_each_scatter_schedule([&](unsigned blocks, unsigned words) {
         DeviceVector<float> d_dst(accumulate ? dst : std::vector<float>(m * dim, 7.0f));
-        cuda::set_scatter_block_limit_for_tests(blocks);
         const Status s = with_scratch([&](void* t, size_t* b) {
           const uint32_t n32 = static_cast<uint32_t>(n), m32 = static_cast<uint32_t>(m);
           return accumulate ? cuda::scatter_add_rows(t, b, d_rows, type, d_pos.get(), n32, dim,
@@ -258,15 +278,14 @@ TEST(DeviceRows, ScattersHaveTheHostBitsOnLongRunsAndPartialSlices) {
                             : cuda::scatter_to_dense(t, b, d_rows, type, d_pos.get(), n32, dim,
                                                      d_dst.get(), m32, nullptr);
         });
-        cuda::set_scatter_block_limit_for_tests(0);
         ASSERT_TRUE(s.ok()) << s.message();
         const std::vector<float> got = d_dst.to_host();
         for (size_t i = 0; i < got.size(); ++i) {
           ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(want[i]))
               << type << " dim " << dim << " offset " << offset << " accumulate "
-              << accumulate << " blocks " << blocks << " at " << i;
+              << accumulate << " blocks " << blocks << " words " << words << " at " << i;
         }
-      }
+      });
     }
   });
 }
@@ -275,7 +294,7 @@ TEST(DeviceRows, ScattersHaveTheHostBitsOnLongRunsAndPartialSlices) {
 // rows at its keys' places): the rows taken as they come, without a sort, give the host's
 // bits -- distinct increasing places with gaps (the owner's case), and places that repeat
 // in runs, one of them three sum blocks long -- for every row type, streamed widths and the
-// fallback's (a base two bytes off), with unlimited and with three blocks.
+// fallback's (a base two bytes off), under every schedule of the streaming scatter.
 TEST(DeviceRows, InOrderAddHasTheHostBits) {
   ZFC_REQUIRE_GPU();
   workload::SplitMix64 rng(23);
@@ -300,29 +319,28 @@ TEST(DeviceRows, InOrderAddHasTheHostBits) {
                                      const std::vector<float>& dst) {
       std::vector<float> want = dst;
       kernels::scatter_add_rows(host_rows, type, pos->data(), n, dim, want.data());
-      for (unsigned blocks : {0u, 3u}) {
+      for_each_scatter_schedule([&](unsigned blocks, unsigned words) {
         DeviceVector<float> d_dst(dst);
-        cuda::set_scatter_block_limit_for_tests(blocks);
         const Status s = with_scratch([&](void* t, size_t* b) {
           return cuda::scatter_add_rows_in_order(t, b, d_rows, type, d_pos.get(), n32, dim,
                                                  d_dst.get(), m, nullptr);
         });
-        cuda::set_scatter_block_limit_for_tests(0);
         ASSERT_TRUE(s.ok()) << s.message();
         const std::vector<float> got = d_dst.to_host();
         for (size_t i = 0; i < got.size(); ++i) {
           ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(want[i]))
               << type << " dim " << dim << " offset " << offset << " blocks " << blocks
-              << " at " << i << (pos == &gaps ? " (distinct)" : " (runs)");
+              << " words " << words << " at " << i << (pos == &gaps ? " (distinct)" : " (runs)");
         }
-      }
+      });
     });
   }
 }
 
 // The scatter over the unique's grouping (no sort of its own): positions that are the
 // inverse itself and the inverse's places in a larger set, a hot key of three sum blocks,
-// every row type, streamed widths and the fallback's (16-bit rows of odd width).
+// every row type, streamed widths and the fallback's (16-bit rows of odd width), under every
+// schedule of the streaming scatter.
 TEST(DeviceRows, GroupedScatterHasTheHostBits) {
   ZFC_REQUIRE_GPU();
   const size_t n = 12000;  // key 0 takes about a fifth
@@ -348,7 +366,7 @@ TEST(DeviceRows, GroupedScatterHasTheHostBits) {
     const uint32_t m = global ? 3 * u + 2 : u;
     DeviceVector<int32_t> d_pos(pos);
     for (zfcDataType_t type : {zfcFloat32, zfcFloat16, zfcBFloat16}) {
-      for (size_t dim : {2, 33, 130}) {
+      for (size_t dim : {2, 33, 130, 264}) {
         std::vector<float> rows(n * dim);
         for (float& f : rows) f = static_cast<float>((rng.uniform() * 2 - 1) * 1e3);
         const std::vector<uint16_t> half = half_rows(rows, type);
@@ -360,18 +378,21 @@ TEST(DeviceRows, GroupedScatterHasTheHostBits) {
         DeviceVector<uint16_t> d_rows16(half);
         const void* d_rows = type == zfcFloat32 ? static_cast<const void*>(d_rows32.get())
                                                 : static_cast<const void*>(d_rows16.get());
-        DeviceVector<float> d_dense(std::vector<float>(static_cast<size_t>(m) * dim, 7.0f));
-        const Status s = with_scratch([&](void* t, size_t* b) {
-          return cuda::scatter_to_dense_grouped(t, b, d_rows, type, d_pos.get(), d_order.get(),
-                                                static_cast<uint32_t>(n), dim, d_dense.get(), m,
-                                                nullptr);
+        for_each_scatter_schedule([&](unsigned blocks, unsigned words) {
+          DeviceVector<float> d_dense(std::vector<float>(static_cast<size_t>(m) * dim, 7.0f));
+          const Status s = with_scratch([&](void* t, size_t* b) {
+            return cuda::scatter_to_dense_grouped(t, b, d_rows, type, d_pos.get(),
+                                                  d_order.get(), static_cast<uint32_t>(n), dim,
+                                                  d_dense.get(), m, nullptr);
+          });
+          ASSERT_TRUE(s.ok()) << s.message();
+          const std::vector<float> got = d_dense.to_host();
+          for (size_t i = 0; i < got.size(); ++i) {
+            ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(want[i]))
+                << type << " dim " << dim << " global " << global << " blocks " << blocks
+                << " words " << words << " at " << i;
+          }
         });
-        ASSERT_TRUE(s.ok()) << s.message();
-        const std::vector<float> got = d_dense.to_host();
-        for (size_t i = 0; i < got.size(); ++i) {
-          ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(want[i]))
-              << type << " dim " << dim << " global " << global << " at " << i;
-        }
       }
     }
   }
