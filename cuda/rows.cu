@@ -273,17 +273,20 @@ unsigned scatter_lane_words = 0;  // set_scatter_lane_words_for_tests
 // Items the register kernel needs at 4 and at 2 words per lane before it is chosen. Wide
 // loads cut a row into fewer slices, so fewer items (one warp each), and the register kernel
 // hides the loads' latency with warps in flight where the ring keeps 256 rows in flight per
-// warp. On an H200 (132 SMs) at 10^5 rows, 392 items of 16-byte loads ran at 0.17 of copy
-// bandwidth and 784 of 8-byte loads at 0.20 where the ring's 1568 ran at 0.23; from about
-// 1500 items up the wider loads won (docs/benchmarks/gpu.md). The choice changes the speed
-// only: every width sums each column in the same order.
+// warp. On an H200 (docs/benchmarks/gpu.md) at 10^5 x 512 fp32, 392 items of 16-byte loads
+// ran at 0.16 of copy bandwidth and 784 of 8-byte loads at 0.18, where the ring's 1568 ran
+// at 0.23; at 10^5 x 1024, 1568 items of 8-byte loads ran at 0.33 against the ring's 0.28;
+// from 10^6 x 512 (3908 items of 16 bytes) up, the wide loads ran at twice the ring's pace.
+// The choice changes the speed only: every width sums each column in the same order.
 constexpr uint64_t kWideItems[] = {0, 0, 1024, 0, 2048};
 
 // 4-byte words per lane of the streaming scatter: 4 or 2 where the rows' bytes and base allow
 // 16- or 8-byte loads and there are enough items for the register kernel, else 1 (the ring).
 uint32_t lane_words(const void* d_rows, size_t row_bytes, uint32_t chunks) {
   const uintptr_t base = reinterpret_cast<uintptr_t>(d_rows);
-  const uint32_t widest = scatter_lane_words != 0 ? scatter_lane_words : 4;
+  // A forced width other than 1, 2 or 4 takes the widest of those below it.
+  const uint32_t forced = scatter_lane_words >= 4 ? 4 : scatter_lane_words >= 2 ? 2 : 1;
+  const uint32_t widest = scatter_lane_words != 0 ? forced : 4;
   for (uint32_t w = widest; w > 1; w /= 2) {
     if (row_bytes % (4 * w) != 0 || base % (4 * w) != 0) continue;
     const size_t slice_bytes = stream::kSliceBytes * w;
@@ -311,8 +314,9 @@ Status launch_stream_runs(uint32_t words, uint64_t limit, const void* d_rows, si
   constexpr unsigned kWarps = kWideThreads / 32;
   const unsigned blocks =
       static_cast<unsigned>(std::min<uint64_t>((items + kWarps - 1) / kWarps, limit));
-  // Eight rows in flight per lane either way: 80 registers at 16 bytes (three blocks of 8
-  // warps per SM), 64 at 8 bytes (four); neither spills.
+  // Eight rows in flight per lane either way: at most 80 registers at 16 bytes (three blocks
+  // of 8 warps per SM), 64 at 8 bytes (four); ptxas reports no spill in either
+  // (docs/benchmarks/raw_gpu/ptxas_rows_sm90.txt).
   auto kernel =
       words == 4 ? stream_wide_kernel<kKind, 4, 8, 3> : stream_wide_kernel<kKind, 2, 8, 4>;
   kernel<<<blocks, kWideThreads, 0, s>>>(d_rows, row_bytes, g.target, g.order, n, chunk_start,
@@ -321,8 +325,8 @@ Status launch_stream_runs(uint32_t words, uint64_t limit, const void* d_rows, si
 }
 
 // The streaming scatter over grouped rows: the chunks' starts at cuts (and each run's count
-// of later blocks, in `folds`), one warp per (chunk, 128-byte slice) item, then the runs'
-// later blocks folded onto their targets.
+// of later blocks, in `folds`), one warp per (chunk, slice) item, then the runs' later
+// blocks folded onto their targets.
 Status stream_runs(const void* d_rows, zfcDataType_t row_type, const Grouping<uint32_t>& g,
                    uint32_t* chunk_start, uint32_t* folds, float* partials, uint32_t n,
                    size_t dim, float* d_dense, bool accumulate, cudaStream_t s) {

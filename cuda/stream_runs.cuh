@@ -1,9 +1,10 @@
 // The scatter's streaming kernel on the device: the schedule of stream_runs_schedule.hpp with
 // cp.async copies into shared memory and __syncwarp. Included by rows.cu only.
 //
-// Never run on a GPU as of this writing: tests/cuda/test_device_kernels.cpp holds it to the
-// host's bits where one is present, and tests/unit/test_stream_schedule.cpp runs its schedule
-// on the host.
+// It takes rows of 4-byte slices that the register kernel (stream_wide_rows.cuh) cannot load
+// 8 or 16 bytes at a time, and sizes with too few work items for that kernel. On an H200 it
+// matched the host's bits and compute-sanitizer's racecheck found no hazard in its ring
+// (docs/benchmarks/gpu.md); tests/unit/test_stream_schedule.cpp runs its schedule on the host.
 #pragma once
 
 #include <cuda_pipeline.h>

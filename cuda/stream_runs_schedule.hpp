@@ -10,8 +10,9 @@
 // A Zipf head id's run -- about an eighth of 10^6 tokens -- is thus a hundred blocks or more,
 // each a work item of its own, instead of one serial chain per column (the 0.9.0 kernel ran
 // that chain at a few SMs' latency-bound pace: 0.12 of copy bandwidth on an H200). Each warp
-// owns a 128-byte slice of every row (32 fp32 or 64 16-bit columns) and keeps
-// kBatchesInFlight * 32 rows of copies in flight per slice.
+// owns a slice of every row of a chunk: in the ring, 128 bytes (32 fp32 or 64 16-bit
+// columns) with kBatchesInFlight * 32 rows of copies in flight; in the register kernel
+// (stream_wide_rows.cuh), 256 or 512 bytes.
 //
 // Work items: the sorted rows are cut into chunks of kStreamChunk, each moved forward to the
 // next cut -- a run start, or a block start inside a run -- so no block is split. A chunk
@@ -161,7 +162,7 @@ struct LaneColumns {
 // What one lane needs to stream one item: its rows [begin, end) of the sorted order and its
 // bytes and columns.
 struct StreamItem {
-  const char* lane_bytes;  // this lane's 4 bytes of input row 0
+  const char* lane_bytes;  // this lane's first byte of input row 0
   size_t row_bytes;
   const uint32_t* target;  // sorted
   const uint32_t* order;

@@ -6,8 +6,9 @@
 // warp leaves five warps on an SM, each spending a handful of instructions on every 4 bytes
 // of a row (an index read from shared memory, an address, a 4-byte cp.async, a read back, an
 // add). On an H200 that ran at 0.35 of copy bandwidth at 10^6 rows of 512 fp32, with the
-// rows spread evenly slower still (0.23), so the instructions per row, not the memory, set
-// the pace. Here a lane moves 16 bytes per load, the rows' input numbers and targets come by
+// rows spread evenly slower still (0.23; docs/benchmarks/raw_gpu/0.13.2-54dddc3/), so the
+// instructions per row, not the memory, set the pace; this kernel ran the same rows at 0.69
+// (docs/benchmarks/gpu.md). Here a lane moves 16 bytes per load, the rows' input numbers and targets come by
 // shuffles from one coalesced read per 32 rows, and the warps in flight on an SM (up to 32,
 // no shared memory) hide the loads' latency instead of a deep ring.
 #pragma once
@@ -52,8 +53,10 @@ struct RowWords {
 // before any is added, the numbers and targets broadcast by shuffles. A batch whose targets
 // all continue the open run (a hot id's) skips the per-row target test. Shuffles are made by
 // the whole warp: the item, and so every branch around them, is the same for all its lanes.
+// Counts are below 2^31 (positions are int32), so j0 + 32 never wraps.
 template <int kKind, uint32_t kWords, uint32_t kDepth>
 __device__ void stream_wide_item(uint32_t lane, const stream::StreamItem& it) {
+  static_assert(32 % kDepth == 0, "a group of rows would cross a batch of 32");
   stream::RunSum<kKind, kWords> sum;
   for (uint32_t j0 = it.begin; j0 < it.end; j0 += 32) {
     const uint32_t rows = min(32u, it.end - j0);

@@ -349,6 +349,76 @@ TEST(StreamSchedule, ChunksStartAtRunStartsAndBlockStarts) {
   EXPECT_EQ(folds, (std::vector<uint32_t>{0, 2, 0, 0, 0, 2, 0}));
 }
 
+// The register kernel's lanes (stream_wide_rows.cuh) take 8 or 16 bytes of a row: over every
+// slice, the lanes whose bytes lie in the row (it.mine) hold each column exactly once, and a
+// lane's RunSum starts from and writes back exactly its own columns of the target row (and
+// of the chunk's partial row for a later block). Rows whose bytes are a multiple of the
+// lane's, as lane_words in rows.cu requires.
+template <int kKind, uint32_t kLaneBytes>
+void check_wide_lanes(size_t dim) {
+  namespace st = cuda::stream;
+  constexpr uint32_t kWords = kLaneBytes / 4;
+  const size_t row_bytes = dim * (kKind == 0 ? 4 : 2);
+  ASSERT_EQ(row_bytes % kLaneBytes, 0u) << dim;
+  const size_t slice_bytes = 32 * kLaneBytes;
+  const uint32_t slices = static_cast<uint32_t>((row_bytes + slice_bytes - 1) / slice_bytes);
+  // Two sorted rows of target 1, the first chunk continuing a run of target 1 from before.
+  const std::vector<uint32_t> target = {1, 1, 1}, order = {0, 1, 2};
+  const std::vector<uint32_t> starts = {1, 3};
+  const uint32_t m = 3;
+  // Room for the column of every lane, those past the row included (make_item points each
+  // lane's out and partial at its column, used only where it.mine).
+  const size_t room = slices * slice_bytes / (kKind == 0 ? 4 : 2);
+  std::vector<float> dense(m * dim + room), partials(room, -1.0f);
+  for (size_t i = 0; i < dense.size(); ++i) dense[i] = static_cast<float>(i);
+  std::vector<int> covered(dim, 0);
+  const std::vector<char> rows(3 * row_bytes + slice_bytes);  // room past the last row's slice
+  for (uint32_t s = 0; s < slices; ++s) {
+    for (uint32_t lane = 0; lane < 32; ++lane) {
+      const st::StreamItem it = st::make_item<kKind, kLaneBytes>(
+          rows.data(), row_bytes, target.data(), order.data(), 3, starts.data(), 0, s, lane,
+          dim, dense.data(), partials.data(), /*accumulate=*/true);
+      const size_t col = static_cast<size_t>(it.out - dense.data());
+      EXPECT_EQ(static_cast<size_t>(it.lane_bytes - rows.data()),
+                s * slice_bytes + lane * kLaneBytes);
+      EXPECT_EQ(it.mine, col < dim) << "slice " << s << " lane " << lane;
+      if (!it.mine) continue;
+      EXPECT_TRUE(it.continues);
+      st::RunSum<kKind, kWords> sum;
+      ASSERT_EQ(sum.kCols, kWords * (kKind == 0 ? 1 : 2));
+      // A later block of target 1 (from +0, bound for the partial row), then target 2 (from
+      // its row's own values, as accumulating), each flushed with its columns marked.
+      sum.start(it, 1);
+      for (uint32_t c = 0; c < sum.kCols; ++c) {
+        ASSERT_LT(col + c, dim);
+        EXPECT_EQ(sum.acc[c], 0.0f);
+        sum.acc[c] = 1000.0f + static_cast<float>(col + c);
+        ++covered[col + c];
+      }
+      sum.start(it, 2);
+      for (uint32_t c = 0; c < sum.kCols; ++c) {
+        EXPECT_EQ(sum.acc[c], dense[2 * dim + col + c]);
+        sum.acc[c] = -static_cast<float>(col + c);
+      }
+      sum.flush(it);
+    }
+  }
+  for (size_t c = 0; c < dim; ++c) {
+    ASSERT_EQ(covered[c], 1) << "column " << c << " dim " << dim;
+    EXPECT_EQ(partials[c], 1000.0f + static_cast<float>(c));
+    EXPECT_EQ(dense[2 * dim + c], -static_cast<float>(c));
+    EXPECT_EQ(dense[1 * dim + c], static_cast<float>(dim + c));  // target 1's row untouched
+  }
+}
+
+TEST(StreamSchedule, WideLanesHoldEachColumnOnce) {
+  // Whole slices, and last slices with idle lanes.
+  for (size_t dim : {2, 34, 128, 130, 264}) check_wide_lanes<0, 8>(dim);
+  for (size_t dim : {4, 132, 256, 264}) check_wide_lanes<0, 16>(dim);
+  for (size_t dim : {4, 132, 264}) check_wide_lanes<1, 8>(dim);
+  for (size_t dim : {8, 264, 512, 520}) check_wide_lanes<2, 16>(dim);
+}
+
 // Each target's rows in input order, the first block onto the start value, every later block
 // from +0, then the later blocks' sums in order: written out plainly, against the kernel.
 TEST(ScatterOrder, LongRunsAreSummedInBlocksShortOnesInInputOrder) {
