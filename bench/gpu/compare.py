@@ -1,18 +1,22 @@
 #!/usr/bin/env python3
 """docs/benchmarks/gpu.md from one run of zfc_gpu_bench and torch_pipeline.py on one GPU.
 
-usage: compare.py --zfc ZFC.json --torch TORCH.json --out gpu.md [--command TEXT]
-                  [--steps DIR]
+usage: compare.py --zfc ZFC.json --torch TORCH.json (--out gpu.md | --check gpu.md)
+                  [--command TEXT] [--stamp TEXT] [--steps DIR]
   --steps DIR  also the fused step over NCCL on device buffers (zfc_perf_sparse_nccl_np*.json,
                and zfc_perf_sparse_nccl_flag_on_device_np*.json for plans that leave the
                overflow flag on the device) against a plain NCCL allgather of all rows
                (nccl_allgather_*_np*.json)
+  --check PAGE instead of writing, exits 1 unless PAGE's tables -- from its first table
+               heading to the hand-written section that follows them -- are the ones these
+               outputs make
 """
 import argparse
 import glob
 import json
 import os
 import re
+import sys
 
 
 def load(path):
@@ -24,7 +28,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--zfc", required=True)
     ap.add_argument("--torch", required=True)
-    ap.add_argument("--out", required=True)
+    out = ap.add_mutually_exclusive_group(required=True)
+    out.add_argument("--out")
+    out.add_argument("--check")
     ap.add_argument("--command", default="bench/gpu/run_gpu.sh")
     ap.add_argument("--steps", default=None)
     ap.add_argument("--stamp", default=None, help="what made the figures (bench/stamp.sh)")
@@ -53,10 +59,76 @@ def main():
         gbps = r["bytes"] / (r["ms"] * 1e6)
         lines.append(f"| {kernel} | {n} | {d} | {r['ms'] * 1e3:.1f} | {gbps:.0f} | "
                      f"{gbps / r['copy_gbps']:.2f} |")
+    lines += target_table(zr, tr)
     if a.steps:
         lines += step_table(a.steps)
+    if a.check:
+        sys.exit(0 if check(a.check, lines) else 1)
     with open(a.out, "w") as f:
         f.write("\n".join(lines) + "\n")
+
+
+# The targets the device path is held to, at 10^6 rows: the local pipeline (unique, scatter,
+# fp16 cast) at least 3 times PyTorch's speed at D = 512, and the casts and the scatter at
+# least 0.70 of a device-to-device copy's bandwidth (at every D measured).
+PIPELINE_TARGET, PIPELINE_D, COPY_TARGET, TARGET_N = 3.0, 512, 0.70, 10**6
+COPY_KERNELS = ("encode_fp16", "decode_fp16", "scatter_grouped", "scatter")
+
+
+def target_table(zr, tr):
+    """One row per target and D at 10^6 rows: what was measured, and whether it is met."""
+    lines = ["", "## Against the targets, at 10^6 rows", "",
+             "`scatter_grouped` is the scatter as the step and the pipeline call it (the "
+             "unique's order); `scatter` is `zfcScatterToDense`, which sorts first.", "",
+             "| target | D | measured | needed | met |", "|---|---|---|---|---|"]
+    dims = sorted({d for (_, n, d) in zr if n == TARGET_N})
+    for d in dims:
+        z, t = zr.get(("pipeline", TARGET_N, d)), tr.get(("pipeline", TARGET_N, d))
+        if z and t and d == PIPELINE_D:
+            x = t["ms"] / z["ms"]
+            lines.append(f"| pipeline against PyTorch | {d} | {x:.2f}x | "
+                         f"{PIPELINE_TARGET:.0f}x | {'yes' if x >= PIPELINE_TARGET else 'no'} |")
+    for kernel in COPY_KERNELS:
+        for d in dims:
+            r = zr.get((kernel, TARGET_N, d))
+            if not r:
+                continue
+            # Rounded as the kernel table shows it, so a row and its verdict agree.
+            share = round(r["bytes"] / (r["ms"] * 1e6) / r["copy_gbps"], 2)
+            lines.append(f"| {kernel} of copy bandwidth | {d} | {share:.2f} | "
+                         f"{COPY_TARGET:.2f} | {'yes' if share >= COPY_TARGET else 'no'} |")
+    return lines
+
+
+def check(page, lines):
+    """Whether the page's tables are these lines' (from the first table heading on)."""
+    start = next(i for i, line in enumerate(lines) if line.startswith("## "))
+    want = "\n".join(lines[start:]).strip()
+    with open(page) as f:
+        text = f.read()
+    first = text.find(lines[start])
+    if first < 0:
+        print(f"{page}: no '{lines[start]}'")
+        return False
+    # The hand-written section after the tables starts at the first heading they lack.
+    headings = {line for line in lines if line.startswith("## ")}
+    end = len(text)
+    for m in re.finditer(r"^## .*$", text[first:], re.M):
+        if m.group(0) not in headings:
+            end = first + m.start()
+            break
+    got = text[first:end].strip()
+    if got != want:
+        for i, (g, w) in enumerate(zip(got.splitlines(), want.splitlines())):
+            if g != w:
+                print(f"{page}: line {i + 1} of the tables differs:\n  page: {g}\n  runs: {w}")
+                break
+        else:
+            print(f"{page}: the tables have {len(got.splitlines())} lines, the runs make "
+                  f"{len(want.splitlines())}")
+        return False
+    print(f"{page}: its tables are the raw outputs'")
+    return True
 
 
 def step_table(folder):
