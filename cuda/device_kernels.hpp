@@ -76,8 +76,9 @@ Status find_bad_index(const void* d_indices, zfcDataType_t type, uint32_t n, int
 // scatter_add_rows into zeroed rows. Rows are sorted by target (a stable radix sort); one
 // warp sums a slice of a chunk of them (loaded 16 or 8 bytes per lane into registers, or
 // copied 4 bytes per lane through shared memory), a hot target's later blocks into partial
-// rows that a second kernel adds on in block order; no floating-point atomics are used. Rows with input are written whole, never read; only the
-// others are zeroed. Every d_pos[i] must be in [0, m).
+// rows that a second kernel adds on in block order; no floating-point atomics are used. Rows
+// with input are written whole, never read; only the others are zeroed. Every d_pos[i] must
+// be in [0, m).
 Status scatter_to_dense(void* d_temp, size_t* temp_bytes, const void* d_rows,
                         zfcDataType_t row_type, const int32_t* d_pos, uint32_t n, size_t dim,
                         float* d_dense, uint32_t m, void* stream);

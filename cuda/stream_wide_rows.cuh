@@ -8,9 +8,10 @@
 // add). On an H200 that ran at 0.35 of copy bandwidth at 10^6 rows of 512 fp32, with the
 // rows spread evenly slower still (0.23; docs/benchmarks/raw_gpu/0.13.2-54dddc3/), so the
 // instructions per row, not the memory, set the pace; this kernel ran the same rows at 0.69
-// (docs/benchmarks/gpu.md). Here a lane moves 16 bytes per load, the rows' input numbers and targets come by
-// shuffles from one coalesced read per 32 rows, and the warps in flight on an SM (up to 32,
-// no shared memory) hide the loads' latency instead of a deep ring.
+// (docs/benchmarks/gpu.md). Here a lane moves 16 bytes per load, the rows' input numbers and
+// targets come by shuffles from one coalesced read per 32 rows, and the warps in flight on an
+// SM (24 at 16 bytes, 32 at 8; no shared memory) hide the loads' latency instead of a deep
+// ring.
 #pragma once
 
 #include <cstdint>
