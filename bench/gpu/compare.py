@@ -7,9 +7,9 @@ usage: compare.py --zfc ZFC.json --torch TORCH.json (--out gpu.md | --check gpu.
                and zfc_perf_sparse_nccl_flag_on_device_np*.json for plans that leave the
                overflow flag on the device) against a plain NCCL allgather of all rows
                (nccl_allgather_*_np*.json)
-  --check PAGE instead of writing, exits 1 unless PAGE's tables -- from its first table
-               heading to the hand-written section that follows them -- are the ones these
-               outputs make
+  --check PAGE instead of writing, exits 1 unless PAGE's "GPU:" line and its tables -- from
+               its first table heading to the hand-written section that follows them (NOTES)
+               or the end -- are the ones these outputs make
 """
 import argparse
 import glob
@@ -19,8 +19,12 @@ import re
 import sys
 
 
+# The heading of the page's hand-written section, which follows the tables.
+NOTES = "## What ran on the GPU"
+
+
 def load(path):
-    with open(path) as f:
+    with open(path, encoding="utf-8") as f:
         return json.load(f)
 
 
@@ -64,7 +68,7 @@ def main():
         lines += step_table(a.steps)
     if a.check:
         sys.exit(0 if check(a.check, lines) else 1)
-    with open(a.out, "w") as f:
+    with open(a.out, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
 
 
@@ -79,7 +83,8 @@ def target_table(zr, tr):
     """One row per target and D at 10^6 rows: what was measured, and whether it is met."""
     lines = ["", "## Against the targets, at 10^6 rows", "",
              "`scatter_grouped` is the scatter as the step and the pipeline call it (the "
-             "unique's order); `scatter` is `zfcScatterToDense`, which sorts first.", "",
+             "unique's order); `scatter` is `zfcScatterToDense`, which sorts first. A target "
+             "is met when the measured value before rounding reaches it.", "",
              "| target | D | measured | needed | met |", "|---|---|---|---|---|"]
     dims = sorted({d for (_, n, d) in zr if n == TARGET_N})
     for d in dims:
@@ -93,31 +98,32 @@ def target_table(zr, tr):
             r = zr.get((kernel, TARGET_N, d))
             if not r:
                 continue
-            # Rounded as the kernel table shows it, so a row and its verdict agree.
-            share = round(r["bytes"] / (r["ms"] * 1e6) / r["copy_gbps"], 2)
+            share = r["bytes"] / (r["ms"] * 1e6) / r["copy_gbps"]
             lines.append(f"| {kernel} of copy bandwidth | {d} | {share:.2f} | "
                          f"{COPY_TARGET:.2f} | {'yes' if share >= COPY_TARGET else 'no'} |")
+    if not dims:
+        lines.append("| (no run at 10^6 rows) | | | | |")
     return lines
 
 
 def check(page, lines):
-    """Whether the page's tables are these lines' (from the first table heading on)."""
+    """Whether the page's "GPU:" line and its tables (from the first table heading to NOTES or
+    the end) are these lines'."""
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    gpu = next(line for line in lines if line.startswith("GPU: "))
+    if gpu not in text.splitlines():
+        print(f"{page}: its GPU line differs from the runs':\n  runs: {gpu}")
+        return False
     start = next(i for i, line in enumerate(lines) if line.startswith("## "))
     want = "\n".join(lines[start:]).strip()
-    with open(page) as f:
-        text = f.read()
-    first = text.find(lines[start])
-    if first < 0:
+    first = re.search("^" + re.escape(lines[start]) + "$", text, re.M)
+    if first is None:
         print(f"{page}: no '{lines[start]}'")
         return False
-    # The hand-written section after the tables starts at the first heading they lack.
-    headings = {line for line in lines if line.startswith("## ")}
-    end = len(text)
-    for m in re.finditer(r"^## .*$", text[first:], re.M):
-        if m.group(0) not in headings:
-            end = first + m.start()
-            break
-    got = text[first:end].strip()
+    notes = re.search("^" + re.escape(NOTES), text[first.start():], re.M)
+    end = first.start() + notes.start() if notes else len(text)
+    got = text[first.start():end].strip()
     if got != want:
         for i, (g, w) in enumerate(zip(got.splitlines(), want.splitlines())):
             if g != w:

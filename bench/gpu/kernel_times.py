@@ -28,9 +28,11 @@ def short_name(name):
 
 
 def main(path):
-    with open(path) as f:
+    with open(path, encoding="utf-8") as f:
         lines = [line for line in f if line.startswith('"')]
     rows = list(csv.reader(lines))
+    if len(rows) < 2:
+        sys.exit(f"{path}: no kernel rows (could ncu read the counters?)")
     head, rows = rows[0], rows[1:]
     name_at, metric_at, value_at = (head.index(h) for h in
                                     ("Kernel Name", "Metric Name", "Metric Value"))

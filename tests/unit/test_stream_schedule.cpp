@@ -362,21 +362,21 @@ void check_wide_lanes(size_t dim) {
   ASSERT_EQ(row_bytes % kLaneBytes, 0u) << dim;
   const size_t slice_bytes = 32 * kLaneBytes;
   const uint32_t slices = static_cast<uint32_t>((row_bytes + slice_bytes - 1) / slice_bytes);
-  // Two sorted rows of target 1, the first chunk continuing a run of target 1 from before.
+  // Chunk 1 holds two sorted rows of target 1, continuing its run from chunk 0.
   const std::vector<uint32_t> target = {1, 1, 1}, order = {0, 1, 2};
-  const std::vector<uint32_t> starts = {1, 3};
+  const std::vector<uint32_t> starts = {0, 1, 3};
   const uint32_t m = 3;
   // Room for the column of every lane, those past the row included (make_item points each
   // lane's out and partial at its column, used only where it.mine).
   const size_t room = slices * slice_bytes / (kKind == 0 ? 4 : 2);
-  std::vector<float> dense(m * dim + room), partials(room, -1.0f);
+  std::vector<float> dense(m * dim + room), partials(dim + room, -1.0f);
   for (size_t i = 0; i < dense.size(); ++i) dense[i] = static_cast<float>(i);
   std::vector<int> covered(dim, 0);
   const std::vector<char> rows(3 * row_bytes + slice_bytes);  // room past the last row's slice
   for (uint32_t s = 0; s < slices; ++s) {
     for (uint32_t lane = 0; lane < 32; ++lane) {
       const st::StreamItem it = st::make_item<kKind, kLaneBytes>(
-          rows.data(), row_bytes, target.data(), order.data(), 3, starts.data(), 0, s, lane,
+          rows.data(), row_bytes, target.data(), order.data(), 3, starts.data(), 1, s, lane,
           dim, dense.data(), partials.data(), /*accumulate=*/true);
       const size_t col = static_cast<size_t>(it.out - dense.data());
       EXPECT_EQ(static_cast<size_t>(it.lane_bytes - rows.data()),
@@ -405,7 +405,8 @@ void check_wide_lanes(size_t dim) {
   }
   for (size_t c = 0; c < dim; ++c) {
     ASSERT_EQ(covered[c], 1) << "column " << c << " dim " << dim;
-    EXPECT_EQ(partials[c], 1000.0f + static_cast<float>(c));
+    EXPECT_EQ(partials[c], -1.0f);  // chunk 0's partial row untouched
+    EXPECT_EQ(partials[dim + c], 1000.0f + static_cast<float>(c));
     EXPECT_EQ(dense[2 * dim + c], -static_cast<float>(c));
     EXPECT_EQ(dense[1 * dim + c], static_cast<float>(dim + c));  // target 1's row untouched
   }
