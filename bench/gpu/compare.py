@@ -138,7 +138,11 @@ def check(page, lines):
 
 
 def step_table(folder):
-    """The fused step on device buffers over NCCL against ncclAllGather of all rows."""
+    """The fused step on device buffers over NCCL against ncclAllGather of all rows; nothing
+    where the folder has no such run (a GPU machine without MPI)."""
+    runs = glob.glob(os.path.join(folder, "zfc_perf_sparse_nccl_*np*.json"))
+    if not runs:
+        return []
     lines = ["", "## Fused step on device buffers against a plain NCCL allgather", "",
              "K = 640 tokens per rank, D = 512, one rank per GPU; time: median over steps of "
              "the slowest rank. `path` and `syncs` are zfcOpStats_t's: where the step ran and "
@@ -151,8 +155,7 @@ def step_table(folder):
         name = os.path.basename(path)
         return int(re.search(r"np(\d+)\.json$", name).group(1)), "flag_on_device" in name
 
-    for path in sorted(glob.glob(os.path.join(folder, "zfc_perf_sparse_nccl_*np*.json")),
-                       key=order):
+    for path in sorted(runs, key=order):
         np_, flag_on_device = order(path)
         label = " (flag on device)" if flag_on_device else ""
         base = {}
