@@ -60,15 +60,17 @@ __global__ void mark_inputs_kernel(const uint32_t* target, uint32_t n, uint32_t*
 }
 
 // The rows of dense (m x dim) without input zeroed, one warp per item of
-// stream::zero_item (a row's tile of columns, its flag read once).
+// stream::zero_item (a tile of columns of 32 rows, their flags read at once). Whole warps take
+// the same item, so every ballot has all 32 lanes.
 __global__ void zero_rows_without_input_kernel(const uint32_t* has_input, uint32_t m,
                                                size_t dim, float* dense) {
+  const DeviceWarp warp{threadIdx.x % 32};
   const uint32_t warps_per_block = blockDim.x / 32;
   const uint64_t items = stream::zero_items(m, dim);
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * warps_per_block;
   for (uint64_t item = static_cast<uint64_t>(blockIdx.x) * warps_per_block + threadIdx.x / 32;
        item < items; item += stride) {
-    stream::zero_item(has_input, dim, dense, item, threadIdx.x % 32);
+    stream::zero_item(warp, has_input, m, dim, dense, item, warp.lane);
   }
 }
 
@@ -324,16 +326,29 @@ Status launch_stream_runs(uint32_t words, uint64_t limit, const void* d_rows, si
   return launch_check("stream_wide_kernel");
 }
 
+// The rows of dense (m x dim) without input zeroed, once has_input marks the others.
+Status zero_unmarked_rows(const uint32_t* has_input, uint32_t m, size_t dim, float* d_dense,
+                          cudaStream_t s) {
+  // A warp per item: kBlock / 32 items per block.
+  zero_rows_without_input_kernel<<<grid_for(stream::zero_items(m, dim) * 32), kBlock, 0, s>>>(
+      has_input, m, dim, d_dense);
+  return launch_check("zero_rows_without_input_kernel");
+}
+
 // The streaming scatter over grouped rows: the chunks' starts at cuts (and each run's count
 // of later blocks, in `folds`), one warp per (chunk, slice) item, then the runs' later
-// blocks folded onto their targets.
+// blocks folded onto their targets. Into zeroed rows (has_input, m x 1 zeroed words, not
+// NULL), the rows without input are zeroed too, marked as the chunk starts are found.
 Status stream_runs(const void* d_rows, zfcDataType_t row_type, const Grouping<uint32_t>& g,
                    uint32_t* chunk_start, uint32_t* folds, float* partials, uint32_t n,
-                   size_t dim, float* d_dense, bool accumulate, cudaStream_t s) {
+                   size_t dim, float* d_dense, uint32_t m, uint32_t* has_input, bool accumulate,
+                   cudaStream_t s) {
   const uint32_t chunks = stream::stream_chunks(n);
-  chunk_starts_kernel<<<grid_for(chunks + 1), kBlock, 0, s>>>(g.target, n, chunks, chunk_start,
-                                                               folds);
+  // A warp per chunk start: kBlock / 32 to a block.
+  chunk_starts_kernel<<<grid_for(static_cast<size_t>(chunks + 1) * 32), kBlock, 0, s>>>(
+      g.target, n, chunks, chunk_start, folds, has_input);
   ZFC_RETURN_IF_ERROR(launch_check("chunk_starts_kernel"));
+  if (has_input != nullptr) ZFC_RETURN_IF_ERROR(zero_unmarked_rows(has_input, m, dim, d_dense, s));
   const size_t row_bytes = row_bytes_of(row_type, dim);
   const uint64_t limit = scatter_block_limit != 0 ? scatter_block_limit : uint64_t{1} << 20;
   // The kernel's kind is the row type: 0 fp32, 1 fp16, 2 bf16.
@@ -343,25 +358,11 @@ Status stream_runs(const void* d_rows, zfcDataType_t row_type, const Grouping<ui
   ZFC_RETURN_IF_ERROR(launch(lane_words(d_rows, row_bytes, chunks), limit, d_rows, row_bytes, g,
                              n, chunk_start, chunks, dim, d_dense, partials, accumulate, s));
   if (chunks < 2) return Status::Ok();  // no chunk can start inside a run
-  const size_t columns = static_cast<size_t>(chunks) * dim;
-  fold_partials_kernel<<<grid_for(columns), kBlock, 0, s>>>(g.target, chunk_start, folds, chunks,
-                                                            partials, dim, d_dense);
+  const uint64_t fold_items = uint64_t{chunks} * ((dim + kFoldCols - 1) / kFoldCols);
+  const unsigned fold_blocks = static_cast<unsigned>(std::min<uint64_t>(fold_items, kFoldBlocks));
+  fold_partials_kernel<<<fold_blocks, kFoldCols * kFoldGroups, 0, s>>>(
+      g.target, chunk_start, folds, chunks, partials, dim, d_dense);
   return launch_check("fold_partials_kernel");
-}
-
-// The zeros of scatter_to_dense: rows with no input, found from the sorted targets. Where
-// every row has input (a rank's local sums, m = U_i) nothing is written here, where an
-// m x dim fill before the sums would write as many bytes as the result again.
-Status zero_rows_without_input(const uint32_t* target, uint32_t n, uint32_t m, size_t dim,
-                               float* d_dense, uint32_t* has_input, cudaStream_t s) {
-  ZFC_RETURN_IF_ERROR(cuda_check(cudaMemsetAsync(has_input, 0, m * sizeof(uint32_t), s),
-                                 "cudaMemsetAsync"));
-  mark_inputs_kernel<<<grid_for(n), kBlock, 0, s>>>(target, n, has_input);
-  ZFC_RETURN_IF_ERROR(launch_check("mark_inputs_kernel"));
-  // A warp per item: kBlock / 32 items per block.
-  zero_rows_without_input_kernel<<<grid_for(stream::zero_items(m, dim) * 32), kBlock, 0, s>>>(
-      has_input, m, dim, d_dense);
-  return launch_check("zero_rows_without_input_kernel");
 }
 
 // How scatter_rows groups its rows by target.
@@ -412,12 +413,21 @@ Status scatter_rows(void* d_temp, size_t* temp_bytes, const void* d_rows, zfcDat
     ZFC_RETURN_IF_ERROR(launch_check("iota_kernel"));
   }
   ZFC_RETURN_IF_ERROR(g.run(keys, n, l.rest(), cub_bytes, s, /*runs=*/!streamed));
+  // The zeros of scatter_to_dense: rows with no input, found from the sorted targets. Where
+  // every row has input (a rank's local sums, m = U_i) nothing is written there, where an
+  // m x dim fill before the sums would write as many bytes as the result again.
   if (!accumulate) {
-    ZFC_RETURN_IF_ERROR(zero_rows_without_input(g.target, n, m, dim, d_dense, has_input, s));
+    ZFC_RETURN_IF_ERROR(cuda_check(cudaMemsetAsync(has_input, 0, m * sizeof(uint32_t), s),
+                                   "cudaMemsetAsync"));
   }
   if (streamed) {
-    return stream_runs(d_rows, row_type, g, chunk_start, folds, partials, n, dim, d_dense,
-                       accumulate, s);
+    return stream_runs(d_rows, row_type, g, chunk_start, folds, partials, n, dim, d_dense, m,
+                       has_input, accumulate, s);
+  }
+  if (!accumulate) {
+    mark_inputs_kernel<<<grid_for(n), kBlock, 0, s>>>(g.target, n, has_input);
+    ZFC_RETURN_IF_ERROR(launch_check("mark_inputs_kernel"));
+    ZFC_RETURN_IF_ERROR(zero_unmarked_rows(has_input, m, dim, d_dense, s));
   }
   const unsigned threads = std::min(row_threads(dim), kSliceThreads);
   const size_t slices = std::min<size_t>((dim + threads - 1) / threads, 65535);

@@ -31,14 +31,32 @@ struct DeviceLane {
   __device__ void sync() { __syncwarp(); }
 };
 
-// start[k] for k = 0..chunks and folds[k] for k < chunks (stream::chunk_start_and_folds).
+// One lane's part in a warp's votes (stream::SerialWarp on the host).
+struct DeviceWarp {
+  uint32_t lane;
+  template <class F>
+  __device__ uint32_t ballot(F f) const {
+    return __ballot_sync(0xffffffffu, f(lane));
+  }
+};
+
+// start[k] for k = 0..chunks and folds[k] for k < chunks (stream::chunk_start_and_folds), one
+// warp per chunk: whole warps take the same k, so every ballot has all 32 lanes. With
+// has_input (a scatter into zeroed rows), each warp marks the targets whose runs start in its
+// chunk's nominal rows too (stream::mark_run_starts).
 __global__ void chunk_starts_kernel(const uint32_t* target, uint32_t n, uint32_t chunks,
-                                    uint32_t* start, uint32_t* folds) {
-  for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k <= chunks;
-       k += gridDim.x * blockDim.x) {
-    const stream::ChunkStart c = stream::chunk_start_and_folds(target, n, k);
-    start[k] = c.start;
-    if (k < chunks) folds[k] = c.folds;
+                                    uint32_t* start, uint32_t* folds, uint32_t* has_input) {
+  const DeviceWarp warp{threadIdx.x % 32};
+  const uint32_t warps_per_block = blockDim.x / 32;
+  const uint64_t stride = static_cast<uint64_t>(gridDim.x) * warps_per_block;
+  for (uint64_t k = static_cast<uint64_t>(blockIdx.x) * warps_per_block + threadIdx.x / 32;
+       k <= chunks; k += stride) {
+    const uint32_t k32 = static_cast<uint32_t>(k);
+    if (has_input != nullptr) stream::mark_run_starts(target, n, k32, warp.lane, has_input);
+    const stream::ChunkStart c = stream::chunk_start_and_folds(warp, target, n, k32);
+    if (warp.lane != 0) continue;
+    start[k32] = c.start;
+    if (k32 < chunks) folds[k32] = c.folds;
   }
 }
 
@@ -62,16 +80,59 @@ __global__ void __launch_bounds__(32)
   }
 }
 
-// After every item: (chunk k, column) = i / dim, i % dim for i over chunks * dim, where a
-// run's first partial row adds its chain onto the target row (stream::fold_partials).
-__global__ void fold_partials_kernel(const uint32_t* target, const uint32_t* chunk_starts,
-                                     const uint32_t* folds, uint32_t chunks,
-                                     const float* partials, size_t dim, float* dense) {
-  const uint64_t total = static_cast<uint64_t>(chunks) * dim;
-  for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
-    stream::fold_partials(target, chunk_starts, folds, partials, dim,
-                          static_cast<uint32_t>(i / dim), i % dim, dense);
+// The fold (stream::fold_partials, the host's reference) with its loads side by side: a Zipf
+// head id's chain is a hundred partial rows or more at 10^6 rows, and one thread per column
+// walking it had about seven loads in flight (the compiler's schedule), 15 us on an H200 at
+// 10^6 x 512 (docs/benchmarks/gpu.md). Here a block takes kFoldCols columns of one chain: its
+// kFoldGroups warps load kFoldRows partial rows at a time into shared memory, coalesced, and
+// the first warp adds them on in block order, one lane per column, as the host does.
+constexpr uint32_t kFoldCols = 32;
+constexpr uint32_t kFoldGroups = 8;  // warps of a block
+constexpr uint32_t kFoldRows = 64;
+constexpr uint32_t kFoldBlocks = 2048;  // a grid-stride loop past this many items
+static_assert(kFoldRows % kFoldGroups == 0, "every warp loads as many rows");
+
+// Items (chunk k, tile of kFoldCols columns) = blockIdx.x, + gridDim.x, ...; the chunks that
+// start no chain (folds[k] == 0) are passed over by the whole block.
+__global__ void __launch_bounds__(kFoldCols * kFoldGroups)
+    fold_partials_kernel(const uint32_t* target, const uint32_t* chunk_starts,
+                         const uint32_t* folds, uint32_t chunks, const float* partials,
+                         size_t dim, float* dense) {
+  __shared__ float tile[kFoldRows][kFoldCols];
+  const uint32_t lane = threadIdx.x % kFoldCols, group = threadIdx.x / kFoldCols;
+  const uint64_t tiles = (dim + kFoldCols - 1) / kFoldCols;
+  const uint64_t items = static_cast<uint64_t>(chunks) * tiles;
+  for (uint64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    const uint32_t k = static_cast<uint32_t>(item / tiles);
+    const uint32_t count = folds[k];
+    if (count == 0) continue;
+    const size_t col = static_cast<size_t>(item % tiles) * kFoldCols + lane;
+    const bool mine = col < dim;
+    float* out = dense + static_cast<size_t>(target[chunk_starts[k]]) * dim + col;
+    const bool adds = group == 0 && mine;
+    float acc = adds ? *out : 0.0f;
+    for (uint32_t j0 = 0; j0 < count; j0 += kFoldRows) {
+      const uint32_t rows = min(kFoldRows, count - j0);
+      __syncthreads();  // the first warp is done with the last batch
+      // Each thread's loads are all issued before its first store.
+      constexpr uint32_t kPerThread = kFoldRows / kFoldGroups;
+      float v[kPerThread];
+#pragma unroll
+      for (uint32_t i = 0; i < kPerThread; ++i) {
+        const uint32_t r = group + i * kFoldGroups;
+        v[i] = mine && r < rows ? partials[static_cast<size_t>(k + j0 + r) * dim + col] : 0.0f;
+      }
+#pragma unroll
+      for (uint32_t i = 0; i < kPerThread; ++i) {
+        const uint32_t r = group + i * kFoldGroups;
+        if (r < rows) tile[r][lane] = v[i];
+      }
+      __syncthreads();
+      if (adds) {
+        for (uint32_t r = 0; r < rows; ++r) acc += tile[r][lane];
+      }
+    }
+    if (adds) *out = acc;
   }
 }
 

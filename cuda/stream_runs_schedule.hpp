@@ -70,48 +70,92 @@ struct ChunkStart {
   uint32_t folds;
 };
 
+// ---- the warp's vote and search ---------------------------------------------------------
+// A `Warp` votes: ballot(f) is the mask of the lanes l for which f(l) holds. On the device
+// (stream_runs.cuh) each lane evaluates f for itself and __ballot_sync gathers the answers;
+// SerialWarp evaluates the 32 lanes one after another on one thread, for the host tests. Every
+// lane of a warp must make the same ballots.
+struct SerialWarp {
+  template <class F>
+  ZFC_HOST_DEVICE uint32_t ballot(F f) const {
+    uint32_t mask = 0;
+    for (uint32_t l = 0; l < 32; ++l) {
+      if (f(l)) mask |= 1u << l;
+    }
+    return mask;
+  }
+};
+
+ZFC_HOST_DEVICE inline uint32_t set_bits(uint32_t mask) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<uint32_t>(__popc(mask));
+#else
+  return static_cast<uint32_t>(__builtin_popcount(mask));
+#endif
+}
+
+ZFC_HOST_DEVICE inline uint32_t lowest_bit(uint32_t mask) {  // mask != 0
+#if defined(__CUDA_ARCH__)
+  return static_cast<uint32_t>(__ffs(static_cast<int>(mask)) - 1);
+#else
+  return static_cast<uint32_t>(__builtin_ctz(mask));
+#endif
+}
+
+// The first i in [lo, hi) for which before(i) fails, or hi; before must hold on a prefix of
+// [lo, hi) and fail on the rest (sorted targets compared with one value). Each round the
+// lanes probe the last index of 32 equal segments at once and the vote names the segment
+// holding the first failure, so a range shrinks 32-fold a round: four rounds of loads over
+// 10^6 rows, where a binary search waits for twenty loads one after another. On an H200 the
+// chunk starts found by two binary searches per chunk took 20.6 us at 10^6 x 512, the
+// largest part of the scatter's time outside its streaming kernel (docs/benchmarks/gpu.md).
+template <class Warp, class Before>
+ZFC_HOST_DEVICE uint32_t warp_partition_point(const Warp& warp, uint32_t lo, uint32_t hi,
+                                              Before before) {
+  while (lo < hi) {
+    const uint32_t step = (hi - lo - 1) / 32 + 1;  // 32 segments of step indices cover it
+    // Lane l probes segment l's last index; the lanes that pass are a prefix.
+    const uint32_t passed = set_bits(warp.ballot([&](uint32_t l) {
+      const uint64_t probe = uint64_t{lo} + uint64_t{l + 1} * step - 1;
+      return probe < hi && before(static_cast<uint32_t>(probe));
+    }));
+    // The first failure is in segment `passed`: after the last passing probe, at or before
+    // its own probe (which failed, or lies at or past hi). All 32 passed: it is hi.
+    const uint64_t first = uint64_t{lo} + uint64_t{passed} * step;
+    const uint64_t last = first + step - 1;
+    lo = first < hi ? static_cast<uint32_t>(first) : hi;
+    hi = last < hi ? static_cast<uint32_t>(last) : hi;
+  }
+  return lo;
+}
+
 // The first cut at or after k * kStreamChunk over sorted targets (n when none): a run start,
 // or the start of a later block of a run (its start + j * kSumBlockRows). Cuts are at most
-// kSumBlockRows apart, so every chunk but an empty last one holds rows.
-ZFC_HOST_DEVICE inline ChunkStart chunk_start_and_folds(const uint32_t* target, uint32_t n,
-                                                        uint32_t k) {
+// kSumBlockRows apart, so every chunk but an empty last one holds rows. One warp finds one
+// chunk's; every lane gets the answer.
+template <class Warp>
+ZFC_HOST_DEVICE ChunkStart chunk_start_and_folds(const Warp& warp, const uint32_t* target,
+                                                 uint32_t n, uint32_t k) {
   const uint64_t nominal = static_cast<uint64_t>(k) * kStreamChunk;
   const uint32_t at = nominal >= n ? n : static_cast<uint32_t>(nominal);
   if (at == 0 || at == n) return {at, 0};
   const uint32_t t = target[at];
   if (target[at - 1] != t) return {at, 0};
-  // Inside t's run: its start, the first index whose target is t...
-  uint32_t lo = 0, hi = at;
-  while (lo < hi) {
-    const uint32_t mid = lo + (hi - lo) / 2;
-    if (target[mid] < t) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  const uint32_t run = lo;
-  // ...its end, the first index whose target exceeds t...
-  hi = n;
-  lo = at;
-  while (lo < hi) {
-    const uint32_t mid = lo + (hi - lo) / 2;
-    if (target[mid] > t) {
-      hi = mid;
-    } else {
-      lo = mid + 1;
-    }
-  }
+  // Inside t's run: its start, the first index whose target is t; its end, the first index
+  // whose target exceeds t...
+  const uint32_t run = warp_partition_point(warp, 0, at, [&](uint32_t i) { return target[i] < t; });
+  const uint32_t end =
+      warp_partition_point(warp, at + 1, n, [&](uint32_t i) { return target[i] <= t; });
   // ...and its next block start, if the run reaches it.
   const uint64_t block = (static_cast<uint64_t>(at - run) + kSumBlockRows - 1) / kSumBlockRows;
   const uint64_t next = run + block * kSumBlockRows;
-  if (next >= lo) return {lo, 0};
-  const uint64_t blocks = (static_cast<uint64_t>(lo - run) + kSumBlockRows - 1) / kSumBlockRows;
+  if (next >= end) return {end, 0};
+  const uint64_t blocks = (static_cast<uint64_t>(end - run) + kSumBlockRows - 1) / kSumBlockRows;
   return {static_cast<uint32_t>(next), block == 1 ? static_cast<uint32_t>(blocks - 1) : 0u};
 }
 
 ZFC_HOST_DEVICE inline uint32_t chunk_start(const uint32_t* target, uint32_t n, uint32_t k) {
-  return chunk_start_and_folds(target, n, k).start;
+  return chunk_start_and_folds(SerialWarp{}, target, n, k).start;
 }
 
 // Whether chunk k starts inside a run: its first rows are a later block of that run, summed
@@ -316,26 +360,64 @@ ZFC_HOST_DEVICE void stream_item(Lane& lane, StreamRing& ring, const StreamItem&
 
 // ---- the zeros of a scatter into zeroed rows ---------------------------------------------
 // The sums write every row that has input whole, its first block starting from +0, so only
-// the rows without input are zeroed (has_input[t] != 0 marks the others). An item is a
-// row's tile of kZeroTile columns, one warp's: it reads the row's flag once, so where every
-// row has input (a rank's local sums) the zeroing reads m flags and writes nothing, and tiles
-// spread a wide row over many warps.
-constexpr uint32_t kZeroTile = 1024;  // 4 KiB of stores per item
+// the rows without input are zeroed (has_input[t] != 0 marks the others: mark_run_starts).
+// An item is a tile of kZeroTile columns of 32 rows, one warp's: the lanes read the 32 rows'
+// flags at once, and the warp zeroes the tile of each row without input. Where every row has
+// input (a rank's local sums) the zeroing reads m flags, 32 to a warp, and writes nothing;
+// tiles spread a wide row over many warps. (One warp per row, reading one flag per warp, took
+// 7.7 us at 65 000 rows on an H200: docs/benchmarks/gpu.md.)
+constexpr uint32_t kZeroTile = 1024;  // 4 KiB of stores per row of an item
 
-ZFC_HOST_DEVICE inline uint64_t zero_items(uint32_t m, size_t dim) {
-  return static_cast<uint64_t>(m) * ((dim + kZeroTile - 1) / kZeroTile);
+// has_input[t] = 1 for every target t whose run starts among sorted rows [k * kStreamChunk,
+// (k + 1) * kStreamChunk), lane `lane`'s rows of them: the warp that finds chunk k's start
+// marks these too, so no pass of its own reads the targets again. Every run starts in
+// exactly one such range. Each lane loads its rows' targets kMarkBatch at a time before it
+// stores any flag.
+constexpr uint32_t kMarkBatch = 8;
+
+ZFC_HOST_DEVICE inline void mark_run_starts(const uint32_t* target, uint32_t n, uint32_t k,
+                                            uint32_t lane, uint32_t* has_input) {
+  const uint64_t first = static_cast<uint64_t>(k) * kStreamChunk;
+  if (first >= n) return;
+  const uint32_t begin = static_cast<uint32_t>(first);
+  const uint32_t end = n - begin > kStreamChunk ? begin + kStreamChunk : n;
+  for (uint32_t j0 = begin + lane; j0 < end; j0 += 32 * kMarkBatch) {
+    // Unconditional loads (of a row in range either way), so none waits for a branch.
+    uint32_t t[kMarkBatch], before[kMarkBatch];
+    for (uint32_t i = 0; i < kMarkBatch; ++i) {
+      const uint32_t j = j0 + i * 32;
+      const uint32_t at = j < end ? j : end - 1;
+      t[i] = target[at];
+      before[i] = target[at > 0 ? at - 1 : 0];
+    }
+    for (uint32_t i = 0; i < kMarkBatch; ++i) {
+      const uint32_t j = j0 + i * 32;
+      if (j < end && (j == 0 || before[i] != t[i])) has_input[t[i]] = 1u;
+    }
+  }
 }
 
-// Lane `lane`'s zeros of item `item` of dense (m x dim).
-ZFC_HOST_DEVICE inline void zero_item(const uint32_t* has_input, size_t dim, float* dense,
-                                      uint64_t item, uint32_t lane) {
+ZFC_HOST_DEVICE inline uint64_t zero_items(uint32_t m, size_t dim) {
+  return (static_cast<uint64_t>(m) + 31) / 32 * ((dim + kZeroTile - 1) / kZeroTile);
+}
+
+// Lane `lane`'s zeros of item `item` of dense (m x dim): its columns of the item's tile, in
+// each of the item's rows without input.
+template <class Warp>
+ZFC_HOST_DEVICE void zero_item(const Warp& warp, const uint32_t* has_input, uint32_t m,
+                               size_t dim, float* dense, uint64_t item, uint32_t lane) {
   const uint64_t tiles = (dim + kZeroTile - 1) / kZeroTile;
-  const uint64_t row = tiles == 1 ? item : item / tiles;
-  if (has_input[row] != 0) return;
-  const size_t begin = static_cast<size_t>(item - row * tiles) * kZeroTile;
+  const uint64_t group = tiles == 1 ? item : item / tiles;
+  const uint64_t row0 = group * 32;
+  uint32_t empty = warp.ballot(
+      [&](uint32_t l) { return row0 + l < m && has_input[row0 + l] == 0; });
+  const size_t begin = static_cast<size_t>(item - group * tiles) * kZeroTile;
   const size_t end = begin + kZeroTile < dim ? begin + kZeroTile : dim;
-  float* out = dense + row * dim;
-  for (size_t c = begin + lane; c < end; c += 32) out[c] = 0.0f;
+  while (empty != 0) {
+    float* out = dense + (row0 + lowest_bit(empty)) * dim;
+    empty &= empty - 1;
+    for (size_t c = begin + lane; c < end; c += 32) out[c] = 0.0f;
+  }
 }
 
 }  // namespace stream

@@ -292,6 +292,41 @@ TEST(DeviceRows, ScattersHaveTheHostBitsOnLongRunsAndPartialSlices) {
   });
 }
 
+// A hot id whose later blocks outnumber the rows the fold stages at once (64 partial rows):
+// target 3 takes every other row of 150 000, 74 sum blocks, so its chain of 73 partial rows is
+// staged as 64 and then 9; widths of one column tile, one and a bit, and several.
+TEST(DeviceRows, FoldsAChainLongerThanOneStagedBatch) {
+  ZFC_REQUIRE_GPU();
+  workload::SplitMix64 rng(29);
+  const size_t n = 150000, m = 200;
+  std::vector<int32_t> pos(n);
+  for (size_t i = 0; i < n; ++i) {
+    pos[i] = i % 2 == 0 ? 3 : static_cast<int32_t>(rng.next() % m);
+  }
+  DeviceVector<int32_t> d_pos(pos);
+  for (size_t dim : {32, 34, 130}) {
+    std::vector<float> rows(n * dim);
+    for (float& v : rows) v = static_cast<float>((rng.uniform() * 2 - 1) * 1e3);
+    std::vector<float> want(m * dim, 0.0f);
+    kernels::scatter_add_rows(rows.data(), zfcFloat32, pos.data(), n, dim, want.data());
+    DeviceVector<float> d_rows(rows);
+    for_each_scatter_schedule([&](unsigned blocks, unsigned words) {
+      DeviceVector<float> d_dst(std::vector<float>(m * dim, 7.0f));
+      const Status s = with_scratch([&](void* t, size_t* b) {
+        return cuda::scatter_to_dense(t, b, d_rows.get(), zfcFloat32, d_pos.get(),
+                                      static_cast<uint32_t>(n), dim, d_dst.get(),
+                                      static_cast<uint32_t>(m), nullptr);
+      });
+      ASSERT_TRUE(s.ok()) << s.message();
+      const std::vector<float> got = d_dst.to_host();
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(kernels::f32_bits(got[i]), kernels::f32_bits(want[i]))
+            << "dim " << dim << " blocks " << blocks << " words " << words << " at " << i;
+      }
+    });
+  }
+}
+
 // The add whose positions never decrease in input order (an owner adding one sender's
 // rows at its keys' places): the rows taken as they come, without a sort, give the host's
 // bits -- distinct increasing places with gaps (the owner's case), and places that repeat

@@ -114,7 +114,7 @@ void stream_on_host(const void* rows, zfcDataType_t type, const std::vector<int3
   const uint32_t chunks = st::stream_chunks(n);
   std::vector<uint32_t> starts(chunks + 1), folds(chunks);
   for (uint32_t k = 0; k <= chunks; ++k) {
-    const st::ChunkStart c = st::chunk_start_and_folds(target.data(), n, k);
+    const st::ChunkStart c = st::chunk_start_and_folds(st::SerialWarp{}, target.data(), n, k);
     starts[k] = c.start;
     if (k < chunks) folds[k] = c.folds;
   }
@@ -182,18 +182,50 @@ std::vector<int32_t> long_run_positions(size_t n, uint32_t m, uint64_t seed) {
 }
 
 // What the device's scatter into zeroed rows does besides the sums: a flag for every row a
-// position names, then zeros in the others by the device's items (stream::zero_item), each
-// item's 32 lanes in turn.
+// position names, set by the chunk-start warps from the grouped targets (stream::
+// mark_run_starts, each chunk's 32 lanes in turn), then zeros in the others by the device's
+// items (stream::zero_item), each item's 32 lanes in turn, each voting with the warp's 32
+// lanes evaluated in turn.
 void zero_rows_without_input(const std::vector<int32_t>& pos, size_t dim,
                              std::vector<float>* dense) {
   namespace st = cuda::stream;
   const uint32_t m = static_cast<uint32_t>(dense->size() / dim);
+  const uint32_t n = static_cast<uint32_t>(pos.size());
+  std::vector<uint32_t> target(pos.begin(), pos.end());
+  std::sort(target.begin(), target.end());
   std::vector<uint32_t> has_input(m, 0);
-  for (int32_t p : pos) has_input[static_cast<size_t>(p)] = 1;
+  for (uint32_t k = 0; k <= st::stream_chunks(n); ++k) {
+    for (uint32_t lane = 0; lane < 32; ++lane) {
+      st::mark_run_starts(target.data(), n, k, lane, has_input.data());
+    }
+  }
   for (uint64_t item = 0; item < st::zero_items(m, dim); ++item) {
     for (uint32_t lane = 0; lane < 32; ++lane) {
-      st::zero_item(has_input.data(), dim, dense->data(), item, lane);
+      st::zero_item(st::SerialWarp{}, has_input.data(), m, dim, dense->data(), item, lane);
     }
+  }
+}
+
+// The marks the chunk-start warps leave: exactly the targets present, over sorted targets
+// with runs shorter than a warp, across chunk ends and many chunks long.
+TEST(StreamSchedule, MarksAreExactlyTheTargetsPresent) {
+  namespace st = cuda::stream;
+  workload::SplitMix64 rng(17);
+  for (uint32_t n : {1u, 31u, 1024u, 1025u, 5000u, 70000u}) {
+    const uint32_t m = 3000;
+    std::vector<uint32_t> target(n);
+    for (uint32_t& t : target) {
+      t = rng.next() % 4 == 0 ? 7u : static_cast<uint32_t>(rng.next() % (n < 100 ? 40 : m));
+    }
+    std::sort(target.begin(), target.end());
+    std::vector<uint32_t> want(m, 0), got(m, 0);
+    for (uint32_t t : target) want[t] = 1;
+    for (uint32_t k = 0; k <= st::stream_chunks(n); ++k) {
+      for (uint32_t lane = 0; lane < 32; ++lane) {
+        st::mark_run_starts(target.data(), n, k, lane, got.data());
+      }
+    }
+    ASSERT_EQ(got, want) << "n " << n;
   }
 }
 
@@ -296,25 +328,120 @@ TEST(StreamSchedule, TheUniquesOrderGroupsTheScatterAsItsOwnSortWould) {
 }
 
 // The zeroing's items: every column of a row without input, at widths of one tile, exactly
-// one, one and a bit and several, and nothing of a row with input.
+// one, one and a bit and several, and nothing of a row with input; rows in one group of 32
+// and in several, the last group partly past m.
 TEST(StreamSchedule, ZerosCoverRowsWithoutInputAndNothingElse) {
   namespace st = cuda::stream;
-  const std::vector<uint32_t> has_input = {1, 0, 0, 1, 0};
-  const uint32_t m = static_cast<uint32_t>(has_input.size());
-  for (size_t dim : {1, 33, 1024, 1025, 2500}) {
-    EXPECT_EQ(st::zero_items(m, dim), m * ((dim + 1023) / 1024));
-    std::vector<float> dense(m * dim, std::numeric_limits<float>::quiet_NaN());
-    for (uint64_t item = 0; item < st::zero_items(m, dim); ++item) {
-      for (uint32_t lane = 0; lane < 32; ++lane) {
-        st::zero_item(has_input.data(), dim, dense.data(), item, lane);
+  std::vector<uint32_t> few = {1, 0, 0, 1, 0}, many(70);
+  for (size_t i = 0; i < many.size(); ++i) many[i] = (i % 3 == 0 || i == 69) ? 1 : 0;
+  many[31] = many[32] = 0;  // either side of a group boundary
+  for (const std::vector<uint32_t>& has_input : {few, many}) {
+    const uint32_t m = static_cast<uint32_t>(has_input.size());
+    for (size_t dim : {1, 33, 1024, 1025, 2500}) {
+      EXPECT_EQ(st::zero_items(m, dim), (m + 31) / 32 * ((dim + 1023) / 1024));
+      std::vector<float> dense(m * dim, std::numeric_limits<float>::quiet_NaN());
+      for (uint64_t item = 0; item < st::zero_items(m, dim); ++item) {
+        for (uint32_t lane = 0; lane < 32; ++lane) {
+          st::zero_item(st::SerialWarp{}, has_input.data(), m, dim, dense.data(), item, lane);
+        }
+      }
+      for (size_t i = 0; i < dense.size(); ++i) {
+        if (has_input[i / dim] != 0) {
+          ASSERT_TRUE(std::isnan(dense[i])) << "m " << m << " dim " << dim << " at " << i;
+        } else {
+          ASSERT_EQ(kernels::f32_bits(dense[i]), 0u) << "m " << m << " dim " << dim << " at " << i;
+        }
       }
     }
-    for (size_t i = 0; i < dense.size(); ++i) {
-      if (has_input[i / dim] != 0) {
-        ASSERT_TRUE(std::isnan(dense[i])) << "dim " << dim << " at " << i;
-      } else {
-        ASSERT_EQ(kernels::f32_bits(dense[i]), 0u) << "dim " << dim << " at " << i;
+  }
+}
+
+// A warp that counts its votes.
+struct CountingWarp {
+  int* rounds;
+  template <class F>
+  uint32_t ballot(F f) const {
+    ++*rounds;
+    return cuda::stream::SerialWarp{}.ballot(f);
+  }
+};
+
+// The warp's 32-ary search against std::partition_point: empty ranges, ranges shorter than a
+// warp, lengths about powers of 32, the answer at either end and inside, and a range reaching
+// 2^32 - 1 (probes past the end must not wrap). `before` is a threshold on the index itself,
+// so no memory is needed; a counter checks the rounds: at most ceil(log32(length)) + 1.
+TEST(StreamSchedule, WarpSearchFindsThePartitionPoint) {
+  namespace st = cuda::stream;
+  workload::SplitMix64 rng(5);
+  std::vector<std::pair<uint32_t, uint32_t>> ranges = {
+      {0, 0}, {7, 7}, {0, 1}, {3, 4}, {0, 31}, {0, 32}, {0, 33}, {5, 1029},
+      {0, 1024}, {0, 1025}, {100, 32768 + 100}, {0, 1000000}, {0, 0xffffffffu},
+      {0xfffffff0u, 0xffffffffu}, {1u << 31, 0xffffffffu}};
+  for (int i = 0; i < 40; ++i) {
+    const uint32_t lo = static_cast<uint32_t>(rng.next() % 5000000);
+    ranges.push_back({lo, lo + static_cast<uint32_t>(rng.next() % 3000000)});
+  }
+  for (const auto& [lo, hi] : ranges) {
+    const uint64_t len = hi - lo;
+    int max_rounds = 1;
+    for (uint64_t cover = 1; cover < len; cover *= 32) ++max_rounds;
+    const uint64_t one = len > 0 ? 1 : 0;
+    std::vector<uint64_t> cuts = {lo, hi, lo + len / 2, lo + one, hi - one};
+    for (int i = 0; i < 8; ++i) cuts.push_back(lo + (len == 0 ? 0 : rng.next() % (len + 1)));
+    for (uint64_t cut : cuts) {
+      // before(i) holds below cut: the partition point is cut.
+      int rounds = 0;
+      const uint32_t got = st::warp_partition_point(
+          CountingWarp{&rounds}, lo, hi, [&](uint32_t i) {
+            EXPECT_GE(i, lo);
+            EXPECT_LT(i, hi);
+            return i < cut;
+          });
+      ASSERT_EQ(got, cut) << "range [" << lo << ", " << hi << ")";
+      EXPECT_LE(rounds, max_rounds) << "range [" << lo << ", " << hi << ") cut " << cut;
+    }
+  }
+}
+
+// The chunk starts the warps find, against cuts worked out from their definition with
+// std::lower_bound and std::upper_bound: random sorted targets with runs from one row to
+// forty sum blocks, some starting at a nominal chunk start and some ending at the last row.
+TEST(StreamSchedule, WarpChunkStartsMatchTheirDefinition) {
+  namespace st = cuda::stream;
+  workload::SplitMix64 rng(11);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<uint32_t> target;
+    uint32_t t = static_cast<uint32_t>(rng.next() % 3);
+    while (target.size() < 60000) {
+      const uint64_t pick = rng.next() % 10;
+      size_t len = pick < 6 ? 1 + rng.next() % 4
+                   : pick < 9 ? 1 + rng.next() % 3000
+                              : 1 + rng.next() % (40 * kSumBlockRows);
+      if (rng.next() % 8 == 0) len = st::kStreamChunk - target.size() % st::kStreamChunk;
+      target.insert(target.end(), len, t);
+      t += 1 + static_cast<uint32_t>(rng.next() % 3);
+    }
+    const uint32_t n = static_cast<uint32_t>(target.size());
+    const uint32_t chunks = st::stream_chunks(n);
+    for (uint32_t k = 0; k <= chunks; ++k) {
+      const uint64_t nominal = uint64_t{k} * st::kStreamChunk;
+      const uint32_t at = nominal < n ? static_cast<uint32_t>(nominal) : n;
+      st::ChunkStart want{at, 0};
+      if (at != 0 && at != n && target[at - 1] == target[at]) {
+        const uint32_t run = static_cast<uint32_t>(
+            std::lower_bound(target.begin(), target.end(), target[at]) - target.begin());
+        const uint32_t end = static_cast<uint32_t>(
+            std::upper_bound(target.begin(), target.end(), target[at]) - target.begin());
+        const uint32_t block = (at - run + kSumBlockRows - 1) / kSumBlockRows;
+        const uint64_t next = run + uint64_t{block} * kSumBlockRows;
+        want.start = next >= end ? end : static_cast<uint32_t>(next);
+        if (next < end && block == 1) {
+          want.folds = (end - run + kSumBlockRows - 1) / kSumBlockRows - 1;
+        }
       }
+      const st::ChunkStart got = st::chunk_start_and_folds(st::SerialWarp{}, target.data(), n, k);
+      ASSERT_EQ(got.start, want.start) << "trial " << trial << " chunk " << k;
+      ASSERT_EQ(got.folds, want.folds) << "trial " << trial << " chunk " << k;
     }
   }
 }
@@ -341,7 +468,7 @@ TEST(StreamSchedule, ChunksStartAtRunStartsAndBlockStarts) {
   std::vector<uint32_t> folds;
   for (uint32_t k = 0; k < chunks; ++k) {
     continues.push_back(st::chunk_continues(target.data(), n, starts.data(), k));
-    folds.push_back(st::chunk_start_and_folds(target.data(), n, k).folds);
+    folds.push_back(st::chunk_start_and_folds(st::SerialWarp{}, target.data(), n, k).folds);
   }
   EXPECT_EQ(continues, (std::vector<bool>{false, true, true, false, false, true, true}));
   // The fold of each run with later blocks sits with the chunk of its second block: the run
