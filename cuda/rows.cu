@@ -52,7 +52,8 @@ struct IsHead {
   __device__ bool operator()(uint32_t v) const { return v != kNotHead; }
 };
 
-// has_input[t] = 1 for every target t among the sorted targets (set at its run's first row).
+// has_input[t] = 1 for every target t among the sorted targets (set at its run's first row),
+// for the fallback's zeros; a streaming scatter's chunk-start warps mark them instead.
 __global__ void mark_inputs_kernel(const uint32_t* target, uint32_t n, uint32_t* has_input) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     if (i == 0 || target[i] != target[i - 1]) has_input[target[i]] = 1u;
@@ -358,9 +359,13 @@ Status stream_runs(const void* d_rows, zfcDataType_t row_type, const Grouping<ui
   ZFC_RETURN_IF_ERROR(launch(lane_words(d_rows, row_bytes, chunks), limit, d_rows, row_bytes, g,
                              n, chunk_start, chunks, dim, d_dense, partials, accumulate, s));
   if (chunks < 2) return Status::Ok();  // no chunk can start inside a run
-  const uint64_t fold_items = uint64_t{chunks} * ((dim + kFoldCols - 1) / kFoldCols);
-  const unsigned fold_blocks = static_cast<unsigned>(std::min<uint64_t>(fold_items, kFoldBlocks));
-  fold_partials_kernel<<<fold_blocks, kFoldCols * kFoldGroups, 0, s>>>(
+  // A block per span of kFoldChunks chunks and tile of kFoldCols columns (the test hook's
+  // limit, where set, on each of the two, so that blocks take several).
+  const uint64_t spans = (chunks + kFoldChunks - 1) / kFoldChunks;
+  const uint64_t tiles = (dim + kFoldCols - 1) / kFoldCols;
+  const dim3 fold_grid(static_cast<unsigned>(std::min<uint64_t>(spans, limit)),
+                       static_cast<unsigned>(std::min<uint64_t>({tiles, limit, 65535})));
+  fold_partials_kernel<<<fold_grid, kFoldCols * kFoldGroups, 0, s>>>(
       g.target, chunk_start, folds, chunks, partials, dim, d_dense);
   return launch_check("fold_partials_kernel");
 }

@@ -1,10 +1,13 @@
 // The scatter's streaming kernel on the device: the schedule of stream_runs_schedule.hpp with
-// cp.async copies into shared memory and __syncwarp. Included by rows.cu only.
+// cp.async copies into shared memory and __syncwarp; and the kernels around every streaming
+// scatter, the chunk starts before it and the fold after. Included by rows.cu only.
 //
-// It takes rows of 4-byte slices that the register kernel (stream_wide_rows.cuh) cannot load
-// 8 or 16 bytes at a time, and sizes with too few work items for that kernel. On an H200 it
-// matched the host's bits and compute-sanitizer's racecheck found no hazard in its ring
+// The ring takes rows of 4-byte slices that the register kernel (stream_wide_rows.cuh) cannot
+// load 8 or 16 bytes at a time, and sizes with too few work items for that kernel. On an H200
+// it matched the host's bits and compute-sanitizer's racecheck found no hazard in its ring
 // (docs/benchmarks/gpu.md); tests/unit/test_stream_schedule.cpp runs its schedule on the host.
+// The chunk starts by a warp's search and the fold staged in shared memory are newer: they
+// have not run on a GPU.
 #pragma once
 
 #include <cuda_pipeline.h>
@@ -82,57 +85,81 @@ __global__ void __launch_bounds__(32)
 
 // The fold (stream::fold_partials, the host's reference) with its loads side by side: a Zipf
 // head id's chain is a hundred partial rows or more at 10^6 rows, and one thread per column
-// walking it had about seven loads in flight (the compiler's schedule), 15 us on an H200 at
-// 10^6 x 512 (docs/benchmarks/gpu.md). Here a block takes kFoldCols columns of one chain: its
-// kFoldGroups warps load kFoldRows partial rows at a time into shared memory, coalesced, and
-// the first warp adds them on in block order, one lane per column, as the host does.
+// walking it, load after load, took 15.0 us on an H200 at 10^6 x 512 (3.8 where no run had
+// later blocks; docs/benchmarks/gpu.md). Here a block takes kFoldCols columns of a chain:
+// its kFoldGroups warps load kFoldRows partial rows at a time into shared memory, coalesced,
+// every thread's loads issued before its stores, and the first warp adds them on in block
+// order, one lane per column, as the host does.
 constexpr uint32_t kFoldCols = 32;
 constexpr uint32_t kFoldGroups = 8;  // warps of a block
 constexpr uint32_t kFoldRows = 64;
-constexpr uint32_t kFoldBlocks = 2048;  // a grid-stride loop past this many items
+// Chunks whose counts a block reads at once: most chunks start no chain (folds[k] == 0),
+// and a block that looked at one chunk at a time would wait for each count in turn.
+constexpr uint32_t kFoldChunks = 32;
 static_assert(kFoldRows % kFoldGroups == 0, "every warp loads as many rows");
+static_assert(kFoldChunks <= kFoldCols * kFoldGroups, "a thread per count");
 
-// Items (chunk k, tile of kFoldCols columns) = blockIdx.x, + gridDim.x, ...; the chunks that
-// start no chain (folds[k] == 0) are passed over by the whole block.
+// Columns [col0, col0 + kFoldCols) of the chain of `count` partial rows from chunk k's,
+// added onto the target row in block order. Called by the whole block alike.
+__device__ void fold_chain(float (&tile)[kFoldRows][kFoldCols], const uint32_t* target,
+                           const uint32_t* chunk_starts, const float* partials, size_t dim,
+                           uint32_t k, uint32_t count, size_t col0, float* dense) {
+  const uint32_t lane = threadIdx.x % kFoldCols, group = threadIdx.x / kFoldCols;
+  const size_t col = col0 + lane;
+  const bool mine = col < dim;
+  const bool adds = group == 0 && mine;
+  float* out = dense + static_cast<size_t>(target[chunk_starts[k]]) * dim + col;
+  float acc = adds ? *out : 0.0f;
+  for (uint32_t j0 = 0; j0 < count; j0 += kFoldRows) {
+    const uint32_t rows = min(kFoldRows, count - j0);
+    __syncthreads();  // the first warp is done with the tile
+    constexpr uint32_t kPerThread = kFoldRows / kFoldGroups;
+    float v[kPerThread];
+#pragma unroll
+    for (uint32_t i = 0; i < kPerThread; ++i) {
+      const uint32_t r = group + i * kFoldGroups;
+      v[i] = mine && r < rows ? partials[static_cast<size_t>(k + j0 + r) * dim + col] : 0.0f;
+    }
+#pragma unroll
+    for (uint32_t i = 0; i < kPerThread; ++i) {
+      const uint32_t r = group + i * kFoldGroups;
+      if (r < rows) tile[r][lane] = v[i];
+    }
+    __syncthreads();
+    if (adds) {
+      for (uint32_t r = 0; r < rows; ++r) acc += tile[r][lane];
+    }
+  }
+  if (adds) *out = acc;
+}
+
+// Block (x, y) takes the chains that start in chunks [s * kFoldChunks, (s + 1) *
+// kFoldChunks) for s = x, x + gridDim.x, ..., each for column tiles y, y + gridDim.y, ...
+// Every branch and loop bound comes from shared memory or the grid, the same for the whole
+// block, so every thread reaches every barrier.
 __global__ void __launch_bounds__(kFoldCols * kFoldGroups)
     fold_partials_kernel(const uint32_t* target, const uint32_t* chunk_starts,
                          const uint32_t* folds, uint32_t chunks, const float* partials,
                          size_t dim, float* dense) {
   __shared__ float tile[kFoldRows][kFoldCols];
-  const uint32_t lane = threadIdx.x % kFoldCols, group = threadIdx.x / kFoldCols;
+  __shared__ uint32_t chain[kFoldChunks];
+  const uint32_t spans = (chunks + kFoldChunks - 1) / kFoldChunks;
   const uint64_t tiles = (dim + kFoldCols - 1) / kFoldCols;
-  const uint64_t items = static_cast<uint64_t>(chunks) * tiles;
-  for (uint64_t item = blockIdx.x; item < items; item += gridDim.x) {
-    const uint32_t k = static_cast<uint32_t>(item / tiles);
-    const uint32_t count = folds[k];
-    if (count == 0) continue;
-    const size_t col = static_cast<size_t>(item % tiles) * kFoldCols + lane;
-    const bool mine = col < dim;
-    float* out = dense + static_cast<size_t>(target[chunk_starts[k]]) * dim + col;
-    const bool adds = group == 0 && mine;
-    float acc = adds ? *out : 0.0f;
-    for (uint32_t j0 = 0; j0 < count; j0 += kFoldRows) {
-      const uint32_t rows = min(kFoldRows, count - j0);
-      __syncthreads();  // the first warp is done with the last batch
-      // Each thread's loads are all issued before its first store.
-      constexpr uint32_t kPerThread = kFoldRows / kFoldGroups;
-      float v[kPerThread];
-#pragma unroll
-      for (uint32_t i = 0; i < kPerThread; ++i) {
-        const uint32_t r = group + i * kFoldGroups;
-        v[i] = mine && r < rows ? partials[static_cast<size_t>(k + j0 + r) * dim + col] : 0.0f;
-      }
-#pragma unroll
-      for (uint32_t i = 0; i < kPerThread; ++i) {
-        const uint32_t r = group + i * kFoldGroups;
-        if (r < rows) tile[r][lane] = v[i];
+  for (uint32_t span = blockIdx.x; span < spans; span += gridDim.x) {
+    for (uint64_t y = blockIdx.y; y < tiles; y += gridDim.y) {
+      __syncthreads();  // every thread is done with the counts and the tile
+      if (threadIdx.x < kFoldChunks) {
+        const uint64_t k = static_cast<uint64_t>(span) * kFoldChunks + threadIdx.x;
+        chain[threadIdx.x] = k < chunks ? folds[k] : 0u;
       }
       __syncthreads();
-      if (adds) {
-        for (uint32_t r = 0; r < rows; ++r) acc += tile[r][lane];
+      for (uint32_t c = 0; c < kFoldChunks; ++c) {
+        const uint32_t count = chain[c];
+        if (count == 0) continue;
+        fold_chain(tile, target, chunk_starts, partials, dim, span * kFoldChunks + c, count,
+                   static_cast<size_t>(y) * kFoldCols, dense);
       }
     }
-    if (adds) *out = acc;
   }
 }
 

@@ -17,9 +17,10 @@
 // Work items: the sorted rows are cut into chunks of kStreamChunk, each moved forward to the
 // next cut -- a run start, or a block start inside a run -- so no block is split. A chunk
 // holds at most one block of any run (kStreamChunk == kSumBlockRows), and only its first may
-// be a later block: that block's sum goes to the chunk's own partial row, and fold_partials
-// adds a run's partial rows onto its target in block order once every item is done. An item
-// is (chunk, slice), slices fastest, so the slices of one chunk land on different SMs.
+// be a later block: that block's sum goes to the chunk's own partial row, and a run's partial
+// rows are added onto its target in block order once every item is done (fold_partials; the
+// device stages them in shared memory, stream_runs.cuh). An item is (chunk, slice), slices
+// fastest, so the slices of one chunk land on different SMs.
 //
 // A scatter into zeroed rows zeroes the rows without input apart (zero_item, at the end).
 #pragma once

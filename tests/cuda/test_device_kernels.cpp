@@ -292,16 +292,19 @@ TEST(DeviceRows, ScattersHaveTheHostBitsOnLongRunsAndPartialSlices) {
   });
 }
 
-// A hot id whose later blocks outnumber the rows the fold stages at once (64 partial rows):
-// target 3 takes every other row of 150 000, 74 sum blocks, so its chain of 73 partial rows is
-// staged as 64 and then 9; widths of one column tile, one and a bit, and several.
-TEST(DeviceRows, FoldsAChainLongerThanOneStagedBatch) {
+// Hot ids whose later blocks outnumber or fill the rows the fold stages at once (64 partial
+// rows): of 150 000 rows, target 3 takes half (74 sum blocks: a chain of 73 partial rows,
+// staged as 64 and then 9) and target 5 66 000 or a few more (65 blocks: a chain of exactly
+// 64); the rest fall below 200, so rows 200 to 259 have no input and are zeroed. Widths of
+// one column tile, one and a bit, and several; under the block limit of 3, the fold's blocks
+// take several spans and tiles each, reusing their shared memory.
+TEST(DeviceRows, FoldsChainsLongerThanOneStagedBatch) {
   ZFC_REQUIRE_GPU();
   workload::SplitMix64 rng(29);
-  const size_t n = 150000, m = 200;
+  const size_t n = 150000, m = 260;
   std::vector<int32_t> pos(n);
   for (size_t i = 0; i < n; ++i) {
-    pos[i] = i % 2 == 0 ? 3 : static_cast<int32_t>(rng.next() % m);
+    pos[i] = i % 150 < 75 ? 3 : i % 150 < 141 ? 5 : static_cast<int32_t>(rng.next() % 200);
   }
   DeviceVector<int32_t> d_pos(pos);
   for (size_t dim : {32, 34, 130}) {

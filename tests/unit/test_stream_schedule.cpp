@@ -366,7 +366,7 @@ struct CountingWarp {
   }
 };
 
-// The warp's 32-ary search against std::partition_point: empty ranges, ranges shorter than a
+// The warp's 32-ary search against the known answer: empty ranges, ranges shorter than a
 // warp, lengths about powers of 32, the answer at either end and inside, and a range reaching
 // 2^32 - 1 (probes past the end must not wrap). `before` is a threshold on the index itself,
 // so no memory is needed; a counter checks the rounds: at most ceil(log32(length)) + 1.
@@ -381,7 +381,9 @@ TEST(StreamSchedule, WarpSearchFindsThePartitionPoint) {
     const uint32_t lo = static_cast<uint32_t>(rng.next() % 5000000);
     ranges.push_back({lo, lo + static_cast<uint32_t>(rng.next() % 3000000)});
   }
-  for (const auto& [lo, hi] : ranges) {
+  for (const auto& range : ranges) {
+    // Named copies: a lambda may not capture structured bindings before C++20.
+    const uint32_t lo = range.first, hi = range.second;
     const uint64_t len = hi - lo;
     int max_rounds = 1;
     for (uint64_t cover = 1; cover < len; cover *= 32) ++max_rounds;
