@@ -118,9 +118,9 @@ Status scatter_add_rows_in_order(void* d_temp, size_t* temp_bytes, const void* d
 // fallback that sums each run's rows serially.
 bool scatter_streams(const void* d_rows, zfcDataType_t row_type, size_t dim);
 
-// For tests: at most `blocks` blocks for the streaming scatter (0: no limit), so that one
-// block's ring, or one warp, serves several work items. Not thread-safe; the library never
-// sets it.
+// For tests: at most `blocks` blocks for the streaming scatter, and at most `blocks` on each
+// side of the fold's grid (0: the usual grids), so that one block's ring, one warp, or one
+// fold block serves several work items. Not thread-safe; the library never sets it.
 void set_scatter_block_limit_for_tests(unsigned blocks);
 
 // For tests and benchmarks: the load of the streaming scatter, in 4-byte words (4 or 2 for the

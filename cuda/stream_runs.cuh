@@ -85,7 +85,7 @@ __global__ void __launch_bounds__(32)
 
 // The fold (stream::fold_partials, the host's reference) with its loads side by side: a Zipf
 // head id's chain is a hundred partial rows or more at 10^6 rows, and one thread per column
-// walking it, load after load, took 15.0 us on an H200 at 10^6 x 512 (3.8 where no run had
+// walking it took 15.0 us on an H200 at 10^6 x 512 (3.8 at the least, where no run had
 // later blocks; docs/benchmarks/gpu.md). Here a block takes kFoldCols columns of a chain:
 // its kFoldGroups warps load kFoldRows partial rows at a time into shared memory, coalesced,
 // every thread's loads issued before its stores, and the first warp adds them on in block

@@ -296,8 +296,9 @@ TEST(DeviceRows, ScattersHaveTheHostBitsOnLongRunsAndPartialSlices) {
 // rows): of 150 000 rows, target 3 takes half (74 sum blocks: a chain of 73 partial rows,
 // staged as 64 and then 9) and target 5 66 000 or a few more (65 blocks: a chain of exactly
 // 64); the rest fall below 200, so rows 200 to 259 have no input and are zeroed. Widths of
-// one column tile, one and a bit, and several; under the block limit of 3, the fold's blocks
-// take several spans and tiles each, reusing their shared memory.
+// one column tile, one and a bit, and several; under the block limit of 3, some of the fold's
+// blocks take two spans of chunks, and at width 130 several tiles, reusing their shared
+// memory. (Two chains in one span: ScattersHaveTheHostBitsOnLongRunsAndPartialSlices.)
 TEST(DeviceRows, FoldsChainsLongerThanOneStagedBatch) {
   ZFC_REQUIRE_GPU();
   workload::SplitMix64 rng(29);
