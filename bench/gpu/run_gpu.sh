@@ -77,14 +77,15 @@ python3 bench/gpu/compare.py --zfc "$out/zfc_gpu.json" --torch "$out/torch.json"
 # A copy beside the raw outputs, for a run whose working copy is not the one committed from.
 cp docs/benchmarks/gpu.md "$out/gpu.md"
 # Where the tools are there, after the page is written: compute-sanitizer's memcheck over the
-# kernel and step-kernel tests and its racecheck over the scatter's shared-memory ring (an
-# error stops the script with a non-zero status), and each kernel's device time at 10^6 x 512
+# kernel and step-kernel tests and its racecheck over the scatter's shared memory (the ring,
+# and the fold's staging over chains of several batches; an error stops the script with a
+# non-zero status), and each kernel's device time at 10^6 x 512
 # under Nsight Compute, clocks left as they are (a profiler that cannot read the counters
 # is reported and passed over).
 if command -v compute-sanitizer > /dev/null; then
   for tool in memcheck racecheck; do
     filter='DeviceRows.*:DeviceStepKernels.*'
-    [ "$tool" = racecheck ] && filter='DeviceRows.Scatter*'
+    [ "$tool" = racecheck ] && filter='DeviceRows.Scatter*:DeviceRows.Folds*'
     compute-sanitizer --tool "$tool" --error-exitcode 9 "$build/tests/zfc_cuda_tests" \
       --gtest_filter="$filter" > "$out/$tool.log" 2>&1 ||
       { echo "compute-sanitizer $tool found errors: $out/$tool.log"; exit 1; }
