@@ -146,13 +146,15 @@ __global__ void __launch_bounds__(kFoldCols * kFoldGroups)
   const uint32_t spans = (chunks + kFoldChunks - 1) / kFoldChunks;
   const uint64_t tiles = (dim + kFoldCols - 1) / kFoldCols;
   for (uint32_t span = blockIdx.x; span < spans; span += gridDim.x) {
+    // The span's counts, read once for all its tiles.
+    __syncthreads();  // every thread is done with the last span's counts
+    if (threadIdx.x < kFoldChunks) {
+      const uint64_t k = static_cast<uint64_t>(span) * kFoldChunks + threadIdx.x;
+      chain[threadIdx.x] = k < chunks ? folds[k] : 0u;
+    }
+    __syncthreads();
+    // fold_chain's first barrier keeps the tile from the last chain's readers.
     for (uint64_t y = blockIdx.y; y < tiles; y += gridDim.y) {
-      __syncthreads();  // every thread is done with the counts and the tile
-      if (threadIdx.x < kFoldChunks) {
-        const uint64_t k = static_cast<uint64_t>(span) * kFoldChunks + threadIdx.x;
-        chain[threadIdx.x] = k < chunks ? folds[k] : 0u;
-      }
-      __syncthreads();
       for (uint32_t c = 0; c < kFoldChunks; ++c) {
         const uint32_t count = chain[c];
         if (count == 0) continue;
