@@ -37,16 +37,15 @@ class UcxWorld {
     // the flushes to all peers then take one round trip together, not one each in turn.
     constexpr int kFlushMs = 10000;
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(kFlushMs);
-    std::vector<void*> closing;
     for (ucp_ep_h ep : eps_) {
       if (ep == nullptr) continue;
       ucp_request_param_t p{};
       p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
       p.flags = abandoned_ ? UCP_EP_CLOSE_FLAG_FORCE : 0;
       ucs_status_ptr_t req = ucp_ep_close_nbx(ep, &p);
-      if (UCS_PTR_IS_PTR(req)) closing.push_back(req);
+      if (UCS_PTR_IS_PTR(req)) closing_.push_back(req);
     }
-    for (void* req : closing) {
+    for (void* req : closing_) {
       while (ucp_request_check_status(req) == UCS_INPROGRESS && Clock::now() < deadline) {
         ucp_worker_progress(worker_);
       }
@@ -86,6 +85,7 @@ class UcxWorld {
           return all.data();
         }));
     eps_.assign(n, nullptr);
+    closing_.reserve(n);  // so that the destructor's closes allocate nothing
     failed_.assign(n, 0);
     for (size_t r = 0; r < n; ++r) {
       if (static_cast<int>(r) == rank_) continue;
@@ -142,6 +142,7 @@ class UcxWorld {
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;
   std::vector<ucp_ep_h> eps_;
+  std::vector<void*> closing_;  // the destructor's close requests (reserved in init)
   std::vector<char> failed_;  // per rank: UCX reported its endpoint broken
   int rank_ = 0;
   int timeout_ms_ = 0;
