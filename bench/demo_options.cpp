@@ -6,7 +6,7 @@ int parse_demo_options(int argc, char** argv, bool print, DemoOptions* o) {
   using zfc::tools::add_int;
   using zfc::tools::add_real;
   CLI::App app("the embedding-gradient exchange, allgather baseline against unique + "
-               "allreduce\nusage: mpirun -np G zfc_demo [options]",
+               "allreduce\nrun as: mpirun -np G zfc_demo [options]",
                "zfc_demo");
   app.footer("exit status: 0 results identical across algorithms (and after --help), 1 they "
              "differ or a call failed, 2 a bad option (refused on every rank before any "

@@ -47,7 +47,7 @@ void nccl_must(ncclResult_t r, const char* what) {
 // status to exit with (0: --help); only rank 0 prints.
 int parse(int argc, char** argv, bool print, Options* o) {
   CLI::App app("the plain ncclAllGather baseline of the fused step on GPUs\n"
-               "usage: mpirun -np G zfc_nccl_allgather [options]",
+               "run as: mpirun -np G zfc_nccl_allgather [options]",
                "zfc_nccl_allgather");
   app.footer("exit status: 0 done (and after --help), 1 a failed call, 2 a bad option "
              "(refused on every rank before any collective), 77 fewer GPUs than ranks");

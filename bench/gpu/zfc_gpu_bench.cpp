@@ -42,7 +42,7 @@ struct Options {
 // Parses argv into *o. Returns -1 to go on, else the status to exit with (0: --help).
 int parse(int argc, char** argv, Options* o) {
   CLI::App app("the CUDA kernels of one rank's local pipeline against a device copy\n"
-               "usage: zfc_gpu_bench [options]",
+               "run as: zfc_gpu_bench [options]",
                "zfc_gpu_bench");
   app.footer("exit status: 0 done (and after --help), 1 no GPU or a failed call, 2 a bad "
              "option");

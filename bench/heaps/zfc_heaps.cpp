@@ -34,7 +34,7 @@ struct HeapsOptions {
 // Parses argv into *o. Returns -1 to go on, else the status to exit with (0: --help).
 int parse(int argc, char** argv, HeapsOptions* o) {
   using zfc::tools::add_int;
-  CLI::App app("Heaps' law on any text\nusage: zfc_heaps --corpus DIR [options]", "zfc_heaps");
+  CLI::App app("Heaps' law on any text\nrun as: zfc_heaps --corpus DIR [options]", "zfc_heaps");
   app.footer("exit status: 0 done (and after --help), 1 the corpus or the CSV failed, 2 a bad "
              "option");
   app.add_option("--corpus", o->corpus,

@@ -63,8 +63,8 @@ double distinct(const Options& o, double n) {
 }
 
 // "A,B" with A >= 0 and B > 0 into *a, *b: a link's latency and bandwidth, or Heaps' k, beta.
-CLI::Option* add_pair(CLI::App& app, const std::string& name, double* a, double* b,
-                      const std::string& help) {
+CLI::Option* add_pair(CLI::App& app, const std::string& name, const std::string& type_name,
+                      double* a, double* b, const std::string& help) {
   return app
       .add_option_function<std::string>(
           name,
@@ -73,13 +73,13 @@ CLI::Option* add_pair(CLI::App& app, const std::string& name, double* a, double*
             double x = 0, y = 0;
             if (parts.size() != 2 || !zfc::tools::parse_real(parts[0], &x) ||
                 !zfc::tools::parse_real(parts[1], &y) || x < 0 || !(y > 0)) {
-              throw zfc::tools::bad_option(name, v, "two numbers A,B with A >= 0, B > 0");
+              throw zfc::tools::bad_option(name, v, "two numbers A,B with A >= 0 and B > 0");
             }
             *a = x;
             *b = y;
           },
           help)
-      ->type_name("A,B");
+      ->type_name(type_name);
 }
 
 // Parses argv into *o. Returns -1 to go on, else the status to exit with (0: --help).
@@ -87,22 +87,23 @@ int parse(int argc, char** argv, Options* o) {
   using zfc::tools::add_int;
   using zfc::tools::add_real;
   CLI::App app("the cost model projected to thousands of ranks\n"
-               "usage: zfc_model (--corpus DIR | --heaps K,BETA) [options]",
+               "run as: zfc_model (--corpus DIR | --heaps K,BETA) [options]",
                "zfc_model");
   app.footer("exit status: 0 done (and after --help), 1 a prediction or the JSON failed, 2 a "
              "bad option");
   app.add_option("--corpus", o->corpus, "measure U(N) on every .txt file in DIR")
       ->type_name("DIR");
-  add_pair(app, "--heaps", &o->heaps_k, &o->heaps_beta, "U(N) = K N^BETA instead of a corpus");
+  add_pair(app, "--heaps", "K,BETA", &o->heaps_k, &o->heaps_beta,
+           "U(N) = K N^BETA instead of a corpus");
   add_real(app, "-K,--tokens", &o->tokens, "tokens per rank and step", 1.0);
   add_real(app, "-D,--dim", &o->dim, "embedding width", 1.0);
   add_real(app, "--vocab", &o->vocab, "vocabulary", 2.0);
   zfc::tools::add_int_list(app, "--ranks", &o->ranks, "comma list of rank counts", 1);
   add_int(app, "--ranks-per-node", &o->per_node, "ranks per node", 1, 1 << 20);
-  add_pair(app, "--intra", &o->machine.intra_node.latency_us,
+  add_pair(app, "--intra", "US,GBS", &o->machine.intra_node.latency_us,
            &o->machine.intra_node.bandwidth_gbs,
            "latency (us) and bandwidth (GB/s) inside a node (2,450: NVLink 4)");
-  add_pair(app, "--inter", &o->machine.inter_node.latency_us,
+  add_pair(app, "--inter", "US,GBS", &o->machine.inter_node.latency_us,
            &o->machine.inter_node.bandwidth_gbs,
            "between nodes, per rank (5,50: one 400 Gb/s NIC per GPU)");
   add_real(app, "--local-gbs", &o->machine.local_gbs,

@@ -146,7 +146,7 @@ std::string check_lists(PerfOptions* o) {
   bad = unknown(o->algorithms, {"allgather", "unique_allreduce", "unique_allgather",
                                 "owner_partitioned", "hierarchical", "dense_vocab",
                                 "key_routed", "auto", "bounded"});
-  if (!bad.empty()) return "--algo " + bad + " is not an algorithm (see --help)";
+  if (!bad.empty()) return "--algo " + bad + " is not an algorithm";
   return "";
 }
 
@@ -181,7 +181,7 @@ std::string check_mode(const PerfOptions& o) {
 int parse_perf_options(int argc, char** argv, bool print, PerfOptions* o) {
   o->command_line = zfc::tools::joined_command_line(argc, argv);
   CLI::App app("collective benchmarks in the manner of nccl-tests\n"
-                "usage: mpirun -np G zfc_perf MODE [options]",
+                "run as: mpirun -np G zfc_perf MODE [options]",
                 "zfc_perf");
   app.footer(kModes);
   zfc::tools::add_choice(app, "mode", &o->mode, "allreduce, sparse or sharded",

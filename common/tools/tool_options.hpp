@@ -305,6 +305,15 @@ inline int parse_command_line(CLI::App& app, int argc, const char* const* argv, 
   } catch (const CLI::CallForHelp&) {
     if (print) std::fputs(app.help().c_str(), stdout);
     return 0;
+  } catch (const CLI::ExtrasError&) {
+    // CLI11's own sentence lists them in reverse; say them as given.
+    if (print) {
+      std::string given;
+      for (const std::string& a : app.remaining()) given += " " + a;
+      std::fprintf(stderr, "%s: unknown option or stray value:%s (see --help)\n",
+                   app.get_name().c_str(), given.c_str());
+    }
+    return kExitBadOption;
   } catch (const CLI::ParseError& e) {
     if (print) {
       std::fprintf(stderr, "%s: %s (see --help)\n", app.get_name().c_str(), e.what());
