@@ -14,7 +14,7 @@ namespace {
 
 const char* const kDescription =
     "the example trainer: a data-parallel LSTM language model synchronised by zipfcoll\n"
-    "usage: lstm_lm --corpus PATH [options]   (run under mpirun, or with RANK/WORLD_SIZE/\n"
+    "run as: lstm_lm --corpus PATH [options]   (run under mpirun, or with RANK/WORLD_SIZE/\n"
     "       MASTER_ADDR/MASTER_PORT set as torchrun does)";
 
 const char* const kFooter =
