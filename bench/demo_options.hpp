@@ -1,4 +1,5 @@
-// Command line of zfc_demo.
+// Command line of zfc_demo (the names shared by every program:
+// common/tools/tool_options.hpp).
 #pragma once
 
 #include <cstdint>
@@ -11,12 +12,12 @@ struct DemoOptions {
   int windows = 32;       // windows per rank per step
   int window_len = 20;    // words per window
   size_t dim = 512;
-  int steps = 10;
-  int warmup = 2;
+  int steps = 10;         // -n, --iters: measured steps
+  int warmup = 2;         // -w, --warmup_iters
   float fp16_scale = 1.0f;
   uint64_t seed = 1;
-  bool help = false;      // --help was asked for (exit 0), not a bad option (exit 2)
 };
 
-// Parses argv; prints usage and returns false on --help or a bad option.
-bool parse_demo_options(int argc, char** argv, bool print, DemoOptions* out);
+// Parses argv. Returns -1 when the run goes on; otherwise the status to exit with: 0 after
+// --help, 2 for a bad option (printed, when `print`, naming the option and its value).
+int parse_demo_options(int argc, char** argv, bool print, DemoOptions* out);

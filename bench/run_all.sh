@@ -115,7 +115,7 @@ for w in "${workloads[@]}"; do
         name="sparse_${w}_G${g}_K${k}_D${d}"
         log "$name"
         "${mpirun[@]}" -np "$g" "$build/bench/zfc_perf" sparse "${wargs[@]}" -K "$k" -D "$d" \
-          "${steps[@]}" --json "$raw/$name.json" > "$raw/$name.txt"
+          "${steps[@]}" -J "$raw/$name.json" > "$raw/$name.txt"
       done
     done
   done
@@ -124,7 +124,7 @@ done
 for g in "${ar_ranks[@]}"; do
   log "allreduce_G$g"
   "${mpirun[@]}" -np "$g" "$build/bench/zfc_perf" allreduce "${ar_sizes[@]}" \
-    --json "$raw/allreduce_G$g.json" > "$raw/allreduce_G$g.txt"
+    -J "$raw/allreduce_G$g.json" > "$raw/allreduce_G$g.txt"
 done
 
 for corpus in gutenberg sotu; do
@@ -159,13 +159,13 @@ for g in "${tr_ranks[@]}"; do
   log "transports_G$g"
   "${mpirun[@]}" -np "$g" "$build/bench/zfc_perf" sparse "${text[@]}" "${tr_args[@]}" \
     --algo allgather,unique_allreduce,owner_partitioned --compression none,fp16 \
-    --transport "$transports" --json "$raw/transports_G$g.json" > "$raw/transports_G$g.txt"
+    --transport "$transports" -J "$raw/transports_G$g.json" > "$raw/transports_G$g.txt"
 done
 for s in "${sg_counts[@]}"; do
   log "seed_groups_S$s"
   "${mpirun[@]}" -np "$sg_np" "$build/bench/zfc_perf" sparse "${text[@]}" "${sg_args[@]}" \
     --algo allgather,unique_allreduce --compression none --seed-groups "$s" \
-    --json "$raw/seed_groups_S$s.json" > "$raw/seed_groups_S$s.txt"
+    -J "$raw/seed_groups_S$s.json" > "$raw/seed_groups_S$s.txt"
 done
 "$python" bench/pages_report.py --raw "$raw" --out "$out" --stamp "made by $stamp"
 
@@ -180,7 +180,7 @@ if [ -d "$data/gutenberg" ]; then demo_data=(--corpus "$data/gutenberg"); fi
 for d in "${demos[@]}"; do
   read -r g windows <<< "$d"
   log "demo_G${g}_W${windows}"
-  "${mpirun[@]}" -np "$g" "$build/bench/zfc_demo" "${demo_data[@]}" --steps 10 \
+  "${mpirun[@]}" -np "$g" "$build/bench/zfc_demo" "${demo_data[@]}" -n 10 \
     --windows "$windows" > "$raw/demo_G${g}_W${windows}.txt"
 done
 

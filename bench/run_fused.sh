@@ -32,11 +32,11 @@ for g in 2 3 4 6 8; do
   "${mpirun[@]}" -np "$g" -x ZIPFCOLL_ROUTE=direct "$build/bench/zfc_perf" sparse --apply sgd \
     -n 10 -w 2 \
     --compression none,fp16 --corpus "$data/gutenberg" --vocab 100000 -K 640 -D 512 \
-    --json "$raw/$name.json" > "$raw/$name.txt"
+    -J "$raw/$name.json" > "$raw/$name.txt"
 done
 echo "[zfc_model]"
 "$build/bench/zfc_model" --corpus "$data/gutenberg" --ranks 2,4,8,64,512,4096 \
-  --json "$raw/model.jsonl" > "$raw/model.txt"
+  -J "$raw/model.jsonl" > "$raw/model.txt"
 # Stamped here (with bench/run_all.sh's stamp when it runs this), before the report quotes it.
 source bench/stamp.sh
 stamp="${ZIPFCOLL_BENCH_STAMP:-$(bench_stamp bench/run_fused.sh)}"

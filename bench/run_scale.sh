@@ -44,7 +44,7 @@ perf() {  # perf NAME NP ARGS...
   local name="$1" np="$2"; shift 2
   echo "[$name]"
   "${mpirun[@]}" -np "$np" "$build/bench/zfc_perf" sparse -n 15 -w 3 --compression none,fp16 \
-    --json "$raw/$name.json" "$@" > "$raw/$name.txt"
+    -J "$raw/$name.json" "$@" > "$raw/$name.txt"
 }
 text=(--corpus "$data/gutenberg" --vocab 100000)
 for g in 2 3 4 8; do

@@ -33,16 +33,16 @@ for g in 2 3 4 8; do
   echo "[$name]"
   "${mpirun[@]}" -np "$g" -x ZIPFCOLL_ROUTE=direct "$build/bench/zfc_perf" sharded -n 10 -w 2 \
     --compression none,fp16 --corpus "$data/gutenberg" --vocab 100000 -K 640 -D 512 \
-    --json "$raw/$name.json" > "$raw/$name.txt"
+    -J "$raw/$name.json" > "$raw/$name.txt"
 done
 # The same step at G = 8 with every routed exchange forwarded: its relays, measured.
 echo "[forwarded_G8_K640]"
 "${mpirun[@]}" -np 8 -x ZIPFCOLL_ROUTE=forwarded "$build/bench/zfc_perf" sharded -n 10 -w 2 \
   --compression none,fp16 --corpus "$data/gutenberg" --vocab 100000 -K 640 -D 512 \
-  --json "$raw/forwarded_G8_K640.json" > "$raw/forwarded_G8_K640.txt"
+  -J "$raw/forwarded_G8_K640.json" > "$raw/forwarded_G8_K640.txt"
 echo "[zfc_model]"
 "$build/bench/zfc_model" --corpus "$data/gutenberg" --ranks 8,16,64,256,1024,4096 \
-  --json "$raw/model.jsonl" > "$raw/model.txt"
+  -J "$raw/model.jsonl" > "$raw/model.txt"
 # Stamped here (with bench/run_all.sh's stamp when it runs this), before the report quotes it.
 stamp="${ZIPFCOLL_BENCH_STAMP:-$(bench_stamp bench/run_sharded.sh)}"
 "$python" bench/stamp_outputs.py "$stamp" "$raw"/*

@@ -120,10 +120,12 @@ int main(int argc, char** argv) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  // Every rank parses and refuses alike, before any collective; rank 0 says why.
   DemoOptions o;
-  if (!parse_demo_options(argc, argv, rank == 0, &o)) {
+  const int refused = parse_demo_options(argc, argv, rank == 0, &o);
+  if (refused >= 0) {
     MPI_Finalize();
-    return o.help ? 0 : 2;
+    return refused;
   }
   std::unique_ptr<zfc::workload::StepSource> source;
   try {

@@ -3,7 +3,7 @@
 
     ncu --clock-control none --csv --print-units base --kernel-name-base demangled \\
         --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed \\
-        build-gpu/bench/zfc_gpu_bench --sizes 1e6 --dims 512 --iters 1 > ncu.csv
+        build-gpu/bench/zfc_gpu_bench -K 1e6 -D 512 -n 1 > ncu.csv
     python3 bench/gpu/kernel_times.py ncu.csv
 
 prints, per kernel in order of first launch: its launches, their median and least time in

@@ -5,7 +5,7 @@
 // One rank per GPU (NCCL refuses two on one device); exits with 77, saying why, without.
 //
 // usage: mpirun -np G zfc_nccl_allgather [-K tokens] [-D dim] [-n iters] [-w warmup]
-//                                         [--wire fp32|fp16] [--json FILE]
+//                                         [-d float|half] [-J FILE]
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 #include <nccl.h>
@@ -17,13 +17,16 @@
 #include <string>
 #include <vector>
 
+#include "tools/json_writer.hpp"
+#include "tools/tool_options.hpp"
+
 namespace {
 
 struct Options {
   size_t tokens = 640, dim = 512;
   int iters = 20, warmup = 5;
-  bool half = false;
-  std::string json;
+  std::string datatype = "float";  // -d, --datatype: float or half
+  std::string json;                // -J, --output_file
 };
 
 [[noreturn]] void die(const std::string& why) {
@@ -40,18 +43,23 @@ void nccl_must(ncclResult_t r, const char* what) {
   if (r != ncclSuccess) die(std::string(what) + ": " + ncclGetErrorString(r));
 }
 
-bool parse(int argc, char** argv, Options* o) {
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i], v = argv[i + 1];
-    if (flag == "-K") o->tokens = std::strtoull(v.c_str(), nullptr, 10);
-    else if (flag == "-D") o->dim = std::strtoull(v.c_str(), nullptr, 10);
-    else if (flag == "-n") o->iters = std::atoi(v.c_str());
-    else if (flag == "-w") o->warmup = std::atoi(v.c_str());
-    else if (flag == "--wire") o->half = v == "fp16";
-    else if (flag == "--json") o->json = v;
-    else return false;
-  }
-  return (argc % 2) == 1 && o->tokens > 0 && o->dim > 0 && o->iters > 0;
+// Parses argv into *o (on every rank, before any collective). Returns -1 to go on, else the
+// status to exit with (0: --help); only rank 0 prints.
+int parse(int argc, char** argv, bool print, Options* o) {
+  CLI::App app("the plain ncclAllGather baseline of the fused step on GPUs\n"
+               "run as: mpirun -np G zfc_nccl_allgather [options]",
+               "zfc_nccl_allgather");
+  app.footer("exit status: 0 done (and after --help), 1 a failed call, 2 a bad option "
+             "(refused on every rank before any collective), 77 fewer GPUs than ranks");
+  zfc::tools::add_int<size_t>(app, "-K,--tokens", &o->tokens, "tokens per rank", 1);
+  zfc::tools::add_int<size_t>(app, "-D,--dim", &o->dim, "row width", 1);
+  zfc::tools::add_int(app, "-n,--iters", &o->iters, "timed steps", 1, 1000000);
+  zfc::tools::add_int(app, "-w,--warmup_iters", &o->warmup, "untimed steps first", 0, 1000000);
+  // nccl-tests' type names; the record keeps calling them fp32 and fp16.
+  zfc::tools::add_choice(app, "-d,--datatype", &o->datatype, "the rows' element type",
+                         {"float", "half"});
+  zfc::tools::add_output_file(app, &o->json, "also write the result as JSON");
+  return zfc::tools::parse_command_line(app, argc, argv, print);
 }
 
 }  // namespace
@@ -62,14 +70,12 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   Options o;
-  if (!parse(argc, argv, &o)) {
-    if (rank == 0) {
-      std::fprintf(stderr, "usage: zfc_nccl_allgather [-K tokens] [-D dim] [-n iters] "
-                           "[-w warmup] [--wire fp32|fp16] [--json FILE]\n");
-    }
+  const int refused = parse(argc, argv, rank == 0, &o);
+  if (refused >= 0) {
     MPI_Finalize();
-    return 2;
+    return refused;
   }
+  const bool half = o.datatype == "half";
   // A GPU for every rank: its place among its host's ranks.
   MPI_Comm host;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &host);
@@ -98,7 +104,7 @@ int main(int argc, char** argv) {
   cuda_must(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
 
   const size_t K = o.tokens, D = o.dim, G = static_cast<size_t>(ranks);
-  const size_t row_bytes = D * (o.half ? 2 : 4);
+  const size_t row_bytes = D * (half ? 2 : 4);
   void *idx = nullptr, *rows = nullptr, *all_idx = nullptr, *all_rows = nullptr;
   cuda_must(cudaMalloc(&idx, K * 4), "cudaMalloc");
   cuda_must(cudaMalloc(&rows, K * row_bytes), "cudaMalloc");
@@ -113,7 +119,7 @@ int main(int argc, char** argv) {
     const double t0 = MPI_Wtime();
     nccl_must(ncclGroupStart(), "ncclGroupStart");
     nccl_must(ncclAllGather(idx, all_idx, K, ncclInt32, comm, stream), "ncclAllGather");
-    nccl_must(ncclAllGather(rows, all_rows, K * D, o.half ? ncclFloat16 : ncclFloat32, comm,
+    nccl_must(ncclAllGather(rows, all_rows, K * D, half ? ncclFloat16 : ncclFloat32, comm,
                             stream),
               "ncclAllGather");
     nccl_must(ncclGroupEnd(), "ncclGroupEnd");
@@ -133,17 +139,22 @@ int main(int argc, char** argv) {
   }
   if (rank == 0) {
     std::printf("# ncclAllGather of every rank's K indices and K x D %s rows (device buffers)\n",
-                o.half ? "fp16" : "fp32");
+                half ? "fp16" : "fp32");
     std::printf("%-14s %4s %6s %5s %10s %9s\n", "baseline", "G", "K", "D", "time_us", "MB");
     std::printf("%-14s %4zu %6zu %5zu %10.1f %9.3f\n", "nccl_allgather", G, K, D, median * 1e6,
                 mb);
     if (!o.json.empty()) {
-      FILE* f = std::fopen(o.json.c_str(), "w");
-      if (f == nullptr) die("cannot write " + o.json);
-      std::fprintf(f, "{\"gpu\": \"%s\", \"ranks\": %zu, \"K\": %zu, \"D\": %zu, "
-                      "\"wire\": \"%s\", \"time_us\": %.3f, \"MB\": %.6f}\n",
-                   gpu, G, K, D, o.half ? "fp16" : "fp32", median * 1e6, mb);
-      std::fclose(f);
+      zfc::tools::JsonObject record;
+      record.text("gpu", gpu)
+          .integer("ranks", static_cast<long long>(G))
+          .integer("K", static_cast<long long>(K))
+          .integer("D", static_cast<long long>(D))
+          .text("wire", half ? "fp16" : "fp32")
+          .number("time_us", median * 1e6, "%.3f")
+          .number("MB", mb, "%.6f");
+      if (!zfc::tools::write_json_file(o.json, record.str() + "\n")) {
+        die("cannot write " + o.json);
+      }
     }
   }
   cudaFree(idx);

@@ -33,10 +33,10 @@ if [ -x "$build/bench/zfc_perf" ] && command -v mpirun > /dev/null; then
   [ "$(id -u)" = 0 ] && run+=(--allow-run-as-root)
   for np in 1 2 4; do
     "${run[@]}" -np "$np" "$build/bench/zfc_perf" sparse -g 1 -K 640 -D 512 -n 20 -w 5 \
-      --json "$out/zfc_perf_sparse_device_np$np.json" 2>&1 |
+      -J "$out/zfc_perf_sparse_device_np$np.json" 2>&1 |
       tee "$out/zfc_perf_sparse_device_np$np.txt"
     "${run[@]}" -np "$np" "$build/bench/zfc_perf" allreduce -g 1 -b 4K -e 64M -f 4 \
-      --json "$out/zfc_perf_allreduce_device_np$np.json" 2>&1 |
+      -J "$out/zfc_perf_allreduce_device_np$np.json" 2>&1 |
       tee "$out/zfc_perf_allreduce_device_np$np.txt"
   done
 fi
@@ -55,21 +55,23 @@ if [ -x "$build/bench/zfc_nccl_allgather" ] && [ -x "$build/bench/zfc_perf" ] &&
   for np in $(printf '%s\n' 1 "$gpus" | awk '$1 > 0' | sort -un); do
     "${run[@]}" -np "$np" "$build/bench/zfc_perf" sparse -g 1 --transport nccl \
       --algo unique_allreduce,key_routed,bounded --compression none,fp16 -K 640 -D 512 -n 20 -w 5 \
-      --json "$out/zfc_perf_sparse_nccl_np$np.json" 2>&1 |
+      -J "$out/zfc_perf_sparse_nccl_np$np.json" 2>&1 |
       tee "$out/zfc_perf_sparse_nccl_np$np.txt" || skip_ok
     # The same uniqueness step with the overflow flag left on the device: one wait per step.
     "${run[@]}" -np "$np" "$build/bench/zfc_perf" sparse -g 1 --transport nccl \
       --algo unique_allreduce --compression none,fp16 --overflow-on-device 1 -K 640 -D 512 \
-      -n 20 -w 5 --json "$out/zfc_perf_sparse_nccl_flag_on_device_np$np.json" 2>&1 |
+      -n 20 -w 5 -J "$out/zfc_perf_sparse_nccl_flag_on_device_np$np.json" 2>&1 |
       tee "$out/zfc_perf_sparse_nccl_flag_on_device_np$np.txt" || skip_ok
+    # The files keep the wire's name (bench/gpu/compare.py reads them); -d takes nccl-tests'.
     for wire in fp32 fp16; do
+      datatype=float; [ "$wire" = fp16 ] && datatype=half
       "${run[@]}" -np "$np" "$build/bench/zfc_nccl_allgather" -K 640 -D 512 -n 20 -w 5 \
-        --wire "$wire" --json "$out/nccl_allgather_${wire}_np$np.json" 2>&1 |
+        -d "$datatype" -J "$out/nccl_allgather_${wire}_np$np.json" 2>&1 |
         tee "$out/nccl_allgather_${wire}_np$np.txt" || skip_ok
     done
   done
 fi
-"$build/bench/zfc_gpu_bench" --json "$out/zfc_gpu.json" | tee "$out/zfc_gpu.txt"
+"$build/bench/zfc_gpu_bench" -J "$out/zfc_gpu.json" | tee "$out/zfc_gpu.txt"
 python3 bench/gpu/torch_pipeline.py --json "$out/torch.json" | tee "$out/torch.txt"
 python3 bench/gpu/compare.py --zfc "$out/zfc_gpu.json" --torch "$out/torch.json" --steps "$out" \
   --out docs/benchmarks/gpu.md --command "bench/gpu/run_gpu.sh $build" \
@@ -94,7 +96,7 @@ fi
 if command -v ncu > /dev/null; then
   if ncu --clock-control none --csv --print-units base --kernel-name-base demangled \
       --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed \
-      "$build/bench/zfc_gpu_bench" --sizes 1e6 --dims 512 --iters 1 \
+      "$build/bench/zfc_gpu_bench" -K 1e6 -D 512 -n 1 \
       > "$out/ncu_scatter_1e6x512.csv" 2> "$out/ncu.err" &&
      python3 bench/gpu/kernel_times.py "$out/ncu_scatter_1e6x512.csv" \
       > "$out/ncu_scatter_1e6x512.txt"; then

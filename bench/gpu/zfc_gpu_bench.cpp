@@ -1,8 +1,7 @@
 // zfc_gpu_bench: the CUDA kernels of one rank's local pipeline, timed with CUDA events on
 // the sizes a step has, against a device-to-device copy measured in the same run.
 //
-//   zfc_gpu_bench [--sizes 1e4,1e5,1e6,4e6] [--dims 512,1024] [--vocab 100000] [--iters 20]
-//                 [--json FILE]
+//   zfc_gpu_bench [-K 1e4,1e5,1e6,4e6] [-D 512,1024] [--vocab 100000] [-n 20] [-J FILE]
 //
 // Per size: local unique with positions (keys/s, and µs), scatter-to-dense of the N x D
 // rows into the U x D matrix (scatter, which sorts the positions as zfcScatterToDense does;
@@ -25,6 +24,8 @@
 #include "device_kernels.hpp"
 #include "device_runtime.hpp"
 #include "kernels/radix_sort.hpp"
+#include "tools/json_writer.hpp"
+#include "tools/tool_options.hpp"
 #include "workload/random.hpp"
 #include "workload/zipf.hpp"
 
@@ -35,35 +36,24 @@ struct Options {
   std::vector<size_t> dims = {512, 1024};
   int64_t vocab = 100000;
   int iters = 20;
-  std::string json;
+  std::string json;  // -J, --output_file
 };
 
-std::vector<size_t> parse_list(const char* text) {
-  std::vector<size_t> out;
-  std::string s(text);
-  size_t at = 0;
-  while (at <= s.size()) {
-    const size_t comma = s.find(',', at);
-    const std::string item = s.substr(at, comma == std::string::npos ? std::string::npos
-                                                                     : comma - at);
-    if (!item.empty()) out.push_back(static_cast<size_t>(std::atof(item.c_str())));
-    if (comma == std::string::npos) break;
-    at = comma + 1;
-  }
-  return out;
-}
-
-bool parse(int argc, char** argv, Options* o) {
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--sizes")) o->sizes = parse_list(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--dims")) o->dims = parse_list(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--vocab")) o->vocab = std::atoll(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--iters")) o->iters = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--json")) o->json = argv[i + 1];
-    else return false;
-  }
-  return argc % 2 == 1 && o->iters > 0 && o->vocab > 1 && !o->sizes.empty() &&
-         !o->dims.empty();
+// Parses argv into *o. Returns -1 to go on, else the status to exit with (0: --help).
+int parse(int argc, char** argv, Options* o) {
+  CLI::App app("the CUDA kernels of one rank's local pipeline against a device copy\n"
+               "run as: zfc_gpu_bench [options]",
+               "zfc_gpu_bench");
+  app.footer("exit status: 0 done (and after --help), 1 no GPU or a failed call, 2 a bad "
+             "option");
+  zfc::tools::add_int_list<size_t>(app, "-K,--tokens", &o->sizes,
+                                   "comma list of token counts N (1e6 forms taken)", 1);
+  zfc::tools::add_int_list<size_t>(app, "-D,--dim", &o->dims, "comma list of row widths", 1);
+  zfc::tools::add_int<int64_t>(app, "--vocab", &o->vocab, "ids drawn below V", 2, INT32_MAX);
+  zfc::tools::add_int(app, "-n,--iters", &o->iters, "timed runs per kernel (the median)", 1,
+                      1000000);
+  zfc::tools::add_output_file(app, &o->json, "also write every row as JSON");
+  return zfc::tools::parse_command_line(app, argc, argv, true);
 }
 
 [[noreturn]] void die(const std::string& what) {
@@ -239,11 +229,8 @@ void run_size(const Options& o, const zfc::workload::ZipfDistribution& zipf, siz
 
 int main(int argc, char** argv) {
   Options o;
-  if (!parse(argc, argv, &o)) {
-    std::fprintf(stderr, "usage: zfc_gpu_bench [--sizes N,...] [--dims D,...] [--vocab V] "
-                         "[--iters I] [--json FILE]\n");
-    return 2;
-  }
+  const int refused = parse(argc, argv, &o);
+  if (refused >= 0) return refused;
   if (zfc::cuda::device_count() == 0) die(zfc::cuda::no_device_reason());
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
@@ -266,20 +253,23 @@ int main(int argc, char** argv) {
     }
   }
   if (!o.json.empty()) {
-    FILE* f = std::fopen(o.json.c_str(), "w");
-    if (f == nullptr) die("cannot write " + o.json);
-    std::fprintf(f, "{\"gpu\": \"%s\", \"vocab\": %lld, \"rows\": [\n", prop.name,
-                 static_cast<long long>(o.vocab));
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const Row& r = rows[i];
-      std::fprintf(f,
-                 "  {\"kernel\": \"%s\", \"N\": %zu, \"D\": %zu, \"U\": %zu, "
-                 "\"ms\": %.6f, \"bytes\": %.0f, \"copy_gbps\": %.3f}%s\n",
-                 r.kernel.c_str(), r.n, r.dim, r.unique, r.ms, r.bytes, r.copy_gbps,
-                 i + 1 < rows.size() ? "," : "");
+    std::vector<std::string> items;
+    for (const Row& r : rows) {
+      zfc::tools::JsonObject row;
+      row.text("kernel", r.kernel)
+          .integer("N", static_cast<long long>(r.n))
+          .integer("D", static_cast<long long>(r.dim))
+          .integer("U", static_cast<long long>(r.unique))
+          .number("ms", r.ms, "%.6f")
+          .number("bytes", r.bytes, "%.0f")
+          .number("copy_gbps", r.copy_gbps, "%.3f");
+      items.push_back(row.str());
     }
-    std::fprintf(f, "]}\n");
-    std::fclose(f);
+    zfc::tools::JsonObject record;
+    record.text("gpu", prop.name)
+        .integer("vocab", o.vocab)
+        .raw("rows", zfc::tools::json_array(items, "  "));
+    if (!zfc::tools::write_json_file(o.json, record.str() + "\n")) die("cannot write " + o.json);
   }
   return 0;
 }

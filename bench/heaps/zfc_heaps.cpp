@@ -3,7 +3,7 @@
 // consecutive words at random offsets), and fits U = k * N^beta, so the paper's Figure 1
 // (U proportional to N^0.64 on its corpus) can be checked on the text a user trains on.
 //
-//   zfc_heaps --corpus DIR [--window-len 20] [--trials 5] [--csv out.csv]
+//   zfc_heaps --corpus DIR [-L 20] [--trials 5] [--csv out.csv]
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "tools/tool_options.hpp"
 #include "workload/corpus.hpp"
 #include "workload/heaps.hpp"
 
@@ -30,49 +31,25 @@ struct HeapsOptions {
   std::string csv;
 };
 
-void usage() {
-  std::printf(
-      "usage: zfc_heaps --corpus DIR [options]\n"
-      "  --corpus DIR       every .txt file in DIR (lower-cased [a-z]+('[a-z]+)* words)\n"
-      "  --window-len L     words per window (20)\n"
-      "  --trials T         samples per N (5)\n"
-      "  --min N            smallest N (1000)\n"
-      "  --max N            largest N (the corpus size)\n"
-      "  --fit-min N        lower end of the second fit (10000)\n"
-      "  --per-decade P     N values per factor of 10 (4)\n"
-      "  --seed S           sampling seed (1)\n"
-      "  --csv FILE         write N, U mean/min/max to FILE\n");
-}
-
-bool to_size(const char* v, size_t* out) {
-  char* end = nullptr;
-  errno = 0;
-  const double d = std::strtod(v, &end);  // accepts 1e4
-  if (errno != 0 || end == v || *end != '\0' || d < 0) return false;
-  *out = static_cast<size_t>(d);
-  return true;
-}
-
-bool parse(int argc, char** argv, HeapsOptions* o) {
-  for (int i = 1; i < argc; i += 2) {
-    const char* a = argv[i];
-    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
-    size_t n = 0;
-    if (v == nullptr) return false;
-    if (!std::strcmp(a, "--corpus")) o->corpus = v;
-    else if (!std::strcmp(a, "--csv")) o->csv = v;
-    else if (!to_size(v, &n)) return false;
-    else if (!std::strcmp(a, "--window-len")) o->window_len = n;
-    else if (!std::strcmp(a, "--trials")) o->trials = static_cast<int>(n);
-    else if (!std::strcmp(a, "--min")) o->min_tokens = n;
-    else if (!std::strcmp(a, "--max")) o->max_tokens = n;
-    else if (!std::strcmp(a, "--fit-min")) o->fit_min = n;
-    else if (!std::strcmp(a, "--per-decade")) o->per_decade = static_cast<int>(n);
-    else if (!std::strcmp(a, "--seed")) o->seed = n;
-    else return false;
-  }
-  return !o->corpus.empty() && o->window_len > 0 && o->trials > 0 && o->min_tokens > 0 &&
-         o->per_decade > 0;
+// Parses argv into *o. Returns -1 to go on, else the status to exit with (0: --help).
+int parse(int argc, char** argv, HeapsOptions* o) {
+  using zfc::tools::add_int;
+  CLI::App app("Heaps' law on any text\nrun as: zfc_heaps --corpus DIR [options]", "zfc_heaps");
+  app.footer("exit status: 0 done (and after --help), 1 the corpus or the CSV failed, 2 a bad "
+             "option");
+  app.add_option("--corpus", o->corpus,
+                 "every .txt file in DIR (lower-cased [a-z]+('[a-z]+)* words)")
+      ->type_name("DIR")
+      ->required();
+  add_int<size_t>(app, "-L,--window-len", &o->window_len, "words per window", 1);
+  add_int(app, "--trials", &o->trials, "samples per N", 1, 1 << 20);
+  add_int<size_t>(app, "--min", &o->min_tokens, "smallest N", 1);
+  add_int<size_t>(app, "--max", &o->max_tokens, "largest N (0: the corpus size)");
+  add_int<size_t>(app, "--fit-min", &o->fit_min, "lower end of the second fit");
+  add_int(app, "--per-decade", &o->per_decade, "N values per factor of 10", 1, 1000);
+  add_int<uint64_t>(app, "--seed", &o->seed, "sampling seed");
+  app.add_option("--csv", o->csv, "write N, U mean/min/max to FILE")->type_name("FILE");
+  return zfc::tools::parse_command_line(app, argc, argv, true);
 }
 
 void print_fit(const char* what, const zfc::workload::PowerFit& f) {
@@ -89,23 +66,10 @@ void print_fit(const char* what, const zfc::workload::PowerFit& f) {
 
 }  // namespace
 
-bool asks_for_help(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) return true;
-  }
-  return false;
-}
-
 int main(int argc, char** argv) {
   HeapsOptions o;
-  if (asks_for_help(argc, argv)) {
-    usage();
-    return 0;
-  }
-  if (!parse(argc, argv, &o)) {
-    usage();
-    return 2;
-  }
+  const int refused = parse(argc, argv, &o);
+  if (refused >= 0) return refused;
   try {
     const zfc::workload::Corpus corpus = zfc::workload::Corpus::load_all(o.corpus);
     const size_t total = corpus.tokens().size();

@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "tools/json_writer.hpp"
+#include "tools/tool_options.hpp"
 #include "transport/transport.hpp"  // the gathers' step rule, header-only
 #include "workload/corpus.hpp"
 #include "workload/heaps.hpp"
@@ -30,11 +32,11 @@ namespace {
 
 struct Options {
   std::string corpus;
-  std::string json;  // --json FILE: one object per (algorithm, wire, G) line
+  std::string json;  // -J, --output_file FILE: one object per (algorithm, wire, G) line
   double heaps_k = 0, heaps_beta = 0;
   double tokens = 640, dim = 512, vocab = 100000;
   std::vector<int> ranks{8, 16, 24, 32, 64, 128, 256, 512, 1024, 2048, 4096};
-  int per_node = 8;
+  int per_node = 8;  // --ranks-per-node
   zfcMachineModel_t machine{sizeof(zfcMachineModel_t), {2.0, 450.0}, {5.0, 50.0}, 3000.0, 1.0};
   double compute_ms = 55.7;  // the paper's word LM: 136 GFLOP per step at 2.44 TFLOP/s
   double dense_mb = 37.8;    // its LSTM (2048 cells, projection 512): 9.4 M fp32 weights
@@ -60,62 +62,69 @@ double distinct(const Options& o, double n) {
   return std::min(o.heaps_k * std::pow(n, o.heaps_beta), n);
 }
 
-void usage() {
-  std::printf(
-      "usage: zfc_model [--corpus DIR | --heaps K,BETA] [options]\n"
-      "  -K TOKENS            tokens per rank and step (640)\n"
-      "  -D DIM               embedding width (512)\n"
-      "  --vocab V            vocabulary (100000)\n"
-      "  --ranks L            comma list of rank counts (8,16,24,32,64,...,4096)\n"
-      "  --per-node L         ranks per node (8)\n"
-      "  --intra US,GBS       latency and bandwidth inside a node (2,450: NVLink 4)\n"
-      "  --inter US,GBS       between nodes, per rank (5,50: one 400 Gb/s NIC per GPU)\n"
-      "  --local-gbs X        a rank's local memory passes, GB/s (3000: HBM3)\n"
-      "  --compute-ms T       forward and backward per step (55.7)\n"
-      "  --dense-mb M         dense gradients allreduced per step, MB (37.8)\n"
-      "  --tables N           embedding tables exchanged per step (2)\n"
-      "  --stream-chunk B     stream_chunk_bytes of the fused_key_routed rows (1048576)\n"
-      "  --json FILE          also write one JSON object per row to FILE (G, algo, wire, U_g,\n"
-      "                       MB, xnode_MB, peak_ws_MB, exchange_ms, step_ms, efficiency)\n");
+// "A,B" with A >= 0 and B > 0 into *a, *b: a link's latency and bandwidth, or Heaps' k, beta.
+CLI::Option* add_pair(CLI::App& app, const std::string& name, const std::string& type_name,
+                      double* a, double* b, const std::string& help) {
+  return app
+      .add_option_function<std::string>(
+          name,
+          [name, a, b](const std::string& v) {
+            const std::vector<std::string> parts = zfc::tools::split_list(v);
+            double x = 0, y = 0;
+            if (parts.size() != 2 || !zfc::tools::parse_real(parts[0], &x) ||
+                !zfc::tools::parse_real(parts[1], &y) || x < 0 || !(y > 0)) {
+              throw zfc::tools::bad_option(name, v, "two numbers A,B with A >= 0 and B > 0");
+            }
+            *a = x;
+            *b = y;
+          },
+          help)
+      ->type_name(type_name);
 }
 
-bool pair(const char* v, double* a, double* b) {
-  return std::sscanf(v, "%lf,%lf", a, b) == 2 && *a >= 0 && *b > 0;
-}
-
-bool parse(int argc, char** argv, Options* o) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "-h" || a == "--help" || i + 1 >= argc) return false;
-    const char* v = argv[++i];
-    bool ok = true;
-    if (a == "--corpus") o->corpus = v;
-    else if (a == "--json") o->json = v;
-    else if (a == "--heaps") ok = pair(v, &o->heaps_k, &o->heaps_beta);
-    else if (a == "-K") ok = (o->tokens = std::atof(v)) > 0;
-    else if (a == "-D") ok = (o->dim = std::atof(v)) > 0;
-    else if (a == "--vocab") ok = (o->vocab = std::atof(v)) > 1;
-    else if (a == "--per-node") ok = (o->per_node = std::atoi(v)) > 0;
-    else if (a == "--intra") ok = pair(v, &o->machine.intra_node.latency_us,
-                                       &o->machine.intra_node.bandwidth_gbs);
-    else if (a == "--inter") ok = pair(v, &o->machine.inter_node.latency_us,
-                                       &o->machine.inter_node.bandwidth_gbs);
-    else if (a == "--local-gbs") ok = (o->machine.local_gbs = std::atof(v)) > 0;
-    else if (a == "--compute-ms") ok = (o->compute_ms = std::atof(v)) >= 0;
-    else if (a == "--dense-mb") ok = (o->dense_mb = std::atof(v)) >= 0;
-    else if (a == "--tables") ok = (o->tables = std::atoi(v)) >= 0;
-    else if (a == "--stream-chunk") ok = (o->stream_chunk = std::strtoull(v, nullptr, 10)) > 0;
-    else if (a == "--ranks") {
-      o->ranks.clear();
-      for (char* p = argv[i]; *p != '\0';) {
-        o->ranks.push_back(std::atoi(p));
-        p = std::strchr(p, ',') ? std::strchr(p, ',') + 1 : p + std::strlen(p);
-      }
-      ok = !o->ranks.empty() && *std::min_element(o->ranks.begin(), o->ranks.end()) > 0;
-    } else ok = false;
-    if (!ok) return false;
+// Parses argv into *o. Returns -1 to go on, else the status to exit with (0: --help).
+int parse(int argc, char** argv, Options* o) {
+  using zfc::tools::add_int;
+  using zfc::tools::add_real;
+  CLI::App app("the cost model projected to thousands of ranks\n"
+               "run as: zfc_model (--corpus DIR | --heaps K,BETA) [options]",
+               "zfc_model");
+  app.footer("exit status: 0 done (and after --help), 1 a prediction or the JSON failed, 2 a "
+             "bad option");
+  app.add_option("--corpus", o->corpus, "measure U(N) on every .txt file in DIR")
+      ->type_name("DIR");
+  add_pair(app, "--heaps", "K,BETA", &o->heaps_k, &o->heaps_beta,
+           "U(N) = K N^BETA instead of a corpus");
+  add_real(app, "-K,--tokens", &o->tokens, "tokens per rank and step", 1.0);
+  add_real(app, "-D,--dim", &o->dim, "embedding width", 1.0);
+  add_real(app, "--vocab", &o->vocab, "vocabulary", 2.0);
+  zfc::tools::add_int_list(app, "--ranks", &o->ranks, "comma list of rank counts", 1);
+  add_int(app, "--ranks-per-node", &o->per_node, "ranks per node", 1, 1 << 20);
+  add_pair(app, "--intra", "US,GBS", &o->machine.intra_node.latency_us,
+           &o->machine.intra_node.bandwidth_gbs,
+           "latency (us) and bandwidth (GB/s) inside a node (2,450: NVLink 4)");
+  add_pair(app, "--inter", "US,GBS", &o->machine.inter_node.latency_us,
+           &o->machine.inter_node.bandwidth_gbs,
+           "between nodes, per rank (5,50: one 400 Gb/s NIC per GPU)");
+  add_real(app, "--local-gbs", &o->machine.local_gbs,
+           "a rank's local memory passes, GB/s (3000: HBM3)", 1e-9);
+  add_real(app, "--compute-ms", &o->compute_ms, "forward and backward per step", 0.0);
+  add_real(app, "--dense-mb", &o->dense_mb, "dense gradients allreduced per step, MB", 0.0);
+  add_int(app, "--tables", &o->tables, "embedding tables exchanged per step", 0, 1 << 20);
+  zfc::tools::add_bytes(app, "--stream-chunk", &o->stream_chunk,
+                        "stream_chunk_bytes of the fused_key_routed rows", 1);
+  zfc::tools::add_output_file(app, &o->json,
+                              "also write one JSON object per row to FILE (G, algo, wire, "
+                              "U_g, MB, xnode_MB, peak_ws_MB, exchange_ms, step_ms, "
+                              "efficiency)");
+  const int status = zfc::tools::parse_command_line(app, argc, argv, true);
+  if (status >= 0) return status;
+  if (o->corpus.empty() && !(o->heaps_k > 0)) {
+    std::fprintf(stderr, "zfc_model: give --corpus DIR or --heaps K,BETA with K > 0 (see "
+                         "--help)\n");
+    return zfc::tools::kExitBadOption;
   }
-  return !o->corpus.empty() || o->heaps_k > 0;
+  return -1;
 }
 
 // Heaps' law fitted on the corpus over N >= 1e4 (the range a step covers).
@@ -172,16 +181,8 @@ zfcStepShape_t shape_at(const Options& o, int g, zfcCompressionKind_t wire) {
 
 int main(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
-      usage();
-      return 0;
-    }
-  }
-  if (!parse(argc, argv, &o)) {
-    usage();
-    return 2;
-  }
+  const int refused = parse(argc, argv, &o);
+  if (refused >= 0) return refused;
   if (!o.corpus.empty()) fit_corpus(&o);
   std::printf("# K=%.0f D=%.0f V=%.0f, %d ranks per node; intra %.1f us + %.0f GB/s, inter "
               "%.1f us + %.0f GB/s, local %.0f GB/s; compute %.1f ms, dense %.1f MB, %d tables\n",
@@ -193,8 +194,8 @@ int main(int argc, char** argv) {
               "MB", "xnode_MB", "peak_ws_MB", "exchange_ms", "step_ms", "eff");
   const int algos[] = {zfcAlgoAllGather,        zfcAlgoUniqueAllReduce, zfcAlgoUniqueAllGather,
                        zfcAlgoOwnerPartitioned, zfcAlgoHierarchical,    zfcAlgoKeyRouted};
-  FILE* json = nullptr;
-  if (!o.json.empty() && (json = std::fopen(o.json.c_str(), "w")) == nullptr) {
+  zfc::tools::JsonLines json;
+  if (!o.json.empty() && !json.open(o.json)) {
     std::fprintf(stderr, "zfc_model: cannot write %s\n", o.json.c_str());
     return 1;
   }
@@ -232,20 +233,22 @@ int main(int argc, char** argv) {
                     name.c_str(), w == zfcCompressNone ? "none" : "fp16", g,
                     s.global_unique, p.bytes / 1e6, p.internode_bytes / 1e6,
                     p.workspace_bytes / 1e6, p.seconds * 1e3, step * 1e3, first_step / step);
-        if (json != nullptr) {
-          std::fprintf(json,
-                       "{\"G\": %d, \"algo\": \"%s\", \"wire\": \"%s\", \"U_g\": %.0f, "
-                       "\"MB\": %.6f, \"xnode_MB\": %.6f, \"peak_ws_MB\": %.6f, "
-                       "\"exchange_ms\": %.6f, \"step_ms\": %.6f, \"efficiency\": %.6f}\n",
-                       g, name.c_str(), w == zfcCompressNone ? "none" : "fp16",
-                       s.global_unique, p.bytes / 1e6, p.internode_bytes / 1e6,
-                       p.workspace_bytes / 1e6, p.seconds * 1e3, step * 1e3,
-                       first_step / step);
-        }
+        zfc::tools::JsonObject row;
+        row.integer("G", g)
+            .text("algo", name)
+            .text("wire", w == zfcCompressNone ? "none" : "fp16")
+            .number("U_g", s.global_unique, "%.0f")
+            .number("MB", p.bytes / 1e6, "%.6f")
+            .number("xnode_MB", p.internode_bytes / 1e6, "%.6f")
+            .number("peak_ws_MB", p.workspace_bytes / 1e6, "%.6f")
+            .number("exchange_ms", p.seconds * 1e3, "%.6f")
+            .number("step_ms", step * 1e3, "%.6f")
+            .number("efficiency", first_step / step, "%.6f");
+        json.write(row);
       }
     }
   }
-  if (json != nullptr && std::fclose(json) != 0) {
+  if (!json.close()) {
     std::fprintf(stderr, "zfc_model: cannot write %s\n", o.json.c_str());
     return 1;
   }

@@ -1,5 +1,6 @@
 // Command line of zfc_perf. Sizes and counts follow nccl-tests: -b/-e/-f (or -i) sweep the
-// message size, -n/-w set timed and warm-up iterations, -c checks every result.
+// message size, -n/-w set timed and warm-up iterations, -c checks every result (the names
+// shared by every program: common/tools/tool_options.hpp).
 #pragma once
 
 #include <cstddef>
@@ -8,7 +9,6 @@
 #include <vector>
 
 struct PerfOptions {
-  bool help = false;             // --help was asked for (exit 0), not a bad option (exit 2)
   std::string mode;              // "allreduce", "sparse" or "sharded"
   // Sweep (allreduce): bytes of fp32 data per rank.
   size_t min_bytes = 1024;       // -b
@@ -38,12 +38,10 @@ struct PerfOptions {
   int ranks_per_node = 0;        // --ranks-per-node N: group ranks into nodes of N (0: hosts)
   std::string apply;             // --apply sgd (sparse): tables updated, fused against not
   size_t stream_chunk = 0;       // --stream-chunk BYTES: the plans' stream_chunk_bytes
-  std::string json;              // --json FILE
+  std::string json;              // -J, --output_file FILE
   std::string command_line;      // argv joined, for the record
 };
 
-// Parses argv; on --help or a bad option prints (when `print`) and returns false.
-bool parse_perf_options(int argc, char** argv, bool print, PerfOptions* out);
-
-// Byte counts with an optional K, M or G suffix (powers of 1024), as nccl-tests reads them.
-bool parse_bytes(const char* text, size_t* out);
+// Parses argv. Returns -1 when the run goes on; otherwise the status to exit with: 0 after
+// --help, 2 for a bad option (printed, when `print`, naming the option and its value).
+int parse_perf_options(int argc, char** argv, bool print, PerfOptions* out);

@@ -8,16 +8,16 @@
 #include <fstream>
 #include <string>
 
+using zfc::tools::json_string;
+
 Row& Row::num(const char* key, double value, int width, int precision) {
-  char shown[64], js[64];
+  char shown[64];
   if (std::isfinite(value)) {
     std::snprintf(shown, sizeof shown, "%.*f", precision, value);
-    std::snprintf(js, sizeof js, "%.*g", 12, value);
   } else {
     std::snprintf(shown, sizeof shown, "n/a");
-    std::snprintf(js, sizeof js, "null");
   }
-  fields_.push_back({key, shown, js, width});
+  fields_.push_back({key, shown, zfc::tools::json_number(value, "%.12g"), width});
   return *this;
 }
 
@@ -55,11 +55,9 @@ std::string Row::line() const {
 }
 
 std::string Row::json() const {
-  std::string out = "{";
-  for (size_t i = 0; i < fields_.size(); ++i) {
-    out += (i ? ", " : "") + json_string(fields_[i].key) + ": " + fields_[i].json;
-  }
-  return out + "}";
+  zfc::tools::JsonObject o;
+  for (const Field& f : fields_) o.raw(f.key, f.json);
+  return o.str();
 }
 
 void Report::add(const Row& row, bool print) {
@@ -72,34 +70,16 @@ void Report::add(const Row& row, bool print) {
   rows_.push_back(row);
 }
 
-bool Report::write_json(const std::string& path, const std::vector<std::string>& meta) const {
-  std::ofstream out(path);
-  if (!out) return false;
-  out << "{\n";
-  for (const std::string& m : meta) out << "  " << m << ",\n";
-  out << "  \"rows\": [\n";
+// One member per line, the rows one per line after them: a record a reader can diff.
+bool Report::write_json(const std::string& path, const zfc::tools::JsonObject& meta) const {
+  std::string text = "{\n";
+  for (const std::string& m : meta.members()) text += "  " + m + ",\n";
+  text += "  \"rows\": [\n";
   for (size_t i = 0; i < rows_.size(); ++i) {
-    out << "    " << rows_[i].json() << (i + 1 < rows_.size() ? ",\n" : "\n");
+    text += "    " + rows_[i].json() + (i + 1 < rows_.size() ? ",\n" : "\n");
   }
-  out << "  ]\n}\n";
-  return static_cast<bool>(out);
-}
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
+  text += "  ]\n}\n";
+  return zfc::tools::write_json_file(path, text);
 }
 
 namespace {
@@ -120,16 +100,18 @@ std::string proc_field(const char* file, const std::string& key) {
 
 }  // namespace
 
-std::string machine_json() {
+zfc::tools::JsonObject machine_json() {
   char host[256] = "unknown";
   gethostname(host, sizeof host - 1);
   utsname u{};
   uname(&u);
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   const std::string mem = proc_field("/proc/meminfo", "MemTotal");
-  return "\"machine\": {\"host\": " + json_string(host) +
-         ", \"cpu\": " + json_string(proc_field("/proc/cpuinfo", "model name")) +
-         ", \"logical_cores\": " + std::to_string(cores) +
-         ", \"memory\": " + json_string(mem) + ", \"os\": " +
-         json_string(std::string(u.sysname) + " " + u.release + " " + u.machine) + "}";
+  zfc::tools::JsonObject m;
+  m.text("host", host)
+      .text("cpu", proc_field("/proc/cpuinfo", "model name"))
+      .integer("logical_cores", cores)
+      .text("memory", mem)
+      .text("os", std::string(u.sysname) + " " + u.release + " " + u.machine);
+  return m;
 }

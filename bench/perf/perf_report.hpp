@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "tools/json_writer.hpp"
+
 class Row {
  public:
   // A number printed with `precision` decimals in a column `width` wide.
@@ -36,16 +38,13 @@ class Report {
  public:
   // Prints (rank 0 only) and records a row.
   void add(const Row& row, bool print);
-  // `meta` holds JSON members ("\"key\": value") written before the rows.
-  bool write_json(const std::string& path, const std::vector<std::string>& meta) const;
+  // `meta`'s members are written before the rows.
+  bool write_json(const std::string& path, const zfc::tools::JsonObject& meta) const;
 
  private:
   std::vector<Row> rows_;
   bool header_printed_ = false;
 };
 
-// JSON string literal of `s`.
-std::string json_string(const std::string& s);
-
-// "\"machine\": {...}" from /proc and uname: host, CPU model, logical cores, memory.
-std::string machine_json();
+// The machine from /proc and uname: host, CPU model, logical cores, memory, OS.
+zfc::tools::JsonObject machine_json();

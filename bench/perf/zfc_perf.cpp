@@ -1,8 +1,8 @@
 // zfc_perf: collective benchmarks in the manner of nccl-tests.
 //
 //   mpirun -np 8 zfc_perf allreduce -b 1K -e 64M -f 2
-//   mpirun -np 8 zfc_perf sparse --corpus DIR -K 640 -D 512 --algo all --json out.json
-//   mpirun -np 8 zfc_perf sharded --corpus DIR -K 640 -D 512 --json out.json
+//   mpirun -np 8 zfc_perf sparse --corpus DIR -K 640 -D 512 --algo all -J out.json
+//   mpirun -np 8 zfc_perf sharded --corpus DIR -K 640 -D 512 -J out.json
 //
 // Times are the slowest rank's, as the median over iterations; #wrong counts elements that
 // differ from a reference every rank computes on its own.
@@ -14,7 +14,8 @@
 
 namespace {
 
-std::vector<std::string> run_metadata(const PerfContext& ctx) {
+// The record's members before its rows: the tool, the library, the machine and the options.
+zfc::tools::JsonObject run_metadata(const PerfContext& ctx) {
   const PerfOptions& o = ctx.options;
   char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING] = "";
   int len = 0;
@@ -23,38 +24,44 @@ std::vector<std::string> run_metadata(const PerfContext& ctx) {
   while (!mpi.empty() && (mpi.back() == '\n' || mpi.back() == ' ' || mpi.back() == '\0')) {
     mpi.pop_back();
   }
-  std::string opts = "\"options\": {\"mode\": " + json_string(o.mode) +
-                     ", \"iters\": " + std::to_string(o.iters) +
-                     ", \"warmup\": " + std::to_string(o.warmup) +
-                     ", \"check\": " + std::to_string(o.check) +
-                     ", \"gpus\": " + std::to_string(o.gpus) +
-                     ", \"scale\": " + std::to_string(o.scale);
+  zfc::tools::JsonObject opts;
+  opts.text("mode", o.mode)
+      .integer("iters", o.iters)
+      .integer("warmup", o.warmup)
+      .integer("check", o.check)
+      .integer("gpus", o.gpus)
+      .number("scale", o.scale, "%f");
   if (o.mode == "sparse" || o.mode == "sharded") {
-    opts += ", \"tokens_per_rank\": " + std::to_string(o.tokens) +
-            ", \"dim\": " + std::to_string(o.dim) + ", \"vocab\": " + std::to_string(o.vocab) +
-            ", \"workload\": " + json_string(o.corpus.empty() ? "zipf" : "corpus") +
-            ", \"corpus\": " + json_string(o.corpus) +
-            ", \"zipf_s\": " + std::to_string(o.zipf_s) +
-            ", \"window_len\": " + std::to_string(o.window_len) +
-            ", \"seed\": " + std::to_string(o.seed) +
-            ", \"ranks_per_node\": " + std::to_string(o.ranks_per_node) +
-            ", \"apply\": " + json_string(o.apply) +
-            ", \"stream_chunk_bytes\": " + std::to_string(o.stream_chunk);
     std::string transports;
     for (const std::string& t : o.transports) transports += (transports.empty() ? "" : ",") + t;
-    opts += ", \"transports\": " + json_string(transports);
+    opts.integer("tokens_per_rank", static_cast<long long>(o.tokens))
+        .integer("dim", static_cast<long long>(o.dim))
+        .integer("vocab", o.vocab)
+        .text("workload", o.corpus.empty() ? "zipf" : "corpus")
+        .text("corpus", o.corpus)
+        .number("zipf_s", o.zipf_s, "%f")
+        .integer("window_len", static_cast<long long>(o.window_len))
+        .raw("seed", std::to_string(o.seed))
+        .integer("ranks_per_node", o.ranks_per_node)
+        .text("apply", o.apply)
+        .integer("stream_chunk_bytes", static_cast<long long>(o.stream_chunk))
+        .text("transports", transports);
   } else {
-    opts += ", \"min_bytes\": " + std::to_string(o.min_bytes) +
-            ", \"max_bytes\": " + std::to_string(o.max_bytes) +
-            ", \"factor\": " + std::to_string(o.factor) +
-            ", \"step_bytes\": " + std::to_string(o.step_bytes);
+    opts.integer("min_bytes", static_cast<long long>(o.min_bytes))
+        .integer("max_bytes", static_cast<long long>(o.max_bytes))
+        .number("factor", o.factor, "%f")
+        .integer("step_bytes", static_cast<long long>(o.step_bytes));
   }
-  opts += "}";
-  return {"\"tool\": \"zfc_perf\"", "\"version\": " + json_string(ZFC_VERSION_STRING),
-          "\"topology\": " + json_string(zfcCommGetTopology(ctx.comm)),
-          "\"mpi\": " + json_string(mpi), machine_json(),
-          "\"ranks\": " + std::to_string(ctx.ranks),
-          "\"command\": " + json_string(o.command_line), opts};
+  zfc::tools::JsonObject meta;
+  meta.text("tool", "zfc_perf")
+      .text("version", ZFC_VERSION_STRING)
+      .text("topology", zfcCommGetTopology(ctx.comm))
+      .text("mpi", mpi)
+      .object("machine", machine_json())
+      .integer("ranks", ctx.ranks)
+      .text("command", o.command_line)
+      .object("options", opts);
+  return meta;
 }
 
 // A communicator over MPI_COMM_WORLD's processes: over MPI itself, over NCCL (started on MPI,
@@ -96,10 +103,12 @@ int main(int argc, char** argv) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  // Every rank parses and refuses alike, before any collective; rank 0 says why.
   PerfOptions o;
-  if (!parse_perf_options(argc, argv, rank == 0, &o)) {
+  const int refused = parse_perf_options(argc, argv, rank == 0, &o);
+  if (refused >= 0) {
     MPI_Finalize();
-    return o.help ? 0 : 2;
+    return refused;
   }
   if (o.gpus > 0) {
     // Every rank needs its GPU; without one everywhere the run is skipped (77, as ctest's

@@ -42,7 +42,7 @@ if [ "$what" = throughput ] || [ "$what" = all ]; then
       name="throughput_np${np}_${sync}"
       echo "== $name"
       "${mpi[@]}" -np "$np" "$bin" "${word[@]}" --sync "$algo" --compression "$comp" \
-        --group off --steps 60 --log-every 20 --valid-tokens 20000 --log-json "$out/$name.json" |
+        --group off --steps 60 --log-every 20 --valid-tokens 20000 -J "$out/$name.json" |
         tee "$out/$name.txt" | grep -E "^step|perplexity"
     done
   done
@@ -55,7 +55,7 @@ if [ "$what" = group ]; then
       echo "== $name"
       "${mpi[@]}" -np "$np" "$bin" "${word[@]}" --sync owner_partitioned \
         --compression fp16:4096 --group "$group" --steps 60 --log-every 20 \
-        --valid-tokens 20000 --log-json "$out/$name.json" | tee "$out/$name.txt" | grep -E "^step"
+        --valid-tokens 20000 -J "$out/$name.json" | tee "$out/$name.txt" | grep -E "^step"
     done
   done
   # Stamped as bench/run_all.sh stamps its outputs (this mode is not part of it).
@@ -72,7 +72,7 @@ if [ "$what" = tables ]; then
       name="tables_np${np}_${tables}"
       echo "== $name"
       "${mpi[@]}" -np "$np" "$bin" "${word[@]}" --tables "$tables" --clip 0 --steps 60 \
-        --log-every 20 --valid-tokens 20000 --log-json "$out/$name.json" |
+        --log-every 20 --valid-tokens 20000 -J "$out/$name.json" |
         tee "$out/$name.txt" | grep -E "^step|tables"
     done
   done
@@ -90,7 +90,7 @@ if [ "$what" = validation ] || [ "$what" = all ]; then
     echo "== $name ($steps steps)"
     "${mpi[@]}" -np 4 "$bin" "$@" --steps "$steps" --epochs 100 --log-every 100 \
       --eval-every 200 --valid-tokens 50000 \
-      --log-json "$out/$name.json" --generate 60 | tee "$out/$name.txt" |
+      -J "$out/$name.json" --generate 60 | tee "$out/$name.txt" |
       grep -E "perplexity|bits"
   }
   run valid_fp32_power064 "${word[@]}" --sync auto --seed-groups power:0.64

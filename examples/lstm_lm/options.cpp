@@ -1,234 +1,227 @@
 #include "options.hpp"
 
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <functional>
 #include <map>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tools/tool_options.hpp"
 
 namespace lm {
 namespace {
 
-const char* kUsage =
-    "usage: lstm_lm --corpus PATH [options]   (run under mpirun, or with RANK/WORLD_SIZE/\n"
-    "       MASTER_ADDR/MASTER_PORT set as torchrun does)\n"
-    "  --mode word|char         word LM (default) or byte-level LM\n"
-    "  --vocab V                word vocabulary incl. <unk> and <eos> (10000)\n"
-    "  --dim D --hidden H --layers L --projection   model sizes (256 256 1)\n"
-    "  --bptt T --batch B       truncated BPTT steps and streams per rank (20 16)\n"
-    "  --softmax sampled|full   training softmax of word mode (sampled)\n"
-    "  --samples S              sampled-softmax candidates per rank (1024)\n"
-    "  --optimizer sgd|adagrad --lr X --lr-decay F --decay-after E --clip N\n"
-    "  --seed N --steps N --epochs N --time-budget SEC   (--steps: the step to stop at,\n"
-    "                           counted from the start of training, a loaded one's too)\n"
-    "  --log-every N --eval-every N --valid-tokens N\n"
-    "  --sync allgather|unique_allreduce|unique_allgather|owner_partitioned|hierarchical|\n"
-    "         dense_vocab|auto\n"
-    "  --compression none|fp16:F|bf16\n"
-    "  --group on|off           a step's collectives in one grouped call (on), or one by\n"
-    "                           one, each timed (off); the parameters are the same\n"
-    "  --tables replicated|sharded  embedding tables whole on every rank (replicated), or\n"
-    "                           split by rows (sharded: the input table, and the output\n"
-    "                           table with sampled softmax; needs --clip 0 and --group on)\n"
-    "  --seed-groups all-distinct|all-same|power:A|log2|ln|log10\n"
-    "  --log-json FILE --save FILE --load FILE --generate N\n"
-    "  --save-every N           also write --save every N steps (each write atomic)\n"
-    "  --load FILE              resume: parameters, optimizer, step, epoch, data position\n"
-    "                           and recurrent state (the last two restart at the epoch's\n"
-    "                           start when ranks, --batch or --bptt differ)\n"
-    "  --compare A B [--tolerance X]  largest relative difference of two checkpoints\n"
-    "  --inject-inf STEP        fault test: the last rank's gradient gets an inf at STEP;\n"
-    "                           every rank must skip that step\n";
+const char* const kDescription =
+    "the example trainer: a data-parallel LSTM language model synchronised by zipfcoll\n"
+    "run as: lstm_lm --corpus PATH [options]   (run under mpirun, or with RANK/WORLD_SIZE/\n"
+    "       MASTER_ADDR/MASTER_PORT set as torchrun does)";
 
-bool fail(const char* what, const char* value) {
-  std::fprintf(stderr, "lstm_lm: bad %s '%s'\n%s", what, value, kUsage);
+const char* const kFooter =
+    "--steps is the step to stop at, counted from the start of training (a loaded one's\n"
+    "too). --load resumes parameters, optimizer, step, epoch, data position and recurrent\n"
+    "state (the last two restart at the epoch's start when ranks, --batch or --bptt differ).\n"
+    "exit status: 0 done (and after --help; --compare: within --tolerance), 1 a failure\n"
+    "(--compare: beyond it), 2 a bad option or an unreadable checkpoint";
+
+// A refusal after parsing, when options do not fit together.
+bool fail(const std::string& why) {
+  std::fprintf(stderr, "lstm_lm: %s (see --help)\n", why.c_str());
   return false;
 }
 
-bool to_int64(const char* s, int64_t* out) {
-  char* end = nullptr;
-  const long long v = std::strtoll(s, &end, 10);
-  if (end == s || *end != '\0') return false;
-  *out = v;
-  return true;
+// A word option whose values map to `values`.
+template <class T>
+CLI::Option* add_word(CLI::App& app, const std::string& name, T* out, const std::string& help,
+                      const std::vector<std::pair<std::string, T>>& values) {
+  std::string all;
+  for (const auto& v : values) all += (all.empty() ? "" : "|") + v.first;
+  return app
+      .add_option_function<std::string>(
+          name,
+          [name, out, values, all](const std::string& v) {
+            for (const auto& known : values) {
+              if (v == known.first) {
+                *out = known.second;
+                return;
+              }
+            }
+            throw zfc::tools::bad_option(name, v, "not one of " + all);
+          },
+          help)
+      ->type_name(all);
 }
 
-bool to_double(const char* s, double* out) {
-  char* end = nullptr;
-  const double v = std::strtod(s, &end);
-  if (end == s || *end != '\0') return false;
-  *out = v;
-  return true;
-}
-
-bool parse_sync(const char* s, zfcAlgorithm_t* out) {
+void parse_sync(const std::string& s, zfcAlgorithm_t* out) {
   for (int a = zfcAlgoAuto; a < zfcNumAlgorithms; ++a) {
-    if (std::strcmp(s, zfcGetAlgorithmName(a)) == 0) {
+    if (s == zfcGetAlgorithmName(a)) {
       *out = static_cast<zfcAlgorithm_t>(a);
-      return true;
+      return;
     }
   }
-  return false;
+  throw zfc::tools::bad_option("--sync", s, "not an algorithm (see --help)");
 }
 
-bool parse_compression(const char* s, zfcCompression_t* out) {
-  if (std::strcmp(s, "none") == 0) {
+void parse_compression(const std::string& s, zfcCompression_t* out) {
+  double scale = 1.0;
+  if (s == "none") {
     *out = {zfcCompressNone, 1.0f};
-  } else if (std::strcmp(s, "bf16") == 0) {
+  } else if (s == "bf16") {
     *out = {zfcCompressBf16, 1.0f};
-  } else if (std::strncmp(s, "fp16", 4) == 0) {
-    double scale = 1.0;
-    if (s[4] == ':' && !to_double(s + 5, &scale)) return false;
-    if (s[4] != ':' && s[4] != '\0') return false;
-    if (!(scale > 0)) return false;
+  } else if (s == "fp16" || (s.compare(0, 5, "fp16:") == 0 &&
+                             zfc::tools::parse_real(s.substr(5), &scale) && scale > 0)) {
     *out = {zfcCompressFp16, static_cast<float>(scale)};
   } else {
-    return false;
+    throw zfc::tools::bad_option("--compression", s, "not none, bf16, fp16 or fp16:F (F > 0)");
   }
-  return true;
 }
 
-bool parse_seed_groups(const char* s, Options* o) {
+void parse_seed_groups(const std::string& s, Options* o) {
   const std::map<std::string, zfcSeedPolicy_t> named = {
       {"all-distinct", zfcSeedAllDistinct}, {"all-same", zfcSeedAllSame},
       {"log2", zfcSeedLog2}, {"ln", zfcSeedLn}, {"log10", zfcSeedLog10}};
   const auto it = named.find(s);
   if (it != named.end()) {
     o->seed_policy = it->second;
-    return true;
+    return;
   }
-  if (std::strncmp(s, "power:", 6) != 0) return false;
+  double alpha = 0;
+  if (s.compare(0, 6, "power:") != 0 || !zfc::tools::parse_real(s.substr(6), &alpha) ||
+      alpha < 0 || alpha > 1) {
+    throw zfc::tools::bad_option("--seed-groups", s,
+                                 "not all-distinct, all-same, power:A (0 <= A <= 1), log2, "
+                                 "ln or log10");
+  }
   o->seed_policy = zfcSeedPower;
-  return to_double(s + 6, &o->seed_alpha) && o->seed_alpha >= 0 && o->seed_alpha <= 1;
+  o->seed_alpha = alpha;
 }
 
-using Handler = std::function<bool(const char*)>;
+void add_model(CLI::App& app, Options* o) {
+  using zfc::tools::add_int;
+  add_word(app, "--mode", &o->mode, "word LM (default) or byte-level LM",
+           {{"word", Mode::kWord}, {"char", Mode::kChar}});
+  add_int<int64_t>(app, "--vocab", &o->vocab, "word vocabulary incl. <unk> and <eos>", 3);
+  add_int(app, "-D,--dim", &o->dim, "embedding width", 1);
+  add_int(app, "--hidden", &o->hidden, "LSTM width H", 1);
+  add_int(app, "--layers", &o->layers, "LSTM layers", 1);
+  app.add_flag("--projection", o->projection, "top layer's H projected to D (needed when H != D)");
+  add_int(app, "--bptt", &o->bptt, "truncated BPTT steps", 1);
+  add_int(app, "--batch", &o->batch, "streams per rank", 1);
+  add_word(app, "--softmax", &o->softmax, "training softmax of word mode",
+           {{"sampled", SoftmaxKind::kSampled}, {"full", SoftmaxKind::kFull}});
+  add_int(app, "--samples", &o->samples, "sampled-softmax candidates per rank", 1);
+  zfc::tools::add_real(app, "--init-scale", &o->init_scale, "initial weights' scale", 0.0);
+}
 
-std::map<std::string, Handler> value_options(Options* o) {
-  auto int_opt = [](auto* field, int64_t lo) {
-    return [field, lo](const char* v) {
-      int64_t x = 0;
-      if (!to_int64(v, &x) || x < lo) return false;
-      *field = static_cast<std::remove_pointer_t<decltype(field)>>(x);
-      return true;
-    };
-  };
-  auto real_opt = [](auto* field, double lo) {
-    return [field, lo](const char* v) {
-      double x = 0;
-      if (!to_double(v, &x) || x < lo) return false;
-      *field = static_cast<std::remove_pointer_t<decltype(field)>>(x);
-      return true;
-    };
-  };
-  return {
-      {"--corpus", [o](const char* v) { o->corpus = v; return true; }},
-      {"--mode", [o](const char* v) {
-         if (std::strcmp(v, "word") == 0) o->mode = Mode::kWord;
-         else if (std::strcmp(v, "char") == 0) o->mode = Mode::kChar;
-         else return false;
-         return true;
-       }},
-      {"--vocab", int_opt(&o->vocab, 3)},      {"--dim", int_opt(&o->dim, 1)},
-      {"--hidden", int_opt(&o->hidden, 1)},    {"--layers", int_opt(&o->layers, 1)},
-      {"--bptt", int_opt(&o->bptt, 1)},        {"--batch", int_opt(&o->batch, 1)},
-      {"--samples", int_opt(&o->samples, 1)},  {"--seed", int_opt(&o->seed, 0)},
-      {"--steps", int_opt(&o->max_steps, 0)},  {"--epochs", int_opt(&o->epochs, 1)},
-      {"--log-every", int_opt(&o->log_every, 1)},
-      {"--eval-every", int_opt(&o->eval_every, 0)},
-      {"--valid-tokens", int_opt(&o->valid_tokens, 0)},
-      {"--decay-after", int_opt(&o->decay_after, 0)},
-      {"--generate", int_opt(&o->generate, 0)},
-      {"--inject-inf", int_opt(&o->inject_inf, 0)},
-      {"--save-every", int_opt(&o->save_every, 1)},
-      {"--lr", real_opt(&o->lr, 0)},           {"--lr-decay", real_opt(&o->lr_decay, 0)},
-      {"--clip", [o, clip = real_opt(&o->clip, 0)](const char* v) {
-         o->clip_given = true;
-         return clip(v);
-       }},
-      {"--init-scale", real_opt(&o->init_scale, 0)},
-      {"--time-budget", real_opt(&o->time_budget, 0)},
-      {"--tolerance", real_opt(&o->tolerance, 0)},
-      {"--softmax", [o](const char* v) {
-         if (std::strcmp(v, "sampled") == 0) o->softmax = SoftmaxKind::kSampled;
-         else if (std::strcmp(v, "full") == 0) o->softmax = SoftmaxKind::kFull;
-         else return false;
-         return true;
-       }},
-      {"--optimizer", [o](const char* v) {
-         if (std::strcmp(v, "sgd") == 0) o->optimizer = OptimizerKind::kSgd;
-         else if (std::strcmp(v, "adagrad") == 0) o->optimizer = OptimizerKind::kAdagrad;
-         else return false;
-         o->optimizer_given = true;
-         return true;
-       }},
-      {"--sync", [o](const char* v) { return parse_sync(v, &o->sync); }},
-      {"--compression", [o](const char* v) { return parse_compression(v, &o->compression); }},
-      {"--group", [o](const char* v) {
-         if (std::strcmp(v, "on") == 0) o->group = true;
-         else if (std::strcmp(v, "off") == 0) o->group = false;
-         else return false;
-         return true;
-       }},
-      {"--tables", [o](const char* v) {
-         if (std::strcmp(v, "replicated") == 0) o->tables = TableLayout::kReplicated;
-         else if (std::strcmp(v, "sharded") == 0) o->tables = TableLayout::kSharded;
-         else return false;
-         return true;
-       }},
-      {"--seed-groups", [o](const char* v) { return parse_seed_groups(v, o); }},
-      {"--log-json", [o](const char* v) { o->log_json = v; return true; }},
-      {"--save", [o](const char* v) { o->save = v; return true; }},
-      {"--load", [o](const char* v) { o->load = v; return true; }},
-  };
+void add_training(CLI::App& app, Options* o) {
+  using zfc::tools::add_int;
+  using zfc::tools::add_real;
+  add_word(app, "--optimizer", &o->optimizer, "optimizer (default adagrad, or a checkpoint's)",
+           {{"sgd", OptimizerKind::kSgd}, {"adagrad", OptimizerKind::kAdagrad}})
+      ->each([o](const std::string&) { o->optimizer_given = true; });
+  add_real(app, "--lr", &o->lr, "learning rate", 0.0);
+  add_real(app, "--lr-decay", &o->lr_decay, "learning rate factor per epoch", 0.0);
+  add_int(app, "--decay-after", &o->decay_after, "epoch the decay starts after", 0);
+  add_real(app, "--clip", &o->clip, "global gradient norm bound (0: none)", 0.0)
+      ->each([o](const std::string&) { o->clip_given = true; });
+  add_int<uint64_t>(app, "--seed", &o->seed, "seed");
+  add_int<int64_t>(app, "--steps", &o->max_steps, "training steps to stop at", 0);
+  add_int(app, "--epochs", &o->epochs, "epochs", 1);
+  add_real(app, "--time-budget", &o->time_budget, "seconds of training (0: no bound)", 0.0);
+  add_int(app, "--log-every", &o->log_every, "steps between progress lines", 1);
+  add_int<int64_t>(app, "--eval-every", &o->eval_every,
+                   "steps between validations (0: at each epoch's end)", 0);
+  add_int<int64_t>(app, "--valid-tokens", &o->valid_tokens,
+                   "held-out tokens validated (0: all)", 0);
+  add_int<int64_t>(app, "--inject-inf", &o->inject_inf,
+                   "fault test: the last rank's gradient gets an inf at STEP; every rank must "
+                   "skip that step",
+                   0);
+}
+
+void add_sync(CLI::App& app, Options* o) {
+  app.add_option_function<std::string>(
+         "--sync", [o](const std::string& v) { parse_sync(v, &o->sync); },
+         "allgather|unique_allreduce|unique_allgather|owner_partitioned|hierarchical|"
+         "dense_vocab|auto")
+      ->type_name("ALGO");
+  app.add_option_function<std::string>(
+         "--compression", [o](const std::string& v) { parse_compression(v, &o->compression); },
+         "wire format of the exchanges")
+      ->type_name("none|fp16:F|bf16");
+  add_word(app, "--group", &o->group,
+           "a step's collectives in one grouped call (on), or one by one, each timed (off); "
+           "the parameters are the same",
+           {{"on", true}, {"off", false}});
+  add_word(app, "--tables", &o->tables,
+           "embedding tables whole on every rank (replicated), or split by rows (sharded: "
+           "the input table, and the output table with sampled softmax; needs --clip 0 and "
+           "--group on)",
+           {{"replicated", TableLayout::kReplicated}, {"sharded", TableLayout::kSharded}});
+  app.add_option_function<std::string>(
+         "--seed-groups", [o](const std::string& v) { parse_seed_groups(v, o); },
+         "ranks drawing the same sampled-softmax candidates")
+      ->type_name("all-distinct|all-same|power:A|log2|ln|log10");
+}
+
+void add_files(CLI::App& app, Options* o) {
+  app.add_option("--corpus", o->corpus, "a .txt file or a directory of them")->type_name("PATH");
+  zfc::tools::add_output_file(app, &o->log_json, "log progress and validation as JSON lines");
+  app.add_option("--save", o->save, "write a checkpoint at the end")->type_name("FILE");
+  zfc::tools::add_int<int64_t>(app, "--save-every", &o->save_every,
+                               "also write --save every N steps (each write atomic)", 1);
+  app.add_option("--load", o->load, "resume from a checkpoint")->type_name("FILE");
+  zfc::tools::add_int(app, "--generate", &o->generate,
+                      "words (or characters) to sample at the end", 0);
+  app.add_option_function<std::vector<std::string>>(
+         "--compare",
+         [o](const std::vector<std::string>& v) {
+           o->compare_a = v[0];
+           o->compare_b = v[1];
+         },
+         "largest relative difference of two checkpoints, then exit")
+      ->expected(2)
+      ->type_name("A B");
+  zfc::tools::add_real(app, "--tolerance", &o->tolerance, "--compare's bound", 0.0);
+}
+
+// Options that do not fit together; true when they do.
+bool check(Options* o) {
+  if (o->corpus.empty() && o->load.empty()) return fail("--corpus PATH is missing");
+  if (o->save_every > 0 && o->save.empty()) return fail("--save-every needs --save FILE");
+  if (o->mode == Mode::kChar) o->softmax = SoftmaxKind::kFull;
+  if (!o->projection && o->hidden != o->dim) {
+    return fail("--hidden " + std::to_string(o->hidden) + " differs from --dim " +
+                std::to_string(o->dim) + ": add --projection");
+  }
+  if (o->tables == TableLayout::kSharded) {
+    // The embedding rows' reduced gradients exist only on their owners, inside the update:
+    // no rank can take their norm before the update, so clipping by the global norm is off.
+    if (o->clip_given && o->clip > 0) return fail("--clip must be 0 with --tables sharded");
+    o->clip = 0;
+    // Ungrouped, an overflow in one table's update could not stop the other's.
+    if (!o->group) return fail("--group off: --tables sharded needs --group on");
+  }
+  return true;
 }
 
 }  // namespace
 
 bool parse_options(int argc, char** argv, Options* out) {
   Options o;
-  const std::map<std::string, Handler> handlers = value_options(&o);
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, stdout);
-      out->help = true;
-      return true;
-    }
-    if (arg == "--projection") {
-      o.projection = true;
-      continue;
-    }
-    if (arg == "--compare") {
-      if (i + 2 >= argc) return fail("--compare", "(needs two files)");
-      o.compare_a = argv[++i];
-      o.compare_b = argv[++i];
-      continue;
-    }
-    const auto it = handlers.find(arg);
-    if (it == handlers.end()) return fail("option", arg.c_str());
-    if (i + 1 >= argc) return fail(arg.c_str(), "(missing value)");
-    if (!it->second(argv[++i])) return fail(arg.c_str(), argv[i]);
-  }
-  if (!o.compare_a.empty()) {
-    *out = o;
+  CLI::App app(kDescription, "lstm_lm");
+  app.footer(kFooter);
+  add_model(app, &o);
+  add_training(app, &o);
+  add_sync(app, &o);
+  add_files(app, &o);
+  const int status = zfc::tools::parse_command_line(app, argc, argv, true);
+  if (status == 0) {
+    out->help = true;
     return true;
   }
-  if (o.corpus.empty() && o.load.empty()) return fail("--corpus", "(missing)");
-  if (o.save_every > 0 && o.save.empty()) return fail("--save-every", "(needs --save FILE)");
-  if (o.mode == Mode::kChar) o.softmax = SoftmaxKind::kFull;
-  if (!o.projection && o.hidden != o.dim) {
-    return fail("--hidden", "(differs from --dim: add --projection)");
-  }
-  if (o.tables == TableLayout::kSharded) {
-    // The embedding rows' reduced gradients exist only on their owners, inside the update:
-    // no rank can take their norm before the update, so clipping by the global norm is off.
-    if (o.clip_given && o.clip > 0) return fail("--clip", "(must be 0 with --tables sharded)");
-    o.clip = 0;
-    // Ungrouped, an overflow in one table's update could not stop the other's.
-    if (!o.group) return fail("--group", "off (--tables sharded needs --group on)");
-  }
+  if (status > 0) return false;
+  if (o.compare_a.empty() && !check(&o)) return false;
   *out = o;
   return true;
 }

@@ -48,7 +48,7 @@ struct Options {
   bool group = true;           // a step's collectives in one zfcGroupStart/zfcGroupEnd
   zfcSeedPolicy_t seed_policy = zfcSeedPower;
   double seed_alpha = 0.64;
-  std::string log_json;
+  std::string log_json;        // -J, --output_file: JSON lines of progress and validation
   std::string save;
   int64_t save_every = 0;      // steps between checkpoints to `save` (0: only at the end)
   std::string load;
@@ -59,8 +59,9 @@ struct Options {
   bool help = false;           // --help: the usage was printed, nothing else to do
 };
 
-// Parses argv; on a bad or missing value prints why (and the usage) and returns false. For
-// --help prints the usage, sets out->help and returns true.
+// Parses argv (CLI11; the names shared by every program: common/tools/tool_options.hpp). On a
+// bad or missing value prints why, naming the option and the value, and returns false (exit
+// status 2). For --help prints the usage, sets out->help and returns true.
 bool parse_options(int argc, char** argv, Options* out);
 
 std::string describe(const Options& o);

@@ -1,7 +1,6 @@
 #include "trainer.hpp"
 
 #include <cmath>
-#include <cstdarg>
 #include <limits>
 #include <stdexcept>
 
@@ -79,7 +78,11 @@ Trainer::Trainer(const Options& o, zfcComm_t comm, Corpus corpus)
       zfcSeedGroupCreate(comm, o.seed_policy, o.seed_alpha, -1, o.seed, &group_) != zfcSuccess) {
     throw std::runtime_error(std::string("zfcSeedGroupCreate: ") + zfcGetLastError(comm));
   }
-  if (rank_ == 0 && !o.log_json.empty()) json_ = std::fopen(o.log_json.c_str(), "w");
+  // Only rank 0 writes it, so a file it cannot open is said, not thrown: the other ranks
+  // would wait for it in the next collective.
+  if (rank_ == 0 && !o.log_json.empty() && !json_.open(o.log_json)) {
+    std::fprintf(stderr, "lstm_lm: cannot write %s: no JSON log\n", o.log_json.c_str());
+  }
   report_tables();
 }
 
@@ -97,25 +100,19 @@ void Trainer::report_tables() const {
     std::printf("embedding tables (%s): %.2f MB of rows%s on this rank, %.2f MB whole\n",
                 layout, here / 1e6, copies == 2 ? " and accumulators" : "", whole / 1e6);
   }
-  log_json("{\"event\":\"tables\",\"layout\":\"%s\",\"bytes_here\":%zu,"
-           "\"bytes_whole\":%zu}", layout, here, whole);
+  log_json(zfc::tools::JsonObject()
+               .text("event", "tables")
+               .text("layout", layout)
+               .integer("bytes_here", static_cast<long long>(here))
+               .integer("bytes_whole", static_cast<long long>(whole)));
 }
 
 Trainer::~Trainer() {
-  if (json_ != nullptr) std::fclose(json_);
   sync_.reset();
   zfcSeedGroupDestroy(group_);
 }
 
-void Trainer::log_json(const char* fmt, ...) const {
-  if (json_ == nullptr) return;
-  va_list ap;
-  va_start(ap, fmt);
-  std::vfprintf(json_, fmt, ap);
-  va_end(ap);
-  std::fputc('\n', json_);
-  std::fflush(json_);
-}
+void Trainer::log_json(const zfc::tools::JsonObject& event) const { json_.write(event); }
 
 // The step, epoch and data position of a checkpoint, and this rank's recurrent state. The
 // position and state are those of G ranks of B streams of T tokens: with another G, B or T
@@ -155,8 +152,11 @@ void Trainer::note_algorithms() {
                 "(--sync %s)\n", static_cast<long long>(step_ + 1), in, out,
                 zfcGetAlgorithmName(o_.sync));
   }
-  log_json("{\"event\":\"algorithms\",\"step\":%lld,\"input_plan\":\"%s\","
-           "\"output_plan\":\"%s\"}", static_cast<long long>(step_ + 1), in, out);
+  log_json(zfc::tools::JsonObject()
+               .text("event", "algorithms")
+               .integer("step", static_cast<long long>(step_ + 1))
+               .text("input_plan", in)
+               .text("output_plan", out));
 }
 
 float Trainer::learning_rate(int epoch) const {
@@ -212,19 +212,26 @@ void Trainer::log_progress(int64_t step, Interval* iv, double elapsed) {
                 static_cast<long long>(iv->skipped), elapsed);
     std::fflush(stdout);
   }
-  log_json("{\"event\":\"progress\",\"step\":%lld,\"loss\":%.6f,\"tokens_per_s\":%.1f,"
-           "\"%s\":%.5f,\"bytes_per_step\":%.0f,\"rounds_per_step\":%.2f,"
-           "\"compute_s\":%.4f,\"comm_s\":%.4f,"
-           "\"grouped\":%s,\"dense_allreduce_s\":%.4f,\"input_plan_s\":%.4f,"
-           "\"output_plan_s\":%.4f,"
-           "\"input_plan\":\"%s\",\"output_plan\":\"%s\","
-           "\"steps\":%lld,\"skipped\":%lld,\"elapsed\":%.2f}",
-           static_cast<long long>(step), loss, tps, tables_ ? "ui_ratio" : "ug_ratio", ug,
-           bytes, rounds, iv->compute_s,
-           iv->comm_s, o_.group ? "true" : "false", iv->dense_s, iv->in_s, iv->out_s,
-           zfcGetAlgorithmName(in_algorithm_),
-           out_algorithm_ < 0 ? "dense allreduce" : zfcGetAlgorithmName(out_algorithm_),
-           static_cast<long long>(iv->steps), static_cast<long long>(iv->skipped), elapsed);
+  log_json(zfc::tools::JsonObject()
+               .text("event", "progress")
+               .integer("step", static_cast<long long>(step))
+               .number("loss", loss, "%.6f")
+               .number("tokens_per_s", tps, "%.1f")
+               .number(tables_ ? "ui_ratio" : "ug_ratio", ug, "%.5f")
+               .number("bytes_per_step", bytes, "%.0f")
+               .number("rounds_per_step", rounds, "%.2f")
+               .number("compute_s", iv->compute_s, "%.4f")
+               .number("comm_s", iv->comm_s, "%.4f")
+               .boolean("grouped", o_.group)
+               .number("dense_allreduce_s", iv->dense_s, "%.4f")
+               .number("input_plan_s", iv->in_s, "%.4f")
+               .number("output_plan_s", iv->out_s, "%.4f")
+               .text("input_plan", zfcGetAlgorithmName(in_algorithm_))
+               .text("output_plan", out_algorithm_ < 0 ? "dense allreduce"
+                                                       : zfcGetAlgorithmName(out_algorithm_))
+               .integer("steps", static_cast<long long>(iv->steps))
+               .integer("skipped", static_cast<long long>(iv->skipped))
+               .number("elapsed", elapsed, "%.2f"));
   *iv = Interval{};
   iv->bytes = now_bytes;
   iv->rounds = now_rounds;
@@ -324,8 +331,12 @@ bool Trainer::step(const Streams& streams, int64_t k, int epoch, State* state,
 void Trainer::validate(int epoch, double elapsed) {
   const double ppl = validation_perplexity();
   report_validation(epoch, ppl);
-  log_json("{\"event\":\"valid\",\"step\":%lld,\"epoch\":%d,\"ppl\":%.4f,"
-           "\"elapsed\":%.2f}", static_cast<long long>(step_), epoch, ppl, elapsed);
+  log_json(zfc::tools::JsonObject()
+               .text("event", "valid")
+               .integer("step", static_cast<long long>(step_))
+               .integer("epoch", epoch)
+               .number("ppl", ppl, "%.4f")
+               .number("elapsed", elapsed, "%.2f"));
 }
 
 int Trainer::train() {

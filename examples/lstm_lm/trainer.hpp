@@ -12,6 +12,7 @@
 #include "options.hpp"
 #include "sharded_tables.hpp"
 #include "text_data.hpp"
+#include "tools/json_writer.hpp"
 #include "zipfcoll/zipfcoll.h"
 
 namespace lm {
@@ -47,7 +48,8 @@ class Trainer {
   struct Interval;
   OutputSpec output_for(int64_t step, const std::vector<int32_t>& targets) const;
   void log_progress(int64_t step, Interval* iv, double elapsed);
-  void log_json(const char* fmt, ...) const;
+  // Rank 0 writes one JSON line per event to -J, --output_file.
+  void log_json(const zfc::tools::JsonObject& event) const;
   float learning_rate(int epoch) const;
   bool step(const Streams& streams, int64_t k, int epoch, State* state, double elapsed,
             Interval* iv, bool* stop);
@@ -93,7 +95,7 @@ class Trainer {
   std::vector<int32_t> target_places_;     // sharded output table: the targets' places
   Gradients grads_;
   SyncedGradients synced_;
-  FILE* json_ = nullptr;
+  mutable zfc::tools::JsonLines json_;  // written from const reports
 };
 
 }  // namespace lm

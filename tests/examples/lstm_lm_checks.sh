@@ -49,9 +49,9 @@ short=(--corpus "$corpus" --vocab 3000 --dim 32 --hidden 32 --bptt 8 --batch 4
 # step 3 makes every rank skip that step, so the parameters after 3 steps are those after 2.
 skips_step_3() {
   "${launch[@]}" 4 "$bin" "${short[@]}" "$@" --steps 3 --inject-inf 3 \
-    --log-json "$work/skip.json" --save "$work/three.ckpt" | tail -2
+    -J "$work/skip.json" --save "$work/three.ckpt" | tail -2
   "${launch[@]}" 4 "$bin" "${short[@]}" "$@" --steps 2 --save "$work/two.ckpt" | tail -2
-  grep -q '"step":3,.*"skipped":1' "$work/skip.json" || {
+  grep -q '"step": 3,.*"skipped": 1' "$work/skip.json" || {
     echo "step 3 was not reported skipped:"; cat "$work/skip.json"; exit 1; }
   "$bin" --compare "$work/three.ckpt" "$work/two.ckpt" --tolerance 0
 }
