@@ -14,7 +14,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 for sync in zipfcoll torch; do
   OMP_NUM_THREADS=1 "$python" -m torch.distributed.run --standalone --nproc-per-node=4 \
-    "$examples/torch_word_lm.py" --corpus "$corpus" --steps 20 --sync "$sync" \
+    "$examples/torch_word_lm.py" --corpus "$corpus" --max-words 300000 --steps 20 --sync "$sync" \
     --save "$work/$sync.pt" > "$work/$sync.out" 2>&1
   rc=$?
   grep -v '^W[0-9]' "$work/$sync.out" | grep -v 'UserWarning'
