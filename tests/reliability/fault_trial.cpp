@@ -8,14 +8,20 @@
 //                        --call C --phase P --algorithm A --timeout-ms T --report DIR
 //        zfc_fault_trial --free-port   (a free TCP port, for ranks started without mpirun)
 //        zfc_fault_trial --now         (the steady clock the reports use, in ns)
+//        zfc_fault_trial --help
+//
+// Exit status: 0 when the communicator stayed whole (every call succeeded, or every rank
+// reached the same zfcMismatch); the zfcResult_t of the failed call when a peer was lost (the
+// rank has reported it and ends by itself); 64 for a bad command line; 65 when the
+// communicator could not be made.
 #include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -24,6 +30,9 @@
 #include "zipfcoll/zipfcoll.h"
 
 namespace {
+
+constexpr int kBadCommandLine = 64;
+constexpr int kInitFailed = 65;
 
 struct Trial {
   std::string launch = "mpi";
@@ -73,21 +82,40 @@ void strike(zfcPhase_t phase, void* arg) {
   if (t.fault == "exit") _exit(0);
 }
 
-bool parse(int argc, char** argv, Trial* t) {
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--launch") t->launch = v;
-    else if (k == "--fault") t->fault = v;
-    else if (k == "--victim") t->victim = std::atoi(v.c_str());
-    else if (k == "--call") t->call = std::atoi(v.c_str());
-    else if (k == "--phase") t->phase = std::atoi(v.c_str());
-    else if (k == "--algorithm") t->algorithm = std::atoi(v.c_str());
-    else if (k == "--timeout-ms") t->timeout_ms = std::atoi(v.c_str());
-    else if (k == "--report") t->report = v;
-    else return false;
+enum class Mode { kTrial, kFreePort, kNow };
+
+// Fills *t from the command line. Returns -1 to run, else the status to exit with (0 after
+// --help; kBadCommandLine after an error, which CLI11 prints naming the option).
+int parse(int argc, char** argv, Trial* t, Mode* mode) {
+  CLI::App app{"One fault trial of zipfcoll's fused sparse reduce (see fault_trials.sh)"};
+  bool free_port = false, now = false;
+  auto* fp = app.add_flag("--free-port", free_port, "print a free TCP port and exit");
+  auto* nw = app.add_flag("--now", now, "print the steady clock the reports use (ns)");
+  app.add_option("--launch", t->launch, "mpi: under mpirun; env: ranks started by a script")
+      ->check(CLI::IsMember({"mpi", "env"}));
+  app.add_option("--fault", t->fault, "what happens to the victim")
+      ->check(CLI::IsMember({"kill", "stop", "exit", "extra", "none"}));
+  app.add_option("--victim", t->victim, "the rank hit")->check(CLI::Range(0, 1 << 20));
+  app.add_option("--call", t->call, "the call (0-based) in which it is hit")
+      ->check(CLI::Range(0, 1000));
+  app.add_option("--phase", t->phase, "the zfcPhase_t at whose start it is hit")
+      ->check(CLI::Range(0, zfcNumPhases - 1));
+  app.add_option("--algorithm", t->algorithm, "the zfcAlgorithm_t of the plan")
+      ->check(CLI::Range(0, zfcNumAlgorithms - 1));
+  // A trial must end: 0 (wait as long as the transport does) is refused.
+  app.add_option("--timeout-ms", t->timeout_ms, "the communicator's timeout_ms")
+      ->check(CLI::Range(1, 3600 * 1000));
+  app.add_option("--report", t->report, "the folder the reports go to")
+      ->check(CLI::ExistingDirectory);
+  fp->excludes(nw);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kBadCommandLine;
   }
+  *mode = free_port ? Mode::kFreePort : now ? Mode::kNow : Mode::kTrial;
   t->calls = t->call + 4;
-  return true;
+  return -1;
 }
 
 // One step's indices: a skewed draw, different on every rank and call.
@@ -129,41 +157,9 @@ zfcResult_t run_calls(zfcComm_t comm, const Trial& t, int rank, int* at) {
   return r;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc == 2 && std::strcmp(argv[1], "--free-port") == 0) {
-    return zfc::test::print_free_port();
-  }
-  if (argc == 2 && std::strcmp(argv[1], "--now") == 0) {
-    std::printf("%lld\n", static_cast<long long>(now_ns()));
-    return 0;
-  }
-  Trial t;
-  if (!parse(argc, argv, &t)) {
-    std::fprintf(stderr, "zfc_fault_trial: bad arguments\n");
-    return 2;
-  }
-  const bool mpi = t.launch == "mpi";
-  if (mpi) MPI_Init(&argc, &argv);
-  zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
-  cfg.timeout_ms = t.timeout_ms;
-  zfcComm_t comm = nullptr;
-  MPI_Comm world = MPI_COMM_WORLD;
-  const zfcResult_t made =
-      mpi ? zfcCommInitMpi(&comm, &world, &cfg) : zfcCommInitFromEnv(&comm, &cfg);
-  if (made != zfcSuccess) {
-    std::fprintf(stderr, "init: %s\n", zfcGetLastError(nullptr));
-    return 1;
-  }
-  int rank = 0;
-  zfcCommRank(comm, &rank);
-  Striker striker{&t};
-  if (rank == t.victim && t.fault != "extra" && t.fault != "none") {
-    zfc::set_fault_hook(&strike, &striker);
-  }
-  int at = -1;
-  const zfcResult_t r = run_calls(comm, t, rank, &at);
+// Writes this rank's report: what the calls returned, when, and what a call after a failure
+// returns.
+void report(zfcComm_t comm, const Trial& t, int rank, zfcResult_t r, int at) {
   const int64_t when = now_ns();
   const std::string message = zfcGetLastError(comm);
   // After a failure that may have left peers mid-call, the communicator refuses more work
@@ -179,6 +175,49 @@ int main(int argc, char** argv) {
   std::snprintf(line, sizeof line, "%d %lld call %d then %d %s: %s\n", static_cast<int>(r),
                 static_cast<long long>(when), at, then, zfcGetErrorString(r), message.c_str());
   write_file(t.report + "/rank" + std::to_string(rank) + ".txt", line);
+}
+
+// Makes the communicator; on failure prints why, naming this process's rank where known.
+zfcComm_t make_comm(const Trial& t, bool mpi) {
+  zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
+  cfg.timeout_ms = t.timeout_ms;
+  zfcComm_t comm = nullptr;
+  MPI_Comm world = MPI_COMM_WORLD;
+  const zfcResult_t made =
+      mpi ? zfcCommInitMpi(&comm, &world, &cfg) : zfcCommInitFromEnv(&comm, &cfg);
+  if (made == zfcSuccess) return comm;
+  int rank = -1;
+  if (mpi) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::fprintf(stderr, "zfc_fault_trial: rank %d: init failed: %s\n", rank,
+               zfcGetLastError(nullptr));
+  return nullptr;
+}
+
+int run_trial(const Trial& t) {
+  const bool mpi = t.launch == "mpi";
+  if (mpi) MPI_Init(nullptr, nullptr);
+  zfcComm_t comm = make_comm(t, mpi);
+  if (comm == nullptr) {
+    std::fflush(nullptr);
+    _exit(kInitFailed);  // MPI_Finalize would wait for ranks whose init went on
+  }
+  int rank = 0, size = 0;
+  zfcCommRank(comm, &rank);
+  zfcCommCount(comm, &size);
+  if (t.victim >= size) {
+    std::fprintf(stderr, "zfc_fault_trial: rank %d: --victim %d is not a rank of these %d\n",
+                 rank, t.victim, size);
+    zfcCommDestroy(comm);
+    if (mpi) MPI_Finalize();
+    return kBadCommandLine;
+  }
+  Striker striker{&t};
+  if (rank == t.victim && t.fault != "extra" && t.fault != "none") {
+    zfc::set_fault_hook(&strike, &striker);
+  }
+  int at = -1;
+  const zfcResult_t r = run_calls(comm, t, rank, &at);
+  report(comm, t, rank, r, at);
   if (r == zfcSuccess || r == zfcMismatch) {
     // The communicator is still whole: every rank reached the same verdict.
     zfcCommDestroy(comm);
@@ -187,10 +226,25 @@ int main(int argc, char** argv) {
   }
   zfcCommAbort(comm);
   if (mpi) {
-    // Under mpirun, a process that ends now would have the job torn down before the other
-    // survivors report; the harness ends the job once every survivor has reported.
-    sleep(static_cast<unsigned>(t.timeout_ms / 1000 + 30));
-    return 1;
+    // A peer is gone or stalled, and Open MPI 4.1 cannot leave it behind: MPI_Finalize
+    // would wait for it. The report is written; the status says what was reported.
+    std::fflush(nullptr);
+    _exit(static_cast<int>(r));
   }
-  return 0;
+  return static_cast<int>(r);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Trial t;
+  Mode mode = Mode::kTrial;
+  const int parsed = parse(argc, argv, &t, &mode);
+  if (parsed >= 0) return parsed;
+  if (mode == Mode::kFreePort) return zfc::test::print_free_port();
+  if (mode == Mode::kNow) {
+    std::printf("%lld\n", static_cast<long long>(now_ns()));
+    return 0;
+  }
+  return run_trial(t);
 }

@@ -305,9 +305,8 @@ class MpiTransport final : public Transport {
     if (send_bytes[me] > 0) std::memcpy(out + recv_displs[me], in + send_displs[me], send_bytes[me]);
     for (int j = 0; j < n; ++j) {
       if (j == me) continue;
-      ZFC_MPI_CHECK(MPI_Mrecv(out + recv_displs[j], static_cast<int>(recv_bytes[j]), MPI_BYTE,
-                              &msgs[static_cast<size_t>(j)], MPI_STATUS_IGNORE),
-                    "MPI_Mrecv");
+      ZFC_RETURN_IF_ERROR(receive_matched(out + recv_displs[j], static_cast<int>(recv_bytes[j]),
+                                          &msgs[static_cast<size_t>(j)]));
     }
     for (MPI_Request& r : sends) ZFC_RETURN_IF_ERROR(waits_.wait(&r, "MPI_Isend"));
     return Status::Ok();
@@ -363,8 +362,22 @@ class MpiTransport final : public Transport {
     int count = 0;
     ZFC_MPI_CHECK(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count");
     take->resize(static_cast<size_t>(count));
-    ZFC_MPI_CHECK(MPI_Mrecv(take->data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "MPI_Mrecv");
+    ZFC_RETURN_IF_ERROR(receive_matched(take->data(), count, &msg));
     return waits_.wait(&req, "MPI_Isend");
+  }
+
+  // Receives a message a probe has matched. A matched message's data may still have to come
+  // from its sender (a long one is sent only when the receiver asks), so a sender stalled or
+  // gone after the match would block MPI_Mrecv for ever: with a timeout the receive is
+  // MPI_Imrecv, waited on with the deadline (and left in flight if it passes).
+  Status receive_matched(void* buf, int count, MPI_Message* msg) {
+    if (!waits_.bounded()) {
+      ZFC_MPI_CHECK(MPI_Mrecv(buf, count, MPI_BYTE, msg, MPI_STATUS_IGNORE), "MPI_Mrecv");
+      return Status::Ok();
+    }
+    MPI_Request req;
+    ZFC_MPI_CHECK(MPI_Imrecv(buf, count, MPI_BYTE, msg, &req), "MPI_Imrecv");
+    return waits_.wait(&req, "MPI_Imrecv");
   }
 
   MPI_Comm comm_;
