@@ -5,10 +5,28 @@
 #   2. a clang build of the host code with AddressSanitizer and UndefinedBehaviorSanitizer
 #      (undefined behaviour is fatal, leaks are reported), running the unit and multi-rank
 #      tests again, and every fuzz target for 15 s.
+# With both parts (the default), the sanitizer build compiles at the lowest CPU priority
+# (nice 19) while the normal build's tests run: most of those tests wait on their ranks'
+# messages and leave a core idle part of the time, which the build takes, and at nice 19 it
+# takes little CPU from a test that wants it. Its output goes to build-sanitize.log, shown when
+# it fails.
 # usage: scripts/run-tests.sh [normal|sanitize|all]   (default all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-all}"
+
+# The sanitizer build: configure and compile.
+sanitize_build() {
+  if ! command -v clang++ > /dev/null; then
+    echo "run-tests.sh: the sanitizer build needs clang++ (scripts/debian-packages.txt)" >&2
+    return 1
+  fi
+  CC=clang CXX=clang++ cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DZIPFCOLL_SANITIZE="address;undefined" -DZIPFCOLL_BUILD_FUZZERS=ON \
+    -DZIPFCOLL_WITH_CUDA=OFF -DZIPFCOLL_BUILD_BENCH=OFF -DZIPFCOLL_BUILD_EXAMPLES=OFF \
+    -DZIPFCOLL_BUILD_PYTHON=OFF
+  cmake --build build-sanitize
+}
 
 if [ "$what" = normal ] || [ "$what" = all ]; then
   # The Python module and its tests are required here (AUTO would leave them out quietly).
@@ -29,19 +47,27 @@ if [ "$what" = normal ] || [ "$what" = all ]; then
   fi
   cmake -S . -B build -G Ninja -DZIPFCOLL_BUILD_PYTHON=ON -DPython3_EXECUTABLE="$python"
   cmake --build build
-  ctest --test-dir build --output-on-failure -j2
+  sanitize_pid=""
+  if [ "$what" = all ]; then
+    (nice -n 19 bash -c "set -euo pipefail; $(declare -f sanitize_build); sanitize_build" \
+      > build-sanitize.log 2>&1) &
+    sanitize_pid=$!
+  fi
+  # The sanitizer build is waited for whatever the tests gave, so that it never outlives
+  # this script; the tests' status is kept.
+  status=0
+  ctest --test-dir build --output-on-failure -j2 || status=$?
+  if [ -n "$sanitize_pid" ] && ! wait "$sanitize_pid"; then
+    tail -60 build-sanitize.log
+    echo "run-tests.sh: the sanitizer build failed (build-sanitize.log)" >&2
+    exit 1
+  fi
+  [ "$status" = 0 ] || exit "$status"
 fi
 
 if [ "$what" = sanitize ] || [ "$what" = all ]; then
-  if ! command -v clang++ > /dev/null; then
-    echo "run-tests.sh: the sanitizer build needs clang++ (scripts/debian-packages.txt)" >&2
-    exit 1
-  fi
-  CC=clang CXX=clang++ cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DZIPFCOLL_SANITIZE="address;undefined" -DZIPFCOLL_BUILD_FUZZERS=ON \
-    -DZIPFCOLL_WITH_CUDA=OFF -DZIPFCOLL_BUILD_BENCH=OFF -DZIPFCOLL_BUILD_EXAMPLES=OFF \
-    -DZIPFCOLL_BUILD_PYTHON=OFF
-  cmake --build build-sanitize
+  # Built above, in the background, when both parts run.
+  [ "$what" = all ] || sanitize_build
   export LSAN_OPTIONS="suppressions=$PWD/tests/sanitize/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
   asan="strict_string_checks=1:detect_stack_use_after_return=1"
