@@ -120,6 +120,27 @@ ZFC_API const char* zfcGetLastError(zfcComm_t comm);
  * communicator is aborted (its queued transfers would hold the stream for ever). */
 ZFC_API zfcResult_t zfcCommGetAsyncError(zfcComm_t comm, zfcResult_t* async_error);
 
+/* Local; does not wait. For a caller that checks a collective call's arguments itself
+ * before the library sees them (a language binding, a framework) and refuses them on this
+ * rank: the other ranks are already in the call and would wait for this one. Records
+ * `code` and `message` as this rank's local error; the communicator's next collective call
+ * on this rank (between zfcGroupStart and zfcGroupEnd: the group's zfcGroupEnd) enters its
+ * agreement with that error as this rank's verdict, in place of the call's own checks, so
+ * every rank's call returns `code` at once, with "rank R: message" in zfcGetLastError (R
+ * this rank), as for an argument error the library finds itself. Make that call with
+ * neutral arguments (count 0, NULL buffers; a valid handle): it reads and writes nothing.
+ * The error is taken by that call whatever happens in it; the call after is checked as
+ * usual. A second zfcCommSetLocalError before that call keeps the first error (the first
+ * refusal is the one every rank reports). `code` must be an error (zfcInvalidArgument to
+ * zfcInProgress), else zfcInvalidArgument; `message` NULL: the code's fixed text
+ * (zfcGetErrorString); messages are cut at 1023 bytes. With no collective call after it,
+ * the error is never reported: zfcCommDestroy and zfcCommAbort drop it, and a
+ * communicator made by zfcCommSplit does not inherit it. Other ranks' zfcSparseReduceBounded
+ * calls that agree in their kernels report it in their status, as any rank's failure. Like
+ * every call on a communicator, not to be made while another thread uses it. */
+ZFC_API zfcResult_t zfcCommSetLocalError(zfcComm_t comm, zfcResult_t code,
+                                         const char* message);
+
 /* The version code of the library actually linked (compare with ZFC_VERSION_CODE). */
 ZFC_API zfcResult_t zfcGetVersion(int* version);
 
