@@ -263,8 +263,16 @@ typedef struct {
   int timeout_ms;        /* bound on every wait, in ms: a stalled, dead or out-of-step
                             peer then becomes zfcTimeout or zfcRemoteError, and the
                             communicator can only be aborted (see zfcCommAbort).
-                            0: MPI and UCX wait as long as their peers live (a failed peer
-                            still ends a UCX wait) and the bootstrap 60 s */
+                            ZFC_CONFIG_INITIALIZER (and a NULL config) set
+                            ZFC_DEFAULT_TIMEOUT_MS. 0, set explicitly: MPI and UCX wait as
+                            long as their peers live (a failed peer still ends a UCX wait)
+                            and the bootstrap 60 s. Over MPI a bound makes every
+                            collective MPI's non-blocking form, polled until done (the
+                            blocking form when 0). A program built against a header whose
+                            initializer still set 0 (0.13.4 and earlier) keeps that
+                            meaning: its 0 is not told apart from a deliberate one, so a
+                            long wait that worked there is not made to fail; rebuilding
+                            against this header gives the default */
   int algorithm;         /* zfcAlgorithm_t used by plans created with zfcAlgoDefault */
   int compression;       /* zfcCompressionKind_t used by plans that do not set their own */
   float compress_scale;  /* the scale that goes with `compression` */
@@ -283,10 +291,15 @@ typedef struct {
                             / 1e9, as the cost model assumes; 0: not given */
 } zfcConfig_t;
 
+/* The timeout_ms of ZFC_CONFIG_INITIALIZER and of a NULL config: 10 minutes (as PyTorch's
+ * process groups), long enough for any step and a slow start, short enough that a rank
+ * that never joins a collective ends the others' calls with an error instead of a hang. */
+#define ZFC_DEFAULT_TIMEOUT_MS 600000
+
 #define ZFC_CONFIG_INITIALIZER                                                      \
   {                                                                                 \
     sizeof(zfcConfig_t), ZFC_CONFIG_MAGIC, ZFC_VERSION_CODE, zfcTransportAuto, -1, \
-        0, zfcAlgoAuto, zfcCompressNone, 1.0f, 1, NULL, 0, {0.0, 0.0}, {0.0, 0.0},  \
+        ZFC_DEFAULT_TIMEOUT_MS, zfcAlgoAuto, zfcCompressNone, 1.0f, 1, NULL, 0, {0.0, 0.0}, {0.0, 0.0},  \
         0.0                                                                         \
   }
 
