@@ -129,11 +129,12 @@ ZFC_API zfcResult_t zfcCommGetAsyncError(zfcComm_t comm, zfcResult_t* async_erro
  * every rank's call returns `code` at once, with "rank R: message" in zfcGetLastError (R
  * this rank), as for an argument error the library finds itself. Make that call with
  * neutral arguments (count 0, NULL buffers; a valid handle): it reads and writes nothing.
- * The error is taken by that call whatever happens in it; the call after is checked as
- * usual. A second zfcCommSetLocalError before that call keeps the first error (the first
- * refusal is the one every rank reports). `code` must be an error (zfcInvalidArgument to
- * zfcInProgress), else zfcInvalidArgument; `message` NULL: the code's fixed text
- * (zfcGetErrorString); messages are cut at 1023 bytes. With no collective call after it,
+ * The error is taken by that call, which fails; the call after is checked as usual (a
+ * call refused before its agreement -- a NULL handle, a call refused inside a group --
+ * leaves it pending). A second zfcCommSetLocalError before that call keeps the first error
+ * (the first refusal is the one every rank reports). `code` must be an error
+ * (zfcInvalidArgument to zfcInProgress), else zfcInvalidArgument; `message` NULL: the
+ * code's fixed text (zfcGetErrorString); messages are cut at 1024 bytes. With no collective call after it,
  * the error is never reported: zfcCommDestroy and zfcCommAbort drop it, and a
  * communicator made by zfcCommSplit does not inherit it. Other ranks' zfcSparseReduceBounded
  * calls that agree in their kernels report it in their status, as any rank's failure. Like
