@@ -120,6 +120,28 @@ ZFC_API const char* zfcGetLastError(zfcComm_t comm);
  * communicator is aborted (its queued transfers would hold the stream for ever). */
 ZFC_API zfcResult_t zfcCommGetAsyncError(zfcComm_t comm, zfcResult_t* async_error);
 
+/* Local; does not wait. For a caller that checks a collective call's arguments itself
+ * before the library sees them (a language binding, a framework) and refuses them on this
+ * rank: the other ranks are already in the call and would wait for this one. Records
+ * `code` and `message` as this rank's local error; the communicator's next collective call
+ * on this rank (between zfcGroupStart and zfcGroupEnd: the group's zfcGroupEnd) enters its
+ * agreement with that error as this rank's verdict, in place of the call's own checks, so
+ * every rank's call returns `code` at once, with "rank R: message" in zfcGetLastError (R
+ * this rank), as for an argument error the library finds itself. Make that call with
+ * neutral arguments (count 0, NULL buffers; a valid handle): it reads and writes nothing.
+ * The error is taken by that call, which fails; the call after is checked as usual (a
+ * call refused before its agreement -- a NULL handle, a call refused inside a group --
+ * leaves it pending). A second zfcCommSetLocalError before that call keeps the first error
+ * (the first refusal is the one every rank reports). `code` must be an error
+ * (zfcInvalidArgument to zfcInProgress), else zfcInvalidArgument; `message` NULL: the
+ * code's fixed text (zfcGetErrorString); messages are cut at 1024 bytes. With no collective call after it,
+ * the error is never reported: zfcCommDestroy and zfcCommAbort drop it, and a
+ * communicator made by zfcCommSplit does not inherit it. Other ranks' zfcSparseReduceBounded
+ * calls that agree in their kernels report it in their status, as any rank's failure. Like
+ * every call on a communicator, not to be made while another thread uses it. */
+ZFC_API zfcResult_t zfcCommSetLocalError(zfcComm_t comm, zfcResult_t code,
+                                         const char* message);
+
 /* The version code of the library actually linked (compare with ZFC_VERSION_CODE). */
 ZFC_API zfcResult_t zfcGetVersion(int* version);
 
@@ -242,8 +264,16 @@ typedef struct {
   int timeout_ms;        /* bound on every wait, in ms: a stalled, dead or out-of-step
                             peer then becomes zfcTimeout or zfcRemoteError, and the
                             communicator can only be aborted (see zfcCommAbort).
-                            0: MPI and UCX wait as long as their peers live (a failed peer
-                            still ends a UCX wait) and the bootstrap 60 s */
+                            ZFC_CONFIG_INITIALIZER (and a NULL config) set
+                            ZFC_DEFAULT_TIMEOUT_MS. 0, set explicitly: MPI and UCX wait as
+                            long as their peers live (a failed peer still ends a UCX wait)
+                            and the bootstrap 60 s. Over MPI a bound makes every
+                            collective MPI's non-blocking form, polled until done (the
+                            blocking form when 0). A program built against a header whose
+                            initializer still set 0 (0.13.4 and earlier) keeps that
+                            meaning: its 0 is not told apart from a deliberate one, so a
+                            long wait that worked there is not made to fail; rebuilding
+                            against this header gives the default */
   int algorithm;         /* zfcAlgorithm_t used by plans created with zfcAlgoDefault */
   int compression;       /* zfcCompressionKind_t used by plans that do not set their own */
   float compress_scale;  /* the scale that goes with `compression` */
@@ -262,10 +292,15 @@ typedef struct {
                             / 1e9, as the cost model assumes; 0: not given */
 } zfcConfig_t;
 
+/* The timeout_ms of ZFC_CONFIG_INITIALIZER and of a NULL config: 10 minutes (as PyTorch's
+ * process groups), long enough for any step and a slow start, short enough that a rank
+ * that never joins a collective ends the others' calls with an error instead of a hang. */
+#define ZFC_DEFAULT_TIMEOUT_MS 600000
+
 #define ZFC_CONFIG_INITIALIZER                                                      \
   {                                                                                 \
     sizeof(zfcConfig_t), ZFC_CONFIG_MAGIC, ZFC_VERSION_CODE, zfcTransportAuto, -1, \
-        0, zfcAlgoAuto, zfcCompressNone, 1.0f, 1, NULL, 0, {0.0, 0.0}, {0.0, 0.0},  \
+        ZFC_DEFAULT_TIMEOUT_MS, zfcAlgoAuto, zfcCompressNone, 1.0f, 1, NULL, 0, {0.0, 0.0}, {0.0, 0.0},  \
         0.0                                                                         \
   }
 

@@ -381,6 +381,7 @@ Status run_bounded(zfcComm& comm, BoundedReduceCall<K>& call) {
   OpRecorder recorder(&comm, &call.workspace());
   zfcOpStats_t* op = recorder.op();
   call.prepare(op);
+  take_pending_error(comm, &call.header());  // a failed header agrees on the host
   if (call.in_kernels()) {
     bool joined = false;
     const Status s = call.run_in_kernels(op, &joined);

@@ -8,7 +8,15 @@
 
 namespace zfc {
 
+void take_pending_error(zfcComm& comm, LocalHeader* h) {
+  if (comm.pending_error.ok()) return;
+  h->status = comm.pending_error.code();
+  h->message = comm.pending_error.message().substr(0, kMaxFailureText);
+  comm.pending_error = Status::Ok();
+}
+
 void report_async_errors(zfcComm& comm, LocalHeader* h) {
+  take_pending_error(comm, h);
   AsyncErrors::Wait wait;
   wait.poll = [&comm] { return comm.transport->poll_async_error(); };
   wait.timeout_ms = comm.config.timeout_ms;
@@ -82,7 +90,9 @@ Status CallGroup::end(zfcComm& comm) {
   for (Recorded& r : calls_) calls.push_back(std::move(r.call));
   const Status failure = failure_;
   clear();
-  if (calls.empty() && failure.ok()) return Status::Ok();
+  // A pending zfcCommSetLocalError stands for the calls this rank refused to record: the
+  // others wait for it in the exchange.
+  if (calls.empty() && failure.ok() && comm.pending_error.ok()) return Status::Ok();
   Transport& t = *comm.transport;
   OpRecorder recorder(&comm, &ws_);
   zfcOpStats_t* op = recorder.op();

@@ -41,7 +41,7 @@ class CallGroup final : public GroupRecord {
   // until the group runs.
   StagingBuffers& next_staging();
   // Collective: runs what was recorded and empties the group. An empty group with no failure
-  // does nothing and sends nothing.
+  // (and no zfcCommSetLocalError pending) does nothing and sends nothing.
   Status end(zfcComm& comm);
   // Drops what was recorded (the communicator is aborted or destroyed).
   void clear();

@@ -43,10 +43,17 @@ class CollectiveCall {
   virtual void publish() = 0;
 };
 
-// Puts the first failure of the communicator's bounded calls not yet reported into `h`,
-// after waiting for them (core/async_errors.hpp); every rank waits for the same calls, whose
-// verdicts agree, so every rank's header fails alike. Taken whatever h already holds, so that
-// it is reported once.
+// Puts the error the caller set with zfcCommSetLocalError (comm.pending_error) into `h` in
+// place of whatever h holds, and takes it: the caller refused the call's arguments before
+// the library saw them and passed neutral ones, so its error, not theirs, is this rank's
+// verdict. Every collective call takes it before its agreement (report_async_errors does,
+// and the bounded call, which does not report those, itself).
+void take_pending_error(zfcComm& comm, LocalHeader* h);
+
+// take_pending_error, then puts the first failure of the communicator's bounded calls not
+// yet reported into `h`, after waiting for them (core/async_errors.hpp); every rank waits for
+// the same calls, whose verdicts agree, so every rank's header fails alike. Taken whatever h
+// already holds, so that it is reported once.
 void report_async_errors(zfcComm& comm, LocalHeader* h);
 
 // Runs a call by itself: its header and payload in its own first exchange (timed as the

@@ -159,6 +159,21 @@ zfcResult_t zfcCommAbort(zfcComm_t comm) {
   return zfcSuccess;
 }
 
+zfcResult_t zfcCommSetLocalError(zfcComm_t comm, zfcResult_t code, const char* message) {
+  return zfc::guarded(comm, [&]() -> Status {
+    if (comm == nullptr) return zfc::null_handle("comm");
+    if (code <= zfcSuccess || code >= zfcNumResults) {
+      return error(zfcInvalidArgument, "zfcCommSetLocalError on rank %d: code %d is not an "
+                   "error result (%d to %d)", comm->rank(), static_cast<int>(code),
+                   static_cast<int>(zfcInvalidArgument), static_cast<int>(zfcNumResults) - 1);
+    }
+    // The first refusal is the one every rank reports, as header_fail keeps a call's first.
+    if (!comm->pending_error.ok()) return Status::Ok();
+    comm->pending_error = Status(code, message != nullptr ? message : zfcGetErrorString(code));
+    return Status::Ok();
+  });
+}
+
 zfcResult_t zfcCommRank(zfcComm_t comm, int* rank) {
   return zfc::guarded(comm, [&] {
     if (comm == nullptr) return zfc::null_handle("comm");

@@ -50,6 +50,9 @@ struct zfcComm {
   int group_depth = 0;    // zfcGroupStart calls not yet ended
   std::unique_ptr<zfc::GroupRecord> group;  // what the open group recorded (kept between
                                             // groups for its buffers)
+  // zfcCommSetLocalError's error, not yet taken: the next collective call (or group) on
+  // this rank enters its agreement with it as this rank's verdict.
+  zfc::Status pending_error;
 
   int rank() const { return transport->rank(); }
   int size() const { return transport->size(); }

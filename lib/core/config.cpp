@@ -139,6 +139,10 @@ Status parse_config(const zfcConfig_t* caller, Config* out) {
     c.ranks_per_node = user.ranks_per_node;
     c.transport = static_cast<zfcTransport_t>(user.transport);
     c.device = user.device;
+    // Taken as given, whatever the header's version: a config from a header whose
+    // initializer set 0 (0.13.4 and earlier) meant no bound, and cannot be told from a
+    // deliberate 0, so it keeps waiting without one rather than failing a long wait that
+    // worked when the program was built. ZFC_CONFIG_INITIALIZER now sets the default.
     c.timeout_ms = user.timeout_ms;
     c.algorithm = static_cast<zfcAlgorithm_t>(user.algorithm);
     c.bounds_check = user.bounds_check == 1;

@@ -41,7 +41,7 @@ struct ModelFigures {
 struct Config {
   zfcTransport_t transport = zfcTransportAuto;
   int device = -1;
-  int timeout_ms = 0;
+  int timeout_ms = ZFC_DEFAULT_TIMEOUT_MS;  // a NULL config's; 0: no bound
   zfcAlgorithm_t algorithm = zfcAlgoAuto;
   Compression compression;
   bool bounds_check = true;

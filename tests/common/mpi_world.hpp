@@ -39,13 +39,14 @@ inline bool testing_over_ucx() {
 // A zipfcoll communicator over MPI_COMM_WORLD's processes, over the transport under test:
 // from MPI directly, or over UCX with an id made on rank 0 and broadcast by MPI.
 // ZIPFCOLL_TEST_TIMEOUT_MS (set by ctest for the *_bounded_* runs) gives every communicator
-// a timeout, so the same tests also run the transports' bounded waits.
+// whose config keeps the default timeout that one instead (0: MPI's blocking waits).
 inline zfcResult_t open_world_comm(zfcComm_t* comm, const zfcConfig_t* config) {
   MPI_Comm world = MPI_COMM_WORLD;
   zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
   if (config != nullptr) cfg = *config;
   const char* bound = std::getenv("ZIPFCOLL_TEST_TIMEOUT_MS");
-  const bool bounded = bound != nullptr && cfg.size == sizeof cfg && cfg.timeout_ms == 0;
+  const bool bounded = bound != nullptr && cfg.size == sizeof cfg &&
+                       cfg.timeout_ms == ZFC_DEFAULT_TIMEOUT_MS;
   if (bounded) cfg.timeout_ms = std::atoi(bound);
   if (!testing_over_ucx()) {
     return zfcCommInitMpi(comm, &world, config == nullptr && !bounded ? nullptr : &cfg);

@@ -316,6 +316,128 @@ TEST_F(SparseErrorTest, ZeroCountsAreValid) {
   EXPECT_EQ(out.num_unique, expect.size());
 }
 
+// ---- errors found by the caller (zfcCommSetLocalError) -----------------------------------
+
+// Rank kBad refuses the call's arguments itself and makes it with neutral ones; every rank's
+// call fails with its code and message, in place of the neutral call's own verdict.
+TEST_F(ErrorTest, LocalErrorFailsEveryRankOnce) {
+  std::vector<float> data(16, 1.0f), out(16, -3.0f);
+  size_t count = data.size();
+  const float* send = data.data();
+  if (rank_ == kBad) {
+    ASSERT_EQ(zfcCommSetLocalError(comm_, zfcInvalidArgument, "send holds float64 values"),
+              zfcSuccess);
+    count = 15;  // its own verdict (zfcMismatch) gives way to the error set
+    send = nullptr;
+  }
+  const zfcResult_t got = zfcAllReduce(comm_, send, rank_ == kBad ? nullptr : out.data(), count,
+                                       zfcFloat32, nullptr, nullptr, nullptr);
+  expect_agreed(got, zfcInvalidArgument, kBad, "rank 1: send holds float64 values");
+  EXPECT_EQ(out, std::vector<float>(16, -3.0f));
+  // Taken by that call: the next (expect_agreed's allreduce) succeeded; and once more.
+  expect_still_usable();
+}
+
+TEST_F(ErrorTest, LocalErrorKeepsTheFirstAndDefaultsItsText) {
+  if (rank_ == kBad) {
+    ASSERT_EQ(zfcCommSetLocalError(comm_, zfcUnsupported, nullptr), zfcSuccess);
+    ASSERT_EQ(zfcCommSetLocalError(comm_, zfcInvalidArgument, "a later refusal"), zfcSuccess);
+  }
+  float v = 1.0f, sum = 0.0f;
+  const zfcResult_t got = zfcAllReduce(comm_, rank_ == kBad ? nullptr : &v, &sum,
+                                       rank_ == kBad ? 0 : 1, zfcFloat32, nullptr, nullptr,
+                                       nullptr);
+  expect_agreed(got, zfcUnsupported, kBad, zfcGetErrorString(zfcUnsupported));
+  EXPECT_EQ(std::string(zfcGetLastError(comm_)).find("later"), std::string::npos);
+}
+
+TEST_F(ErrorTest, LocalErrorRefusesASuccessCode) {
+  EXPECT_EQ(zfcCommSetLocalError(comm_, zfcSuccess, "fine"), zfcInvalidArgument);
+  EXPECT_NE(std::string(zfcGetLastError(comm_)).find("code 0"), std::string::npos);
+  EXPECT_EQ(zfcCommSetLocalError(comm_, zfcNumResults, "too high"), zfcInvalidArgument);
+  EXPECT_EQ(zfcCommSetLocalError(nullptr, zfcInvalidArgument, "x"), zfcInvalidArgument);
+  expect_still_usable();  // nothing was set
+}
+
+// In a group, the refusing rank records fewer calls: its error, not the count, is the verdict,
+// and nothing of any rank's is written.
+TEST_F(ErrorTest, LocalErrorInAGroupFailsTheGroup) {
+  zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
+  cfg.dim = 2;
+  cfg.vocab_size = 50;
+  zfcSparsePlan_t plan = nullptr;
+  ASSERT_EQ(zfcSparsePlanCreate(comm_, &cfg, &plan), zfcSuccess) << zfcGetLastError(comm_);
+  std::vector<int32_t> idx = {3, rank_};
+  std::vector<float> rows(4, 1.0f), sums(3, -2.0f);
+  zfcSparseResult_t res = ZFC_SPARSE_RESULT_INITIALIZER;
+  ASSERT_EQ(zfcGroupStart(comm_), zfcSuccess);
+  EXPECT_EQ(zfcAllReduce(comm_, rows.data(), sums.data(), 3, zfcFloat32, nullptr, nullptr,
+                         nullptr),
+            zfcSuccess);
+  if (rank_ == kBad) {
+    EXPECT_EQ(zfcCommSetLocalError(comm_, zfcInvalidArgument, "rows has 3 elements"),
+              zfcSuccess);
+  } else {
+    EXPECT_EQ(zfcSparseReduce(plan, idx.data(), idx.size(), rows.data(), &res, nullptr),
+              zfcSuccess);
+  }
+  const zfcResult_t got = zfcGroupEnd(comm_);
+  expect_agreed(got, zfcInvalidArgument, kBad, "rank 1: rows has 3 elements");
+  EXPECT_EQ(sums, std::vector<float>(3, -2.0f));
+  EXPECT_EQ(res.num_unique, 0u);
+  // Set before an empty group on one rank only: that rank still takes part in it.
+  if (rank_ == kBad) {
+    EXPECT_EQ(zfcCommSetLocalError(comm_, zfcMismatch, "a group refused whole"), zfcSuccess);
+  }
+  ASSERT_EQ(zfcGroupStart(comm_), zfcSuccess);
+  if (rank_ != kBad) {
+    EXPECT_EQ(zfcSparseReduce(plan, idx.data(), idx.size(), rows.data(), &res, nullptr),
+              zfcSuccess);
+  }
+  expect_agreed(zfcGroupEnd(comm_), zfcMismatch, kBad, "a group refused whole");
+  EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
+}
+
+// A bounded call agrees on the host when its plan has no agreed capacity yet: every rank
+// returns the refusal.
+TEST_F(ErrorTest, LocalErrorFailsABoundedCall) {
+  zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
+  cfg.dim = 2;
+  cfg.vocab_size = 50;
+  zfcSparsePlan_t plan = nullptr;
+  ASSERT_EQ(zfcSparsePlanCreate(comm_, &cfg, &plan), zfcSuccess) << zfcGetLastError(comm_);
+  std::vector<int32_t> idx = {3, rank_}, out_idx(8, -4);
+  std::vector<float> rows(4, 1.0f), out_rows(16, -4.0f);
+  zfcBoundedStatus_t status{0, 0, 0};
+  zfcResult_t got;
+  if (rank_ == kBad) {
+    ASSERT_EQ(zfcCommSetLocalError(comm_, zfcInvalidArgument, "out rows is read-only"),
+              zfcSuccess);
+    got = zfcSparseReduceBounded(plan, nullptr, 0, nullptr, 0, nullptr, nullptr, &status,
+                                 nullptr);
+  } else {
+    got = zfcSparseReduceBounded(plan, idx.data(), idx.size(), rows.data(), 8, out_idx.data(),
+                                 out_rows.data(), &status, nullptr);
+  }
+  expect_agreed(got, zfcInvalidArgument, kBad, "rank 1: out rows is read-only");
+  EXPECT_EQ(out_idx, std::vector<int32_t>(8, -4));
+  EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
+}
+
+// With no collective after it, the error goes with the communicator: destroy and abort free
+// it as usual, without communicating.
+TEST_F(ErrorTest, LocalErrorDroppedWithTheCommunicator) {
+  for (const bool abort : {false, true}) {
+    zfcComm_t c = nullptr;
+    ASSERT_EQ(open_world_comm(&c, nullptr), zfcSuccess) << zfcGetLastError(nullptr);
+    if (rank_ == kBad) {
+      ASSERT_EQ(zfcCommSetLocalError(c, zfcInvalidArgument, "never reported"), zfcSuccess);
+    }
+    EXPECT_EQ(abort ? zfcCommAbort(c) : zfcCommDestroy(c), zfcSuccess);
+  }
+  expect_still_usable();
+}
+
 // ---- communicators ------------------------------------------------------------------------
 
 TEST_F(ErrorTest, SplitWithBadColor) {

@@ -55,6 +55,24 @@ TEST(StructLayouts, AConfigOfThe010LayoutTakesDefaultsForLaterFields) {
   EXPECT_EQ(parsed.model.given_mask(), 0);
 }
 
+// ZFC_CONFIG_INITIALIZER and a NULL config bound every wait by ZFC_DEFAULT_TIMEOUT_MS; 0 set
+// explicitly, or left by an older header whose initializer set it, still means no bound.
+TEST(StructLayouts, TheDefaultTimeoutIsFiniteAndAnOldZeroIsKept) {
+  Config parsed;
+  ASSERT_TRUE(parse_config(nullptr, &parsed).ok());
+  EXPECT_EQ(parsed.timeout_ms, 600000);
+  zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
+  ASSERT_TRUE(parse_config(&cfg, &parsed).ok());
+  EXPECT_EQ(parsed.timeout_ms, ZFC_DEFAULT_TIMEOUT_MS);
+  cfg.timeout_ms = 0;
+  ASSERT_TRUE(parse_config(&cfg, &parsed).ok());
+  EXPECT_EQ(parsed.timeout_ms, 0);
+  Config010 old = old_config(sizeof(Config010));
+  old.timeout_ms = 0;
+  ASSERT_TRUE(parse_config(reinterpret_cast<const zfcConfig_t*>(&old), &parsed).ok());
+  EXPECT_EQ(parsed.timeout_ms, 0);
+}
+
 TEST(StructLayouts, AConfigOfThe020LayoutKeepsItsLinks) {
   std::vector<unsigned char> memory(sizeof(zfcConfig_t), 0xff);
   Config020 old{old_config(sizeof(Config020)), 4, {3.0, 12.5}, {9.0, 1.5}};

@@ -8,6 +8,7 @@
 #include "errors.hpp"
 #include "group_calls.hpp"
 #include "handles.hpp"
+#include "refusals.hpp"
 
 namespace zfcpy {
 namespace {
@@ -32,39 +33,49 @@ void require_host(const Array& in, const char* output) {
 
 py::object unique_merge(const Comm& c, py::handle indices, int64_t vocab_size, py::handle out,
                         py::handle positions, py::handle stream_obj) {
-  void* stream = stream_pointer(stream_obj);
-  auto in = borrow(indices, "indices", Access::kRead, stream);
-  const zfcDataType_t type = index_type_of(*in);
-  // Without `out`, room for U_g <= V: untouched pages of the allocation cost nothing, and
-  // the U_g found are copied out of it below.
+  zfcComm_t h = c.get();  // may raise: with the GIL held
+  void* stream = nullptr;
+  std::unique_ptr<Array> in, u, pos;
+  zfcDataType_t type = zfcInt32;
   py::object out_obj = py::reinterpret_borrow<py::object>(out);
   const bool allocated_out = out.is_none();
-  if (allocated_out) {
-    require_host(*in, "out");
-    if (vocab_size < 0) raise_invalid("vocab_size %lld is negative", (long long)vocab_size);
-    out_obj = new_host_array(type, {static_cast<ssize_t>(vocab_size)});
-  }
-  auto u = borrow(out_obj, "out", Access::kWrite, stream);
-  if (u->dtype != in->dtype) {
-    raise_invalid("out holds %s but indices hold %s", dtype_name(u->dtype),
-                  dtype_name(in->dtype));
-  }
   py::object pos_obj = py::none();
-  std::unique_ptr<Array> pos;
-  if (!(py::isinstance<py::bool_>(positions) && !positions.cast<bool>())) {
-    pos_obj = py::reinterpret_borrow<py::object>(positions);
-    if (wants_allocation(positions)) {
-      require_host(*in, "positions");
-      pos_obj = py::array_t<int32_t>(in->shape.empty() ? std::vector<ssize_t>{1}
-                                                       : std::vector<ssize_t>(
-                                                             in->shape.begin(), in->shape.end()));
-    }
-    pos = borrow(pos_obj, "positions", Access::kWrite, stream);
-    if (pos->dtype != Dtype::kInt32) raise_invalid("positions must be int32");
-    require_size(*pos, in->size(), "one position per index");
-  }
   size_t num_unique = 0;
-  zfcComm_t h = c.get();  // may raise: with the GIL held
+  const Refusal how{h, "unique_merge", false, [&] {
+    return zfcUniqueMerge(h, nullptr, zfcInt32, 0, vocab_size, nullptr, 0, &num_unique,
+                          nullptr, nullptr);
+  }};
+  py::object refused;
+  checks_pass(how, [&] {
+    stream = stream_pointer(stream_obj);
+    in = borrow(indices, "indices", Access::kRead, stream);
+    type = index_type_of(*in);
+    // Without `out`, room for U_g <= V: untouched pages of the allocation cost nothing, and
+    // the U_g found are copied out of it below.
+    if (allocated_out) {
+      require_host(*in, "out");
+      if (vocab_size < 0) raise_invalid("vocab_size %lld is negative", (long long)vocab_size);
+      out_obj = new_host_array(type, {static_cast<ssize_t>(vocab_size)});
+    }
+    u = borrow(out_obj, "out", Access::kWrite, stream);
+    if (u->dtype != in->dtype) {
+      raise_invalid("out holds %s but indices hold %s", dtype_name(u->dtype),
+                    dtype_name(in->dtype));
+    }
+    if (!(py::isinstance<py::bool_>(positions) && !positions.cast<bool>())) {
+      pos_obj = py::reinterpret_borrow<py::object>(positions);
+      if (wants_allocation(positions)) {
+        require_host(*in, "positions");
+        pos_obj = py::array_t<int32_t>(in->shape.empty()
+                                           ? std::vector<ssize_t>{1}
+                                           : std::vector<ssize_t>(in->shape.begin(),
+                                                                  in->shape.end()));
+      }
+      pos = borrow(pos_obj, "positions", Access::kWrite, stream);
+      if (pos->dtype != Dtype::kInt32) raise_invalid("positions must be int32");
+      require_size(*pos, in->size(), "one position per index");
+    }
+  }, &refused);  // unique_merge is no group's: a refusal is raised here
   zfcResult_t r;
   {
     py::gil_scoped_release unlocked;
@@ -79,22 +90,34 @@ py::object unique_merge(const Comm& c, py::handle indices, int64_t vocab_size, p
 
 py::object allreduce(const Comm& c, py::handle send, py::handle out, py::handle compression,
                      float scale, py::handle stream_obj) {
-  void* stream = stream_pointer(stream_obj);
-  auto in = borrow(send, "send", Access::kRead, stream);
-  if (in->dtype != Dtype::kFloat32) {
-    raise_invalid("send must hold float32 values, not %s", dtype_name(in->dtype));
-  }
-  py::object out_obj = py::reinterpret_borrow<py::object>(out);
-  if (out.is_none()) {
-    require_host(*in, "out");
-    out_obj = new_host_array(zfcFloat32, std::vector<ssize_t>(in->shape.begin(),
-                                                              in->shape.end()));
-  }
-  auto o = borrow(out_obj, "out", Access::kWrite, stream);
-  if (o->dtype != Dtype::kFloat32) raise_invalid("out must hold float32 values");
-  require_size(*o, in->size(), "the size of send");
-  const zfcCompression_t how{compression_of(compression), scale};
   zfcComm_t h = c.get();  // may raise: with the GIL held
+  void* stream = nullptr;
+  std::unique_ptr<Array> in, o;
+  py::object out_obj = py::reinterpret_borrow<py::object>(out);
+  zfcCompression_t how{zfcCompressNone, scale};
+  int neutral_flag = 0;
+  const Refusal refusal{h, "allreduce", true, [&] {
+    return zfcAllReduce(h, nullptr, nullptr, 0, zfcFloat32, nullptr, &neutral_flag, nullptr);
+  }};
+  py::object refused;
+  if (!checks_pass(refusal, [&] {
+        stream = stream_pointer(stream_obj);
+        in = borrow(send, "send", Access::kRead, stream);
+        if (in->dtype != Dtype::kFloat32) {
+          raise_invalid("send must hold float32 values, not %s", dtype_name(in->dtype));
+        }
+        if (out.is_none()) {
+          require_host(*in, "out");
+          out_obj = new_host_array(zfcFloat32, std::vector<ssize_t>(in->shape.begin(),
+                                                                    in->shape.end()));
+        }
+        o = borrow(out_obj, "out", Access::kWrite, stream);
+        if (o->dtype != Dtype::kFloat32) raise_invalid("out must hold float32 values");
+        require_size(*o, in->size(), "the size of send");
+        how.kind = compression_of(compression);
+      }, &refused)) {
+    return refused;
+  }
   if (group_open(h)) {
     // Recorded: the library reads send and writes out and the flag when the group ends.
     auto call = std::make_shared<PendingCall>("allreduce");

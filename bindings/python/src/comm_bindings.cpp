@@ -191,7 +191,8 @@ py::object split(const Comm& c, int color, int key) {
 
 const char* kConfigDoc =
     "Settings (keyword arguments, all optional): transport ('auto', 'mpi', 'nccl', 'ucx'),\n"
-    "device (CUDA device for NCCL, -1: current), timeout_ms (bound on every wait; 0: none),\n"
+    "device (CUDA device for NCCL, -1: current), timeout_ms (bound on every wait; default\n"
+    "600000, 10 minutes; 0: none),\n"
     "algorithm (plans' default: 'auto', 'allgather', 'unique_allreduce', ...), compression\n"
     "('none', 'fp16', 'bf16') and scale, bounds_check (True), name, ranks_per_node (0: by\n"
     "host), intra_node / inter_node ((latency_us, bandwidth_gbs): the cost model's links)\n"
@@ -219,8 +220,10 @@ void bind_comm(py::module_& m) {
         "Comm.from_unique_id and returns the id (bytes) to hand to the other ranks.");
   py::class_<Comm> comm(m, "Comm",
       "A zipfcoll communicator. Collective methods must be called by every rank in the\n"
-      "same order. End it with destroy() (collective), abort() (local, after a failure) or a\n"
-      "`with` block; if it is garbage collected first, it is aborted.");
+      "same order; an argument of such a call refused on one rank (a dtype, a shape) raises\n"
+      "the same error on every rank, naming that rank. Every wait is bounded by timeout_ms\n"
+      "(10 minutes unless given). End it with destroy() (collective), abort() (local, after\n"
+      "a failure) or a `with` block; if it is garbage collected first, it is aborted.");
   comm.def_static("from_mpi4py", &from_mpi4py, py::arg("comm"),
                   (std::string("Collective over an mpi4py communicator, which zipfcoll "
                                "duplicates.\n") + kConfigDoc).c_str())

@@ -137,6 +137,16 @@ py::object record_in_group(zfcComm_t comm, std::shared_ptr<PendingCall> call,
   return pending;
 }
 
+py::object record_refused(zfcComm_t comm, const char* what) {
+  auto call = std::make_shared<PendingCall>(what);
+  call->make_result = [](PendingCall& p) -> py::object {
+    raise_error(zfcInternalError, "the group of a refused " + p.what() + " succeeded");
+  };
+  py::object pending = py::cast(call);
+  open_groups().at(comm).calls.push_back(std::move(call));
+  return pending;
+}
+
 void forget_group(zfcComm_t comm, const char* why) {
   auto it = open_groups().find(comm);
   if (it == open_groups().end()) return;

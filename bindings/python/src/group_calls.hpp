@@ -63,6 +63,12 @@ bool group_open(zfcComm_t comm);
 py::object record_in_group(zfcComm_t comm, std::shared_ptr<PendingCall> call,
                            const std::function<zfcResult_t()>& record);
 
+// For a call this rank refused inside the group open on `comm`, with the refusal set as the
+// communicator's local error (refusals.hpp): a Pending recorded with the group's calls and
+// nothing in the library, so that the group's end, which fails on every rank with the
+// refusal, fails it too.
+py::object record_refused(zfcComm_t comm, const char* what);
+
 // `comm` is being freed without communicating (aborted, or its seed group destroyed): the
 // library drops what its open group recorded, so those calls fail with `why`.
 void forget_group(zfcComm_t comm, const char* why);

@@ -5,6 +5,7 @@
 #include "errors.hpp"
 #include "group_calls.hpp"
 #include "handles.hpp"
+#include "refusals.hpp"
 
 namespace zfcpy {
 
@@ -139,13 +140,24 @@ py::object reduce(py::object self, py::handle indices, py::handle rows, py::hand
   SparsePlan& plan = self.cast<SparsePlan&>();
   zfcSparsePlan_t h = plan.get();
   zfcComm_t c = plan.comm().get();
-  void* stream = stream_pointer(stream_obj);
-  auto i = borrow(indices, "indices", Access::kRead, stream);
-  auto r = borrow(rows, "rows", Access::kRead, stream);
   const zfcSparsePlanConfig_t& cfg = plan.config();
-  check_inputs(*i, *r, cfg);
+  void* stream = nullptr;
+  std::unique_ptr<Array> i, r;
   CallerArrays into;
-  if (!out_obj.is_none()) into = borrow_out(out_obj, cfg);
+  zfcSparseResult_t neutral = ZFC_SPARSE_RESULT_INITIALIZER;
+  const Refusal how{c, "reduce", true, [&] {
+    return zfcSparseReduce(h, nullptr, 0, nullptr, &neutral, nullptr);
+  }};
+  py::object refused;
+  if (!checks_pass(how, [&] {
+        stream = stream_pointer(stream_obj);
+        i = borrow(indices, "indices", Access::kRead, stream);
+        r = borrow(rows, "rows", Access::kRead, stream);
+        check_inputs(*i, *r, cfg);
+        if (!out_obj.is_none()) into = borrow_out(out_obj, cfg);
+      }, &refused)) {
+    return refused;
+  }
   const bool caller = into.indices != nullptr;
   const bool device = i->device || r->device;
   const int device_id = i->device_id;
@@ -199,28 +211,41 @@ py::object reduce_bounded(py::object self, py::handle indices, py::handle rows,
   SparsePlan& plan = self.cast<SparsePlan&>();
   zfcSparsePlan_t h = plan.get();
   zfcComm_t c = plan.comm().get();
-  if (group_open(c)) raise_error(zfcInvalidUsage, "reduce_bounded is not for a group");
-  void* stream = stream_pointer(stream_obj);
-  auto i = borrow(indices, "indices", Access::kRead, stream);
-  auto r = borrow(rows, "rows", Access::kRead, stream);
+  if (group_open(c)) {
+    // The library refuses it and records the refusal, so that the group fails on every rank.
+    check(zfcSparseReduceBounded(h, nullptr, 0, nullptr, 0, nullptr, nullptr, nullptr, nullptr),
+          c);
+  }
   const zfcSparsePlanConfig_t& cfg = plan.config();
-  check_inputs(*i, *r, cfg);
-  CallerArrays into = borrow_out(out_obj, cfg, stream);
+  void* stream = nullptr;
+  std::unique_ptr<Array> i, r, s;
+  CallerArrays into;
   zfcBoundedStatus_t host_status{0, 0, 0};
   zfcBoundedStatus_t* status = &host_status;
-  std::unique_ptr<Array> s;
-  if (!status_obj.is_none()) {
-    s = borrow(status_obj, "status", Access::kWrite, stream);
-    const bool fits = (s->dtype == Dtype::kInt64 && s->size() == 2) ||
-                      (s->dtype == Dtype::kInt32 && s->size() == 4);
-    if (!fits) {
-      raise_invalid("status must be 2 int64 or 4 int32 (the 16 bytes of zfcBoundedStatus_t), "
-                    "not %zu of %s", s->size(), dtype_name(s->dtype));
+  const Refusal how{c, "reduce_bounded", false, [&] {
+    return zfcSparseReduceBounded(h, nullptr, 0, nullptr, 0, nullptr, nullptr, &host_status,
+                                  nullptr);
+  }};
+  py::object refused;
+  checks_pass(how, [&] {
+    stream = stream_pointer(stream_obj);
+    i = borrow(indices, "indices", Access::kRead, stream);
+    r = borrow(rows, "rows", Access::kRead, stream);
+    check_inputs(*i, *r, cfg);
+    into = borrow_out(out_obj, cfg, stream);
+    if (!status_obj.is_none()) {
+      s = borrow(status_obj, "status", Access::kWrite, stream);
+      const bool fits = (s->dtype == Dtype::kInt64 && s->size() == 2) ||
+                        (s->dtype == Dtype::kInt32 && s->size() == 4);
+      if (!fits) {
+        raise_invalid("status must be 2 int64 or 4 int32 (the 16 bytes of "
+                      "zfcBoundedStatus_t), not %zu of %s", s->size(), dtype_name(s->dtype));
+      }
+      status = static_cast<zfcBoundedStatus_t*>(s->data);
+    } else if (i->device || r->device) {
+      raise_invalid("device arrays need status=: a writable device array of 16 bytes");
     }
-    status = static_cast<zfcBoundedStatus_t*>(s->data);
-  } else if (i->device || r->device) {
-    raise_invalid("device arrays need status=: a writable device array of 16 bytes");
-  }
+  }, &refused);
   zfcResult_t res;
   {
     py::gil_scoped_release unlocked;

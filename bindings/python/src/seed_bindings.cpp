@@ -6,6 +6,7 @@
 #include "errors.hpp"
 #include "group_calls.hpp"
 #include "handles.hpp"
+#include "refusals.hpp"
 
 namespace zfcpy {
 
@@ -42,8 +43,13 @@ std::unique_ptr<SeedGroup> make_group(py::object comm, py::object policy, double
                                       int explicit_group, uint64_t base_seed) {
   if (!py::isinstance<Comm>(comm)) raise_invalid("comm must be a zipfcoll.Comm");
   zfcComm_t c = comm.cast<Comm&>().get();
-  const zfcSeedPolicy_t p = seed_policy_of(policy);
+  zfcSeedPolicy_t p = zfcSeedAllSame;
   zfcSeedGroup_t g = nullptr;
+  const Refusal how{c, "SeedGroup", false, [&] {
+    return zfcSeedGroupCreate(c, p, alpha, explicit_group, base_seed, &g);
+  }};
+  py::object refused;
+  checks_pass(how, [&] { p = seed_policy_of(policy); }, &refused);  // raised when refused
   zfcResult_t r;
   {
     py::gil_scoped_release unlocked;

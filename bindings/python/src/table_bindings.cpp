@@ -7,6 +7,7 @@
 #include "errors.hpp"
 #include "group_calls.hpp"
 #include "handles.hpp"
+#include "refusals.hpp"
 
 namespace zfcpy {
 namespace {
@@ -72,14 +73,25 @@ bool reduce_apply(SparsePlan& plan, py::handle indices, py::handle rows, py::han
                   py::handle stream_obj) {
   zfcSparsePlan_t h = plan.get();
   zfcComm_t c = plan.comm().get();
-  void* stream = stream_pointer(stream_obj);
   const zfcSparsePlanConfig_t& cfg = plan.config();
-  const zfcRowUpdate_t u = row_update(update, alpha, epsilon);
-  PlanInputs in = borrow_inputs(plan, indices, rows, true, stream);
-  const size_t vocab = static_cast<size_t>(cfg.vocab_size);
-  auto t = borrow_matrix(table, "table", vocab, cfg.dim);
-  auto s = borrow_matrix(state, "state", vocab, cfg.dim);
+  void* stream = nullptr;
+  zfcRowUpdate_t u = ZFC_ROW_UPDATE_INITIALIZER;
+  PlanInputs in;
+  std::unique_ptr<Array> t, s;
   int overflowed = 0;
+  const Refusal how{c, "reduce_apply", false, [&] {
+    return zfcSparseReduceApply(h, nullptr, 0, nullptr, &u, nullptr, nullptr, &overflowed,
+                                nullptr);
+  }};
+  py::object refused;
+  checks_pass(how, [&] {  // reduce_apply is no group's: a refusal is raised here
+    stream = stream_pointer(stream_obj);
+    u = row_update(update, alpha, epsilon);
+    in = borrow_inputs(plan, indices, rows, true, stream);
+    const size_t vocab = static_cast<size_t>(cfg.vocab_size);
+    t = borrow_matrix(table, "table", vocab, cfg.dim);
+    s = borrow_matrix(state, "state", vocab, cfg.dim);
+  }, &refused);
   zfcResult_t res;
   {
     py::gil_scoped_release unlocked;
@@ -105,10 +117,21 @@ py::object sharded_gather(py::object self, py::handle shard, py::handle indices,
   zfcSparsePlan_t h = plan.get();
   zfcComm_t c = plan.comm().get();
   const zfcSparsePlanConfig_t& cfg = plan.config();
-  PlanInputs in = borrow_inputs(plan, indices, py::none(), false, nullptr);
-  auto s = borrow(shard, "shard", Access::kRead, nullptr);
-  if (s->dtype != Dtype::kFloat32 || s->ndim() != 2 || s->extent(1) != cfg.dim) {
-    raise_invalid("shard must be a float32 matrix (shard_rows, %zu)", cfg.dim);
+  PlanInputs in;
+  std::unique_ptr<Array> s;
+  zfcSparseResult_t neutral = ZFC_SPARSE_RESULT_INITIALIZER;
+  const Refusal how{c, "sharded_gather", true, [&] {
+    return zfcShardedGather(h, nullptr, 0, nullptr, 0, &neutral, nullptr, nullptr);
+  }};
+  py::object refused;
+  if (!checks_pass(how, [&] {
+        in = borrow_inputs(plan, indices, py::none(), false, nullptr);
+        s = borrow(shard, "shard", Access::kRead, nullptr);
+        if (s->dtype != Dtype::kFloat32 || s->ndim() != 2 || s->extent(1) != cfg.dim) {
+          raise_invalid("shard must be a float32 matrix (shard_rows, %zu)", cfg.dim);
+        }
+      }, &refused)) {
+    return refused;
   }
   py::array_t<int32_t> pos(positions ? static_cast<ssize_t>(in.indices->size()) : 0);
   py::object pos_obj = positions ? py::object(pos) : py::none();
@@ -149,14 +172,27 @@ py::object sharded_reduce_apply(py::object self, py::handle indices, py::handle 
   SparsePlan& plan = self.cast<SparsePlan&>();
   zfcSparsePlan_t h = plan.get();
   zfcComm_t c = plan.comm().get();
-  const zfcRowUpdate_t u = row_update(update, alpha, epsilon);
-  PlanInputs in = borrow_inputs(plan, indices, rows, true, nullptr);
   const size_t dim = plan.config().dim;
-  auto s = borrow(shard, "shard", Access::kWrite, nullptr);
-  if (s->dtype != Dtype::kFloat32 || s->ndim() != 2 || s->extent(1) != dim) {
-    raise_invalid("shard must be a float32 matrix (shard_rows, %zu)", dim);
+  zfcRowUpdate_t u = ZFC_ROW_UPDATE_INITIALIZER;
+  PlanInputs in;
+  std::unique_ptr<Array> s, st;
+  int neutral_flag = 0;
+  const Refusal how{c, "sharded_reduce_apply", true, [&] {
+    return zfcShardedReduceApply(h, nullptr, 0, nullptr, &u, nullptr, nullptr, 0,
+                                 &neutral_flag, nullptr);
+  }};
+  py::object refused;
+  if (!checks_pass(how, [&] {
+        u = row_update(update, alpha, epsilon);
+        in = borrow_inputs(plan, indices, rows, true, nullptr);
+        s = borrow(shard, "shard", Access::kWrite, nullptr);
+        if (s->dtype != Dtype::kFloat32 || s->ndim() != 2 || s->extent(1) != dim) {
+          raise_invalid("shard must be a float32 matrix (shard_rows, %zu)", dim);
+        }
+        st = borrow_matrix(state, "state", s->extent(0), dim);
+      }, &refused)) {
+    return refused;
   }
-  auto st = borrow_matrix(state, "state", s->extent(0), dim);
   const void* ids = in.indices->data;
   const void* values = in.rows->data;
   const size_t count = in.indices->size(), shard_rows = s->extent(0);

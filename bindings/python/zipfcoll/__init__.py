@@ -17,7 +17,10 @@ reduces only U_g rows. Arrays pass without copies: anything with the buffer prot
         loss = comm.allreduce(loss_and_tokens)   # rides on the group's first exchange
     rows.wait().rows, loss.wait().out        # written when the block ends
 
-Every failure raises a subclass of :class:`zipfcoll.Error` carrying the library's message.
+Every failure raises a subclass of :class:`zipfcoll.Error` carrying the library's message;
+an argument of a collective call refused on one rank raises the same error on every rank.
+Every wait is bounded by the communicator's ``timeout_ms``: 600000 (10 minutes) unless
+given, 0 for no bound.
 """
 
 from ._errors import (

@@ -38,14 +38,14 @@ class DeviceArray:
 class Comm:
     @staticmethod
     def from_mpi4py(comm: Any, *, transport: Union[str, int] = ..., device: int = ...,
-                    timeout_ms: int = ..., algorithm: Union[str, int] = ...,
+                    timeout_ms: int = 600000, algorithm: Union[str, int] = ...,
                     compression: Optional[str] = ..., scale: float = ...,
                     bounds_check: bool = ..., name: Optional[str] = ...,
                     ranks_per_node: int = ..., intra_node: Link = ...,
                     inter_node: Link = ..., local_gbs: float = ...) -> "Comm": ...
     @staticmethod
     def from_env(*, transport: Union[str, int] = ..., device: int = ...,
-                 timeout_ms: int = ..., algorithm: Union[str, int] = ...,
+                 timeout_ms: int = 600000, algorithm: Union[str, int] = ...,
                  compression: Optional[str] = ..., scale: float = ...,
                  bounds_check: bool = ..., name: Optional[str] = ...,
                  ranks_per_node: int = ..., intra_node: Link = ...,
@@ -53,7 +53,7 @@ class Comm:
     @staticmethod
     def from_unique_id(nranks: int, unique_id: bytes, rank: int, *,
                        transport: Union[str, int] = ..., device: int = ...,
-                       timeout_ms: int = ..., algorithm: Union[str, int] = ...,
+                       timeout_ms: int = 600000, algorithm: Union[str, int] = ...,
                        compression: Optional[str] = ..., scale: float = ...,
                        bounds_check: bool = ..., name: Optional[str] = ...,
                        ranks_per_node: int = ..., intra_node: Link = ...,
