@@ -11,8 +11,8 @@
 # 77 is passed through as a skip (set SKIP_RETURN_CODE 77 where a skip is allowed); with
 # NEEDS_DIR or NEEDS_PYTHON_MODULE the test skips (77), saying why, when the directory is
 # missing or the module does not import. Other properties (TIMEOUT, PROCESSORS,
-# ENVIRONMENT, ...) are set by the caller as for add_test. Arguments go through a CMake
-# list: none may hold a semicolon.
+# ENVIRONMENT, ...) are set by the caller as for add_test. LINE may hold a semicolon; the
+# command's arguments go through a CMake list, so none of them may.
 #
 # Every directory that includes this file or calls zipfcoll_add_test refuses, at the end of
 # its configuration, a test of its own that sets PASS_REGULAR_EXPRESSION
@@ -38,9 +38,6 @@ function(zipfcoll_add_test)
     endif()
     list(APPEND checks --status ${ARG_STATUS})
   endif()
-  if(DEFINED ARG_LINE)
-    list(APPEND checks --line "${ARG_LINE}")
-  endif()
   if(DEFINED ARG_NEEDS_DIR)
     list(APPEND checks --needs-dir "${ARG_NEEDS_DIR}")
   endif()
@@ -53,7 +50,13 @@ function(zipfcoll_add_test)
     list(APPEND checks --needs-python-module ${ARG_NEEDS_PYTHON_MODULE})
   endif()
   zipfcoll_check_directory_tests()
-  add_test(NAME ${ARG_NAME} COMMAND bash ${ZIPFCOLL_EXPECT_LINE} ${checks} -- ${ARG_COMMAND})
+  # LINE is passed as one quoted argument, so a semicolon in it stays in it.
+  if(DEFINED ARG_LINE)
+    add_test(NAME ${ARG_NAME} COMMAND bash ${ZIPFCOLL_EXPECT_LINE} ${checks} --line "${ARG_LINE}"
+             -- ${ARG_COMMAND})
+  else()
+    add_test(NAME ${ARG_NAME} COMMAND bash ${ZIPFCOLL_EXPECT_LINE} ${checks} -- ${ARG_COMMAND})
+  endif()
   if(DEFINED ARG_NEEDS_DIR OR DEFINED ARG_NEEDS_PYTHON_MODULE)
     set_tests_properties(${ARG_NAME} PROPERTIES SKIP_RETURN_CODE 77)
   endif()
