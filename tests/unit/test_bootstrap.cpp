@@ -197,25 +197,24 @@ TEST(TorchStore, NoStoreAndAnotherServerAreNamed) {
 }
 
 TEST(Rendezvous, TwoRanksClaimingOneRankAreRefused) {
-  const int port = free_port();
-  Status s0, s1, s2;
+  // Rank 0's port is listening before anyone connects, and the first rank 1 has sent its
+  // hello (its create returned) before the second connects: the kernel queues the two
+  // connections in that order, so rank 0 reads the first claim, then refuses the second.
+  int listener = -1, port = 0;
+  ASSERT_TRUE(listen_on(0, &listener, &port).ok());
+  Status s0;
   std::thread root([&] {
     std::unique_ptr<Rendezvous> m;
-    s0 = Rendezvous::create("127.0.0.1", port, 0, 3, 3000, &m);
+    s0 = Rendezvous::create_with_listener(listener, "127.0.0.1", port, 0, 3, 3000, &m);
   });
-  std::thread a([&] {
-    std::unique_ptr<Rendezvous> m;
-    s1 = Rendezvous::create("127.0.0.1", port, 1, 3, 3000, &m);
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  std::thread b([&] {
-    std::unique_ptr<Rendezvous> m;
-    s2 = Rendezvous::create("127.0.0.1", port, 1, 3, 3000, &m);
-  });
+  std::unique_ptr<Rendezvous> first, second;
+  const Status s1 = Rendezvous::create("127.0.0.1", port, 1, 3, 3000, &first);
+  ASSERT_TRUE(s1.ok()) << s1.message();
+  const Status s2 = Rendezvous::create("127.0.0.1", port, 1, 3, 3000, &second);
   root.join();
-  a.join();
-  b.join();
+  EXPECT_TRUE(s2.ok()) << s2.message();  // its hello was sent; rank 0 is the one to refuse
   EXPECT_EQ(s0.code(), zfcInvalidUsage);
+  EXPECT_NE(s0.message().find("rank 1 of 3"), std::string::npos) << s0.message();
   EXPECT_NE(s0.message().find("already arrived"), std::string::npos) << s0.message();
 }
 

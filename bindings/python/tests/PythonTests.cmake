@@ -27,6 +27,10 @@ if(NOT ZIPFCOLL_HAVE_MPI)
   return()
 endif()
 
+# Every entry checks its command's exit status; those that check a printed line too go
+# through zipfcoll_add_test (tests/common/ZipfcollTest.cmake), never PASS_REGULAR_EXPRESSION.
+include(${CMAKE_CURRENT_LIST_DIR}/../../../tests/common/ZipfcollTest.cmake)
+
 set(tests_dir "${CMAKE_CURRENT_SOURCE_DIR}/tests")
 add_executable(zfc_py_reference tests/c_reference.cpp)
 target_link_libraries(zfc_py_reference PRIVATE zipfcoll MPI::MPI_C)
@@ -59,47 +63,46 @@ add_test(NAME python_local COMMAND ${pytest} ${tests_dir}/local)
 set_tests_properties(python_local PROPERTIES TIMEOUT 300 ENVIRONMENT "${py_env}")
 
 if(TARGET zfc_demo)
-  add_test(NAME python_demo_np3
+  zipfcoll_add_test(NAME python_demo_np3 LINE "the same figures"
     COMMAND bash ${tests_dir}/compare_demo.sh $<TARGET_FILE:zfc_demo> ${Python3_EXECUTABLE}
             ${ZIPFCOLL_MPIEXEC} ${ZIPFCOLL_MPIEXEC_FLAGS} ${MPIEXEC_NUMPROC_FLAG} 3)
   set_tests_properties(python_demo_np3 PROPERTIES TIMEOUT 300 PROCESSORS 3
-    ENVIRONMENT "${py_env}" PASS_REGULAR_EXPRESSION "the same figures")
+    ENVIRONMENT "${py_env}")
 endif()
 # Started by another launcher (torchrun's variables, no mpirun), the demo refuses with exit
 # status 2 and says why, instead of running one-rank jobs side by side.
-add_test(NAME python_demo_refuses_foreign_launch COMMAND sh -c
-  "out=$(env RANK=0 WORLD_SIZE=2 \"$0\" -m zipfcoll.demo --steps 1 2>&1); rc=$?; echo \"$out\"; echo \"exit status $rc\""
-  ${Python3_EXECUTABLE})
+zipfcoll_add_test(NAME python_demo_refuses_foreign_launch STATUS 2
+  LINE "by a launcher other than mpirun"
+  COMMAND env RANK=0 WORLD_SIZE=2 ${Python3_EXECUTABLE} -m zipfcoll.demo --steps 1)
 set_tests_properties(python_demo_refuses_foreign_launch PROPERTIES TIMEOUT 120
-  ENVIRONMENT "${py_env}"
-  PASS_REGULAR_EXPRESSION "by a launcher other than mpirun[^\n]*\nexit status 2")
+  ENVIRONMENT "${py_env}")
 
-# The same under a real torchrun, where the Python has torch (skipped otherwise).
-add_test(NAME torchrun_python_demo_refuses
+# The same under a real torchrun, where the Python has torch (skipped otherwise):
+# torchrun_launch.sh checks that every rank exited with status 2 and exits 0 itself.
+zipfcoll_add_test(NAME torchrun_python_demo_refuses LINE "every rank refused the launch"
   COMMAND bash ${PROJECT_SOURCE_DIR}/tests/torchrun/torchrun_launch.sh ${Python3_EXECUTABLE}
           refuses 2 ${Python3_EXECUTABLE} -m zipfcoll.demo --steps 1)
 set_tests_properties(torchrun_python_demo_refuses PROPERTIES TIMEOUT 120 PROCESSORS 2
-  ENVIRONMENT "${py_env}" SKIP_RETURN_CODE 77
-  PASS_REGULAR_EXPRESSION "every rank refused the launch")
+  ENVIRONMENT "${py_env}" SKIP_RETURN_CODE 77)
 
 # The README's examples (examples/python): NumPy always; PyTorch where it is installed.
 set(examples "${PROJECT_SOURCE_DIR}/examples/python")
-add_test(NAME python_example_numpy_np3
+zipfcoll_add_test(NAME python_example_numpy_np3 LINE "rank 2 step 2: [0-9]+ of 1920 rows"
   COMMAND ${ZIPFCOLL_MPIEXEC} ${ZIPFCOLL_MPIEXEC_FLAGS} ${MPIEXEC_NUMPROC_FLAG} 3
           ${Python3_EXECUTABLE} ${examples}/embedding_sync_numpy.py)
 set_tests_properties(python_example_numpy_np3 PROPERTIES TIMEOUT 120 PROCESSORS 3
-  ENVIRONMENT "${py_env}" PASS_REGULAR_EXPRESSION "rank 2 step 2: [0-9]+ of 1920 rows")
-string(REPLACE ";" " " mpiexec_line "${ZIPFCOLL_MPIEXEC};${ZIPFCOLL_MPIEXEC_FLAGS}")
-set(no_torch "echo 'skipped: PyTorch is not installed for ${Python3_EXECUTABLE}'; exit 77")
-add_test(NAME python_example_torch_np2
-  COMMAND bash -c "${Python3_EXECUTABLE} -c 'import torch' 2>/dev/null || { ${no_torch}; }; \
-${mpiexec_line} ${MPIEXEC_NUMPROC_FLAG} 2 ${Python3_EXECUTABLE} ${examples}/embedding_sync_torch.py")
+  ENVIRONMENT "${py_env}")
+zipfcoll_add_test(NAME python_example_torch_np2 LINE "step 2: [0-9]+ rows"
+  NEEDS_PYTHON_MODULE ${Python3_EXECUTABLE} torch
+  COMMAND ${ZIPFCOLL_MPIEXEC} ${ZIPFCOLL_MPIEXEC_FLAGS} ${MPIEXEC_NUMPROC_FLAG} 2
+          ${Python3_EXECUTABLE} ${examples}/embedding_sync_torch.py)
 set_tests_properties(python_example_torch_np2 PROPERTIES TIMEOUT 120 PROCESSORS 2
-  ENVIRONMENT "${py_env}" SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "step 2: [0-9]+ rows|skipped")
+  ENVIRONMENT "${py_env}" SKIP_RETURN_CODE 77)
 
 # zipfcoll.torch under a real torchrun, against torch's own collectives (a gloo process group)
 # on the same gradients. Its communicators start over UCX.
 if(ZIPFCOLL_HAVE_UCX)
+  set(no_torch "echo 'skipped: PyTorch is not installed for ${Python3_EXECUTABLE}'; exit 77")
   foreach(np 1 2 3)
     add_test(NAME python_torch_np${np}
       COMMAND bash -c "${Python3_EXECUTABLE} -c 'import torch' 2>/dev/null || { ${no_torch}; }; OMP_NUM_THREADS=1 exec ${Python3_EXECUTABLE} -m torch.distributed.run --standalone --nproc-per-node=${np} -m pytest -q -p no:cacheprovider --color=no ${tests_dir}/torch")
@@ -107,19 +110,18 @@ if(ZIPFCOLL_HAVE_UCX)
       ENVIRONMENT "${py_env}" SKIP_RETURN_CODE 77)
   endforeach()
   # The PyTorch example: zipfcoll's sync against torch's own, the same parameters.
-  add_test(NAME python_example_torch_word_lm_np4
+  zipfcoll_add_test(NAME python_example_torch_word_lm_np4 LINE "parameters agree"
     COMMAND bash ${tests_dir}/torch_example.sh ${Python3_EXECUTABLE} ${examples}
             "${PROJECT_SOURCE_DIR}/../shared/data/gutenberg")
   set_tests_properties(python_example_torch_word_lm_np4 PROPERTIES TIMEOUT 300 PROCESSORS 4
-    ENVIRONMENT "${py_env}" SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "parameters agree")
+    ENVIRONMENT "${py_env}" SKIP_RETURN_CODE 77)
 endif()
 
 # The packages: python -m build makes the sdist and the wheel from this checkout, and the
 # wheel, installed into a fresh virtual environment, imports and runs two ranks over UCX.
 if(ZIPFCOLL_HAVE_UCX)
-  add_test(NAME python_wheel
+  zipfcoll_add_test(NAME python_wheel LINE "the wheel installs and runs"
     COMMAND bash ${tests_dir}/wheel_install.sh ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}
             ${CMAKE_CURRENT_BINARY_DIR}/wheel ${zipfcoll_VERSION})
-  set_tests_properties(python_wheel PROPERTIES TIMEOUT 900 PROCESSORS 2 SKIP_RETURN_CODE 77
-    PASS_REGULAR_EXPRESSION "the wheel installs and runs")
+  set_tests_properties(python_wheel PROPERTIES TIMEOUT 900 PROCESSORS 2 SKIP_RETURN_CODE 77)
 endif()
