@@ -38,7 +38,7 @@ inline bool testing_over_ucx() {
 
 // A zipfcoll communicator over MPI_COMM_WORLD's processes, over the transport under test:
 // from MPI directly, or over UCX with an id made on rank 0 and broadcast by MPI.
-// ZIPFCOLL_TEST_TIMEOUT_MS (set by ctest for the *_bounded_* runs) gives every communicator
+// ZIPFCOLL_TEST_TIMEOUT_MS (set by ctest for the *_unbounded_* runs) gives every communicator
 // whose config keeps the default timeout that one instead (0: MPI's blocking waits).
 inline zfcResult_t open_world_comm(zfcComm_t* comm, const zfcConfig_t* config) {
   MPI_Comm world = MPI_COMM_WORLD;

@@ -73,7 +73,7 @@ endif()
 # status 2 and says why, instead of running one-rank jobs side by side.
 zipfcoll_add_test(NAME python_demo_refuses_foreign_launch STATUS 2
   LINE "by a launcher other than mpirun"
-  COMMAND env RANK=0 WORLD_SIZE=2 ${Python3_EXECUTABLE} -m zipfcoll.demo --steps 1)
+  COMMAND env RANK=0 WORLD_SIZE=2 ${Python3_EXECUTABLE} -m zipfcoll.demo -n 1)
 set_tests_properties(python_demo_refuses_foreign_launch PROPERTIES TIMEOUT 120
   ENVIRONMENT "${py_env}")
 
@@ -81,7 +81,7 @@ set_tests_properties(python_demo_refuses_foreign_launch PROPERTIES TIMEOUT 120
 # torchrun_launch.sh checks that every rank exited with status 2 and exits 0 itself.
 zipfcoll_add_test(NAME torchrun_python_demo_refuses LINE "every rank refused the launch"
   COMMAND bash ${PROJECT_SOURCE_DIR}/tests/torchrun/torchrun_launch.sh ${Python3_EXECUTABLE}
-          refuses 2 ${Python3_EXECUTABLE} -m zipfcoll.demo --steps 1)
+          refuses 2 ${Python3_EXECUTABLE} -m zipfcoll.demo -n 1)
 set_tests_properties(torchrun_python_demo_refuses PROPERTIES TIMEOUT 120 PROCESSORS 2
   ENVIRONMENT "${py_env}" SKIP_RETURN_CODE 77)
 

@@ -8,16 +8,15 @@
 set -euo pipefail
 demo="$1" python="$2"
 shift 2
-# The same run in each program's spelling: zfc_demo takes nccl-tests' -n/-w names.
-c_args=(-n 3 -w 1 -D 64 --windows 16 --vocab 20000)
-py_args=(--steps 3 --warmup 1 --dim 64 --windows 16 --vocab 20000)
+# The same run, the same options (nccl-tests' -n/-w names).
+args=(-n 3 -w 1 -D 64 --windows 16 --vocab 20000)
 export ZIPFCOLL_MACHINE_MODEL="intra=5:10,inter=5:10,local=10"
 exact() {
   # Drop the two time columns (median step, speedup) of the table, keep everything else.
   sed -E 's/ +[0-9.]+ ms +[0-9.]+x//'
 }
-c_out="$("$@" "$demo" "${c_args[@]}")"
-py_out="$("$@" "$python" -m zipfcoll.demo "${py_args[@]}")"
+c_out="$("$@" "$demo" "${args[@]}")"
+py_out="$("$@" "$python" -m zipfcoll.demo "${args[@]}")"
 echo "$py_out"
 if ! diff <(echo "$c_out" | exact) <(echo "$py_out" | exact); then
   echo "python -m zipfcoll.demo and zfc_demo differ (above: < zfc_demo, > python)"

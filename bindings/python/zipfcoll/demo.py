@@ -37,10 +37,12 @@ def parse(argv):
                    help="vocabulary size, most frequent words; the rest map to <unk>")
     p.add_argument("--zipf", type=float, default=1.1, help="exponent of the synthetic stream")
     p.add_argument("--windows", type=int, default=32, help="windows per rank per step")
-    p.add_argument("--window-len", type=int, default=20, help="words per window")
-    p.add_argument("--dim", type=int, default=512, help="embedding width")
-    p.add_argument("--steps", type=int, default=10, help="measured steps")
-    p.add_argument("--warmup", type=int, default=2, help="unmeasured steps first")
+    # The names zfc_demo takes (nccl-tests' -n/-w where the meaning is the same).
+    p.add_argument("-L", "--window-len", type=int, default=20, help="words per window")
+    p.add_argument("-D", "--dim", type=int, default=512, help="embedding width")
+    p.add_argument("-n", "--iters", dest="steps", type=int, default=10, help="measured steps")
+    p.add_argument("-w", "--warmup_iters", dest="warmup", type=int, default=2,
+                   help="unmeasured steps first")
     p.add_argument("--scale", type=float, default=1.0, help="fp16 compression scale")
     p.add_argument("--seed", type=int, default=1, help="workload seed")
     o = p.parse_args(argv)
