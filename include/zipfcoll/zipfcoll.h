@@ -134,8 +134,8 @@ ZFC_API zfcResult_t zfcCommGetAsyncError(zfcComm_t comm, zfcResult_t* async_erro
  * leaves it pending). A second zfcCommSetLocalError before that call keeps the first error
  * (the first refusal is the one every rank reports). `code` must be an error
  * (zfcInvalidArgument to zfcInProgress), else zfcInvalidArgument; `message` NULL: the
- * code's fixed text (zfcGetErrorString); messages are cut at 1024 bytes. With no collective call after it,
- * the error is never reported: zfcCommDestroy and zfcCommAbort drop it, and a
+ * code's fixed text (zfcGetErrorString); messages are cut at 1024 bytes. With no collective
+ * call after it, the error is never reported: zfcCommDestroy and zfcCommAbort drop it, and a
  * communicator made by zfcCommSplit does not inherit it. Other ranks' zfcSparseReduceBounded
  * calls that agree in their kernels report it in their status, as any rank's failure. Like
  * every call on a communicator, not to be made while another thread uses it. */
@@ -358,8 +358,9 @@ ZFC_API zfcResult_t zfcCommDestroy(zfcComm_t comm);
 /* Local (not collective). Frees the communicator without communicating, for use after a
  * failure when peers may be gone; a new communicator may then be made on the same
  * processes. Plans still alive on it may then only be passed to zfcSparsePlanDestroy,
- * which frees what remains. An MPI collective that timed out cannot be withdrawn: its
- * communicator and buffers are then kept until the process ends, and buffers the caller
+ * which frees what remains. An MPI operation that timed out cannot be withdrawn: its
+ * communicator and buffers, its plans' workspaces included (zfcSparsePlanDestroy and
+ * zfcCommDestroy keep them too), are then kept until the process ends, and buffers the caller
  * passed to the call that timed out must not be freed while it runs (ending the process,
  * e.g. with MPI_Abort, is the usual recovery on MPI). It may also be called after
  * MPI_Finalize, which has then freed the MPI resources already. NULL is a no-op. */

@@ -132,21 +132,19 @@ zfcResult_t zfcCommDestroy(zfcComm_t comm) {
                                         "communicator still has %d sparse plans: destroy them "
                                         "first", comm->live_plans));
   }
-  delete comm;
+  // As zfcCommAbort: a timed-out MPI operation may still write into the buffers.
+  if (!zfc::transfers_in_flight(*comm)) delete comm;
   return zfcSuccess;
 }
 
 zfcResult_t zfcCommAbort(zfcComm_t comm) {
   if (comm == nullptr) return zfcSuccess;
   comm->group_depth = 0;  // what an open group recorded is dropped with the communicator
+  comm->pending_error = zfc::Status::Ok();  // a refusal no call will report
   if (comm->node_transport) comm->node_transport->abandon();
   if (comm->rail_transport) comm->rail_transport->abandon();
   comm->transport->abandon();
-  const auto in_flight = [](const std::unique_ptr<zfc::Transport>& t) {
-    return t && t->has_unfinished_operation();
-  };
-  if (in_flight(comm->transport) || in_flight(comm->node_transport) ||
-      in_flight(comm->rail_transport)) {
+  if (zfc::transfers_in_flight(*comm)) {
     // A timed-out MPI collective may still write into the communicator's buffers if its
     // peer wakes up, so they are kept until the process ends.
     return zfcSuccess;

@@ -85,7 +85,9 @@ zfcResult_t zfcSparsePlanDestroy(zfcSparsePlan_t plan) {
     return zfc::finish_call(comm, error(zfcInvalidUsage, "zfcSparsePlanDestroy: the plan has "
                                         "a call in the open group; end the group first"));
   }
-  delete plan;
+  // A timed-out MPI receive may still write into the plan's workspace when its peer wakes
+  // up: the plan's memory is then kept until the process ends, as its communicator's is.
+  if (!zfc::transfers_in_flight(*comm)) delete plan;
   if (--comm->live_plans == 0 && comm->aborted) delete comm;
   return zfcSuccess;
 }

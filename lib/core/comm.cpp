@@ -95,6 +95,14 @@ Status query_transport(int transport, int* memory_kinds) {
   return Status::Ok();
 }
 
+bool transfers_in_flight(const zfcComm& comm) {
+  const auto in_flight = [](const std::unique_ptr<Transport>& t) {
+    return t && t->has_unfinished_operation();
+  };
+  return in_flight(comm.transport) || in_flight(comm.node_transport) ||
+         in_flight(comm.rail_transport);
+}
+
 Status setup_nodes(zfcComm* comm, NodeMap nodes) {
   Transport& t = *comm->transport;
   const int me = t.rank();

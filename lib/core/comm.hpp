@@ -106,6 +106,11 @@ Status query_transport(int transport, int* memory_kinds);
 // nodes, and, when the map is hierarchical, splits off the node and cross-node transports.
 Status setup_nodes(zfcComm* comm, NodeMap nodes);
 
+// Whether an operation of the communicator's transports that timed out is still in flight
+// (MPI cannot withdraw one): it may still write into the communicator's buffers and its
+// plans' workspaces when its peer wakes up, so they must be kept until the process ends.
+bool transfers_in_flight(const zfcComm& comm);
+
 // Wraps an existing transport (used by split) with a copy of `config`.
 std::unique_ptr<zfcComm> comm_wrap(std::unique_ptr<Transport> transport, const Config& config);
 

@@ -9,15 +9,24 @@
 namespace zfcpy {
 
 bool checks_pass(const Refusal& how, const std::function<void()>& checks, py::object* pending) {
-  int code = zfcSuccess;
+  int code = zfcInvalidArgument;
   std::string message;
+  // Whatever the checks raise is this rank's refusal: a zipfcoll.Error keeps its code, any
+  // other exception (an export that DLPack refused, a failed cast, no memory) is agreed as
+  // zfcInvalidArgument with its text, so that no rank raises alone while the others wait.
   try {
     checks();
     return true;
   } catch (py::error_already_set& e) {
-    if (!e.matches(py::module_::import("zipfcoll._errors").attr("Error"))) throw;
-    code = e.value().attr("code").cast<int>();
     message = py::str(e.value()).cast<std::string>();
+    if (e.matches(py::module_::import("zipfcoll._errors").attr("Error"))) {
+      const int c = e.value().attr("code").cast<int>();
+      if (c > zfcSuccess && c < zfcNumResults) code = c;
+    } else {
+      message = py::str(e.type().attr("__name__")).cast<std::string>() + ": " + message;
+    }
+  } catch (const std::exception& e) {
+    message = e.what();
   }
   const zfcResult_t refused = static_cast<zfcResult_t>(code);
   check(zfcCommSetLocalError(how.comm, refused, message.c_str()), how.comm);

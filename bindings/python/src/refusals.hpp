@@ -30,8 +30,9 @@ struct Refusal {
 // and: inside a group open from Python, for a groupable call, *pending is set to a Pending
 // that fails with the group (whose end reports the refusal on every rank); otherwise `join`
 // makes the call, and the agreed error is raised, of the same class and with the same
-// message ("rank R: ...", R this rank) on every rank. Other exceptions (a Python TypeError
-// of a bad argument type) are raised on this rank alone.
+// message ("rank R: ...", R this rank) on every rank. Any other exception the checks raise
+// is agreed as zfcInvalidArgument with its type and text. (A TypeError pybind11 raises for
+// an argument of the wrong Python type, before the function runs, stays on this rank.)
 bool checks_pass(const Refusal& how, const std::function<void()>& checks, py::object* pending);
 
 }  // namespace zfcpy

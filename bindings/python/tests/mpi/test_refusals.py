@@ -54,7 +54,20 @@ def inputs(rank, k=6):
 
 # ---- SparsePlan.reduce ------------------------------------------------------------------
 
+class ExportFails:
+    """An array-like whose DLPack export raises, as torch's does for a tensor that requires
+    grad: not a zipfcoll.Error, yet agreed like one."""
+
+    def __dlpack__(self, stream=None):
+        raise RuntimeError("this tensor cannot be exported")
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
 REDUCE_REFUSALS = {
+    "an export that raises": (lambda idx, rows: (idx, ExportFails()),
+                              "RuntimeError: this tensor cannot be exported"),
     "float64 rows": (lambda idx, rows: (idx, rows.astype(np.float64)),
                      "rows must hold float32, float16 or bfloat16 rows, not an unsupported"),
     "fewer rows than indices": (lambda idx, rows: (idx, rows[:-1]),
