@@ -203,6 +203,21 @@ if [ "$quick" = 0 ] && [ -d "$data/gutenberg" ]; then
   fi
 fi
 
+# The PyTorch example under a real torchrun, zipfcoll's sync against torch's own
+# (docs/python.md quotes it); where the build has the Python module and torch is installed.
+module="$(find "$build/python/zipfcoll" -name '_zipfcoll*.so' -print -quit 2> /dev/null || true)"
+if [ "$quick" = 0 ] && [ -n "$module" ] && [ -d "$data/gutenberg" ] &&
+   /usr/bin/python3 -c 'import torch.distributed.run' 2> /dev/null; then
+  log "torch example (bindings/python/tests/torch_example.sh)"
+  mkdir -p "$out/torch_example"
+  example="$out/torch_example/torch_word_lm_np4.txt"
+  PYTHONPATH="$(dirname "$(dirname "$module")")" \
+    bash bindings/python/tests/torch_example.sh /usr/bin/python3 examples/python \
+    "$data/gutenberg" > "$example"
+  stamped+=("$example")
+fi
+stamped+=("$raw"/*.log)
+
 log "plots"
 elapsed=$(( $(date +%s) - started ))
 "$python" bench/plot_results.py --raw "$raw" --out "$out" --seconds "$elapsed" \

@@ -42,7 +42,10 @@ def main():
     z, t = load(a.zfc), load(a.torch)
     zr = {(r["kernel"], r["N"], r["D"]): r for r in z["rows"]}
     tr = {(r["kernel"], r["N"], r["D"]): r for r in t["rows"]}
-    lines = ["# zipfcoll on a GPU", "", "How these figures are made, and the other GPU runs: "
+    # The title names the version; a later release made without a GPU edits it to say
+    # "made on an earlier version, zipfcoll X.Y.Z; raw: raw_gpu" (bench/check_pages.py).
+    made = a.stamp.split(",")[0] if a.stamp else "zipfcoll"
+    lines = [f"# zipfcoll on a GPU ({made})", "", "How these figures are made, and the other GPU runs: "
              "`docs/gpu.md`.", ""]
     if a.stamp:
         lines += [f"Made by {a.stamp}.", ""]
