@@ -3,7 +3,7 @@
 #
 # usage: bench/trainer/run_trainer.sh BUILD_DIR CORPUS_DIR [throughput|group|tables|validation|all]
 #        [BUDGET_S]
-#   (all: throughput and validation)
+#   (all: every one of them, in the order below)
 #   throughput  words/s per rank and the step split (compute vs the library, each
 #               collective timed apart: --group off) for
 #               allgather, unique_allreduce and unique_allreduce with fp16 on 4 and 8 ranks
@@ -48,7 +48,7 @@ if [ "$what" = throughput ] || [ "$what" = all ]; then
   done
 fi
 
-if [ "$what" = group ]; then
+if [ "$what" = group ] || [ "$what" = all ]; then
   for np in 4 8; do
     for group in on off; do
       name="group_np${np}_${group}"
@@ -58,15 +58,16 @@ if [ "$what" = group ]; then
         --valid-tokens 20000 -J "$out/$name.json" | tee "$out/$name.txt" | grep -E "^step"
     done
   done
-  # Stamped as bench/run_all.sh stamps its outputs (this mode is not part of it).
-  source bench/stamp.sh
-  python3 bench/stamp_outputs.py \
-    "$(bench_stamp bench/trainer/run_trainer.sh BUILD_DIR CORPUS_DIR group)" \
-    "$out"/group_np*_o*.txt "$out"/group_np*_o*.json
-  exit 0
+  if [ "$what" = group ]; then  # run alone: stamped here (bench/run_all.sh stamps its own)
+    source bench/stamp.sh
+    python3 bench/stamp_outputs.py \
+      "$(bench_stamp bench/trainer/run_trainer.sh BUILD_DIR CORPUS_DIR group)" \
+      "$out"/group_np*_o*.txt "$out"/group_np*_o*.json
+    exit 0
+  fi
 fi
 
-if [ "$what" = tables ]; then
+if [ "$what" = tables ] || [ "$what" = all ]; then
   for np in 4 8; do
     for tables in replicated sharded; do
       name="tables_np${np}_${tables}"
@@ -76,11 +77,13 @@ if [ "$what" = tables ]; then
         tee "$out/$name.txt" | grep -E "^step|tables"
     done
   done
-  source bench/stamp.sh
-  python3 bench/stamp_outputs.py \
-    "$(bench_stamp bench/trainer/run_trainer.sh BUILD_DIR CORPUS_DIR tables)" \
-    "$out"/tables_np*.txt "$out"/tables_np*.json
-  exit 0
+  if [ "$what" = tables ]; then
+    source bench/stamp.sh
+    python3 bench/stamp_outputs.py \
+      "$(bench_stamp bench/trainer/run_trainer.sh BUILD_DIR CORPUS_DIR tables)" \
+      "$out"/tables_np*.txt "$out"/tables_np*.json
+    exit 0
+  fi
 fi
 
 if [ "$what" = validation ] || [ "$what" = all ]; then
