@@ -17,7 +17,7 @@
 //   -c,--check 0|1         check every result against a reference        zfc_perf
 //   -d,--datatype T        element type of the rows moved (float, half)  zfc_nccl_allgather
 //   -g,--ngpus 0|1         GPUs per rank                                  zfc_perf
-//   -J,--output_file FILE  the JSON record                                every program that
+//   -J,--output_file FILE  the JSON record (also --json)                  every program that
 //                                                                          writes JSON
 //   -K,--tokens N          tokens per rank and step (a list in            zfc_perf, zfc_model,
 //                          zfc_gpu_bench)                                  zfc_gpu_bench,
@@ -293,7 +293,9 @@ inline CLI::Option* add_choice(CLI::App& app, const std::string& names, std::str
 
 // The JSON record's file, under the nccl-tests name.
 inline CLI::Option* add_output_file(CLI::App& app, std::string* out, const std::string& help) {
-  return app.add_option("-J,--output_file", *out, help)->type_name("FILE");
+  // nccl-tests spells it -J/--output_file; --json is kept as its other name, the one this
+  // project's programs used before.
+  return app.add_option("-J,--output_file,--json", *out, help)->type_name("FILE");
 }
 
 // Parses argv. Returns -1 when the program goes on; otherwise the status to exit with: 0

@@ -94,6 +94,8 @@ TEST(ToolOptions, TakeValuesUnderEitherName) {
   EXPECT_EQ(minbytes, 4096u);
   EXPECT_EQ(tokens, (std::vector<size_t>{10000, 3}));
   EXPECT_EQ(out, "r.json");
+  EXPECT_EQ(run(app, {"--json", "s.json"}), -1);  // the record's other name
+  EXPECT_EQ(out, "s.json");
   EXPECT_EQ(run(app, {"--help"}), 0);
 }
 
