@@ -52,19 +52,21 @@ struct Cost {
   // An alltoallv over all ranks, routed as choose_route decides from `decide` (the most a
   // rank sends, which the runtime knows before it): directly, G - 1 messages; or forwarded,
   // in which every block moves forwarded_relays(G) times on average. A rank then also relays
-  // (relays - 1) x `decide` of others' blocks, which it receives and packs and unpacks;
-  // `each_way` (the busiest rank's) grows by that, `avg` (the ranks' mean) by the relays. The
-  // transport keeps every step's message until the exchange ends.
-  void routed_alltoallv(double decide, double each_way, double avg) {
+  // (relays - 1) x (`decide` + `framing`) of others' blocks, `framing` being what a rank
+  // sends whatever its rows (the per-peer counts, a block each that is relayed like the
+  // rows), which it receives and packs and unpacks; `each_way` (the busiest rank's) grows by
+  // that, `avg` (the ranks' mean, framing included) by the relays, so the bytes count the
+  // relays the time prices. The transport keeps every step's message until the exchange ends.
+  void routed_alltoallv(double decide, double framing, double each_way, double avg) {
     if (choose_route(m, in.ranks, in.nodes, decide) == Route::kDirect) {
       alltoallv(Level::kFlat, g(), each_way, avg);
       return;
     }
     const double relays = forwarded_relays(in.ranks);
-    const double moved = each_way + (relays - 1.0) * decide;
+    const double moved = each_way + (relays - 1.0) * (decide + framing);
     collective(Level::kFlat, forwarded_steps(in.ranks), moved, relays * avg);
     local(2.0 * moved);
-    scratch(relays * decide);  // a rank's messages, relayed blocks and its own
+    scratch(relays * (decide + framing));  // a rank's messages, relayed blocks and its own
   }
   // An allgather(v) of `total` bytes over the level's ranks, `largest` from one rank: in
   // log depth or a ring, as the transports choose (transport.hpp).
@@ -72,6 +74,25 @@ struct Cost {
     const double n = ranks(l);
     collective(l, gather_steps(static_cast<int>(n), total),
                std::max(total - largest, largest * (n - 1)), 2 * total * frac(n));
+  }
+  // An allgather of blocks whose sizes only their senders know (Transport::allgather_blocks).
+  // MPI and UCX run it in Bruck's ceil(log2 n) steps whatever the size, never gather()'s
+  // ring of n - 1 latencies for blocks over 16 KiB (priced so, key_routed's shared pairs
+  // cost G - 1 latencies until U_g / G fell under 16 KiB, and its time fell as G grew).
+  // Bruck copies what a rank sends and receives, then the blocks into rank order
+  // (transport/block_gather.hpp). Elsewhere (NCCL) the sizes are gathered first (a round the
+  // statistics do not count), then the blocks as gather() prices.
+  void gather_blocks(Level l, double total, double largest) {
+    const double n = ranks(l);
+    if (n <= 1) return;
+    if (!m.log_depth_block_gathers) {
+      collective(l, gather_steps(static_cast<int>(n), 8.0 * n), 8.0 * (n - 1), 0.0);
+      gather(l, total, largest);
+      return;
+    }
+    collective(l, forwarded_steps(static_cast<int>(n)),
+               std::max(total - largest, largest * (n - 1)), 2 * total * frac(n));
+    local(2.0 * (2.0 * total * frac(n) + total));
   }
   void local(double bytes) {
     if (m.local_bytes_per_s > 0) p.seconds += bytes * m.ranks_per_core / m.local_bytes_per_s;
@@ -86,8 +107,8 @@ struct Cost {
 void common(Cost& c, bool keys_ride) {
   const CostInputs& in = c.in;
   const double kb = keys_ride ? static_cast<double>(in.key_bytes) : 0.0;
-  c.gather(Level::kFlat, kHeaderBytes * c.g() + in.local_unique * kb,
-           kHeaderBytes + in.max_local_unique * kb);
+  c.gather_blocks(Level::kFlat, kHeaderBytes * c.g() + in.local_unique * kb,
+                  kHeaderBytes + in.max_local_unique * kb);
   c.local(kDedupeBytesPerToken * in.max_tokens);
   c.scratch(16.0 * in.max_tokens + kHeaderBytes * c.g() + in.local_unique * kb);
 }
@@ -245,10 +266,10 @@ void streamed_share(Cost& c) {
   // A round's pairs: b from every owner, or one from each of G / q.
   const double pairs = std::min(b * c.g() / q, ug);
   const double largest = std::min(b, owned) * pair + 8.0;
-  c.gather(Level::kFlat, pairs * pair + 24.0 * c.g(), largest + 16.0);
+  c.gather_blocks(Level::kFlat, pairs * pair + 24.0 * c.g(), largest + 16.0);
   // The later rounds alike: one priced, times their number.
   const Prediction before = c.p;
-  c.gather(Level::kFlat, pairs * pair + 8.0 * c.g(), largest);
+  c.gather_blocks(Level::kFlat, pairs * pair + 8.0 * c.g(), largest);
   const double more = rounds - 2.0;
   if (more > 0) {
     c.p.seconds += more * (c.p.seconds - before.seconds);
@@ -276,7 +297,8 @@ void route_to_owners(Cost& c) {
   scatter(c, ui);
   c.local(encode_bytes(c, ui * d) + 2.0 * ui * (kb + d * w));  // encode, pack
   const double counts = 8.0 * (c.g() - 1);
-  c.routed_alltoallv(ui * (kb + d * w), std::max(ui, busiest) * (kb + d * w) * f + counts,
+  c.routed_alltoallv(ui * (kb + d * w), counts,
+                     std::max(ui, busiest) * (kb + d * w) * f + counts,
                      (ui + routed) * (kb + d * w) * f + 2.0 * counts);
   c.local(kMergeBytesPerKey * busiest + kLocateBytesPerKey * busiest +
           busiest * d * (w + 8.0));
@@ -297,7 +319,8 @@ void key_routed(Cost& c) {
     streamed_share(c);
     return;
   }
-  c.gather(Level::kFlat, ug * (kb + d * w) + 16.0 * c.g(), ug / c.g() * (kb + d * w) + 16.0);
+  c.gather_blocks(Level::kFlat, ug * (kb + d * w) + 16.0 * c.g(),
+                  ug / c.g() * (kb + d * w) + 16.0);
   c.local(kMergeBytesPerKey * ug + kLocateBytesPerKey * ug +
           (w < 4 ? ug * d * (w + 4.0) : 8.0 * ug * d));
   c.scratch(ug * (2.0 * kb + d * w) + 4.0 * ug * d);
@@ -318,11 +341,11 @@ void sharded_step(Cost& c) {
   const double owned = static_cast<double>(in.global_unique) / c.g();
   // The gather (its header round and deduplication are common()'s).
   c.local(kLocateBytesPerKey * ui);
-  c.routed_alltoallv(ui * kb, most * kb * f + heads, (ui + routed) * kb * f + 2 * heads);
+  c.routed_alltoallv(ui * kb, heads, most * kb * f + heads, (ui + routed) * kb * f + 2 * heads);
   c.local(busiest * d * (4.0 + w) + ui * d * (w + 4.0));  // owners encode, ranks decode
-  c.routed_alltoallv(ui * d * w, most * d * w * f, (ui + routed) * d * w * f);
+  c.routed_alltoallv(ui * d * w, 0.0, most * d * w * f, (ui + routed) * d * w * f);
   // The update: its own header round and deduplication, then the routing.
-  c.gather(Level::kFlat, kHeaderBytes * c.g(), kHeaderBytes);
+  c.gather_blocks(Level::kFlat, kHeaderBytes * c.g(), kHeaderBytes);
   c.local(kDedupeBytesPerToken * in.max_tokens);
   route_to_owners(c);
   c.gather(Level::kFlat, 16.0 * c.g(), 16.0);

@@ -211,3 +211,75 @@ TEST(CostModel, AShardedStepRoutedDirectlyIsFlatInTheRankCount) {
 
 }  // namespace
 }  // namespace zfc
+
+namespace zfc {
+namespace {
+
+// zfc_model's default machine (bench/model/zfc_model.cpp), pinned: NVLink 4 inside nodes of
+// 8 ranks, one 400 Gb/s NIC per rank between them, HBM3 for the local passes.
+MachineModel zfc_model_machine() {
+  MachineModel m;
+  m.intra = {2e-6, 450e9};
+  m.inter = {5e-6, 50e9};
+  m.local_bytes_per_s = 3000e9;
+  return m;
+}
+
+// The word model's step at G ranks on nodes of 8 (gutenberg's sizes as zfc_model projects
+// them: K = 640, U_i = 380, U_g on the Heaps curve), on a wire of w bytes per element.
+CostInputs word_step(int g, uint64_t ug, size_t w) {
+  CostInputs in = inputs(g, 640, 380, ug, 100000);
+  in.nodes = g / 8;
+  in.row_bytes = w;
+  return in;
+}
+
+// key_routed's summed pairs come back in Transport::allgather_blocks, which MPI and UCX run
+// in ceil(log2 G) steps whatever its size. With only latencies priced, its step at 1024
+// ranks is then the header round, the forwarded pairs and that gather: 3 x 10 latencies.
+// (Priced as a ring of G - 1 steps, as before, it was 1043.) Where blocks are gathered as an
+// allgatherv after a round of the sizes (NCCL), the 27.9 MB of pairs run as a ring.
+TEST(CostModel, KeyRoutedGathersItsPairsInLogDepth) {
+  MachineModel m;
+  m.intra = m.inter = {5e-6, 0.0};
+  const CostInputs in = word_step(1024, 27156, 2);
+  EXPECT_NEAR(predict(zfcAlgoKeyRouted, in, m).seconds, 30 * 5e-6, 1e-12);
+  m.log_depth_block_gathers = false;
+  EXPECT_NEAR(predict(zfcAlgoKeyRouted, in, m).seconds, (4 * 10 + 1023) * 5e-6, 1e-12);
+}
+
+// The reviewer's case: zfc_model priced key_routed fp16 at 5.86 ms at 1024 ranks and 1.37 ms
+// at 4096. With K, D and the machine fixed, U_g grows with G, so neither the exchange's time
+// nor its bytes may fall; and the forwarded route's bytes are the direct route's plus the
+// relays: every block of the pairs' alltoallv (rows and 8-byte counts) moves
+// forwarded_relays(G) times.
+TEST(CostModel, KeyRoutedAtThousandsOfRanksNeitherSpeedsUpNorDropsTheRelays) {
+  const MachineModel chosen = zfc_model_machine();
+  MachineModel direct = chosen, forwarded = chosen;
+  direct.route = RoutePolicy::kDirect;
+  forwarded.route = RoutePolicy::kForwarded;
+  const int ranks[] = {1024, 2048, 4096};
+  const uint64_t ug[] = {27156, 36214, 48369};
+  for (size_t w : {size_t{4}, size_t{2}}) {
+    Prediction last;
+    for (int i = 0; i < 3; ++i) {
+      const int g = ranks[i];
+      const CostInputs in = word_step(g, ug[i], w);
+      const Prediction p = predict(zfcAlgoKeyRouted, in, chosen);
+      EXPECT_EQ(choose_route(chosen, g, g / 8, 380.0 * (4 + 512 * w)), Route::kForwarded);
+      EXPECT_GE(p.seconds, last.seconds) << "G " << g << " wire " << w;
+      EXPECT_GE(p.bytes, last.bytes) << "G " << g << " wire " << w;
+      last = p;
+      const Prediction far = predict(zfcAlgoKeyRouted, in, forwarded);
+      const Prediction near = predict(zfcAlgoKeyRouted, in, direct);
+      EXPECT_DOUBLE_EQ(far.bytes, p.bytes);
+      const double pair = 4 + 512.0 * w, f = (g - 1.0) / g;
+      const double avg = 2 * 380 * pair * f + 2 * 8.0 * (g - 1);
+      EXPECT_NEAR(far.bytes - near.bytes, (forwarded_relays(g) - 1) * avg, 1e-6 * far.bytes);
+      EXPECT_LT(far.seconds, near.seconds);  // G - 1 latencies against ceil(log2 G)
+    }
+  }
+}
+
+}  // namespace
+}  // namespace zfc
