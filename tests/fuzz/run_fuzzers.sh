@@ -7,6 +7,9 @@ set -euo pipefail
 build="${1:?usage: run_fuzzers.sh BUILD_DIR [RUNS_EACH]}"
 runs="${2:-300000}"
 total=0
+# What made the counts (bench/stamp.sh): the version, the commit and this command.
+source "$(dirname "$0")/../../bench/stamp.sh"
+(cd "$(dirname "$0")/../.." && echo "# made by $(bench_stamp tests/fuzz/run_fuzzers.sh "$@")")
 for f in fuzz_config fuzz_header fuzz_arguments fuzz_kernels; do
   bin="$build/tests/fuzz/$f"
   [ -x "$bin" ] || { echo "no $bin: configure with -DZIPFCOLL_BUILD_FUZZERS=ON" >&2; exit 1; }

@@ -9,10 +9,10 @@ build="${1:?usage: reinit_counts.sh BUILD_DIR OUT}"
 out="${2:?output file}"
 mpirun=(mpirun --oversubscribe)
 if [ "$(id -u)" = 0 ]; then mpirun+=(--allow-run-as-root); fi
-commit="$(git rev-parse --short=12 HEAD 2> /dev/null || echo unknown)"
-if [ -n "$(git status --porcelain -- . ':!docs' 2> /dev/null)" ]; then commit="$commit+dirty"; fi
+source bench/stamp.sh  # the version, the commit and this command, as the benchmarks say it
+stamp="$(bench_stamp tests/reliability/reinit_counts.sh "$build" "$out")"
 {
-  echo "# made by tests/reliability/reinit_counts.sh $build $out, commit $commit"
+  echo "# made by $stamp"
   for np in 3 4; do
     for transport in mpi ucx; do
       echo "## $np ranks over $transport"
