@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every benchmark of zipfcoll and writes every table, CSV and plot under
-# docs/benchmarks/ (about 20 minutes on 2 cores):
+# docs/benchmarks/ (the wall time of its last run is in docs/benchmarks/README.md):
 #   - zfc_perf sparse: G in {1,2,4,8} ranks x K in {640,2560} x D in {512,1024}, on real text
 #     windows and on a seeded Zipf stream, every algorithm (owner_partitioned and auto
 #     included) and wire format                                  -> README.md, sparse.csv
@@ -14,8 +14,12 @@
 #                                                                  -> scale_model.md
 #   - bench/run_sharded.sh: replicated against sharded tables, G = 2..8 -> sharded.md
 #   - bench/run_fused.sh: fused, streamed updates of replicated tables, G = 2..8 -> fused.md
-#   - bench/trainer/run_trainer.sh: the example trainer's throughput and equal-step
-#     validation runs                                             -> trainer/report.md
+#   - bench/trainer/run_trainer.sh: the example trainer's throughput, grouped and sharded
+#     runs and equal-step validation runs                          -> trainer/report.md
+#   - the PyTorch example under torchrun, zipfcoll's sync against torch's own
+#                                                   -> torch_example/ (docs/python.md)
+# bench/check_pages.py (ctest docs_pages_current) then checks that every page is what its
+# generator makes of these raw outputs and names this version.
 # Every raw output is stamped with the version, the commit and this command
 # (bench/stamp_outputs.py), and every page names the raw files its numbers come from.
 #
@@ -216,7 +220,9 @@ if [ "$quick" = 0 ] && [ -n "$module" ] && [ -d "$data/gutenberg" ] &&
     "$data/gutenberg" > "$example"
   stamped+=("$example")
 fi
-stamped+=("$raw"/*.log)
+for f in "$raw"/*.log; do  # the logs of the scale, sharded, fused and trainer runs
+  if [ -f "$f" ]; then stamped+=("$f"); fi
+done
 
 log "plots"
 elapsed=$(( $(date +%s) - started ))

@@ -6,6 +6,7 @@ of each variant, and the targets checked against them.
 usage: sharded_report.py --raw DIR --out FILE
 """
 import json
+import math
 import os
 
 import matplotlib
@@ -150,8 +151,8 @@ def main():
     verdict = "met" if eff >= 0.9 else "not met"
     lines += ["", f"- zfc_model, word LM with sharded tables at G = {top}: efficiency "
               f"{eff:.3f} (target >= 0.9: {verdict}). Its three routed exchanges run "
-              "forwarded there: 12 steps of one message each way instead of 4095 messages "
-              "(with direct exchanges only, 0.7.0 projected 0.307). The relays multiply the "
+              f"forwarded there: {math.ceil(math.log2(top))} steps of one message each way "
+              f"instead of {top - 1} messages, one latency each. The relays multiply the "
               "bytes a rank's network carries (MB) by about log2(G) / 2, and the owners of "
               "the most frequent ids still receive a row from every rank that holds them.", "",
               "![bytes and memory per rank against G](sharded_vs_G.png)", ""]

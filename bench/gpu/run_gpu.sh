@@ -72,7 +72,7 @@ if [ -x "$build/bench/zfc_nccl_allgather" ] && [ -x "$build/bench/zfc_perf" ] &&
   done
 fi
 "$build/bench/zfc_gpu_bench" -J "$out/zfc_gpu.json" | tee "$out/zfc_gpu.txt"
-python3 bench/gpu/torch_pipeline.py --json "$out/torch.json" | tee "$out/torch.txt"
+python3 bench/gpu/torch_pipeline.py -J "$out/torch.json" | tee "$out/torch.txt"
 python3 bench/gpu/compare.py --zfc "$out/zfc_gpu.json" --torch "$out/torch.json" --steps "$out" \
   --out docs/benchmarks/gpu.md --command "bench/gpu/run_gpu.sh $build" \
   --stamp "$(bench_stamp bench/gpu/run_gpu.sh)"

@@ -64,12 +64,16 @@ def run(n, dim, vocab, iters):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--sizes", default="1e4,1e5,1e6,4e6")
-    ap.add_argument("--dims", default="512,1024")
-    ap.add_argument("--vocab", type=int, default=100000)
-    ap.add_argument("--iters", type=int, default=20)
-    ap.add_argument("--json")
+    # The option names of zfc_gpu_bench, whose rows these sit beside
+    # (common/tools/tool_options.hpp); the older spellings are kept as other names.
+    ap = argparse.ArgumentParser(description="PyTorch's unique + index_add_ + cast on a GPU")
+    ap.add_argument("-K", "--tokens", "--sizes", dest="sizes", default="1e4,1e5,1e6,4e6",
+                    help="comma list of index counts N")
+    ap.add_argument("-D", "--dim", "--dims", dest="dims", default="512,1024",
+                    help="comma list of row widths")
+    ap.add_argument("--vocab", type=int, default=100000, help="ids drawn below V")
+    ap.add_argument("-n", "--iters", type=int, default=20, help="timed runs (the median)")
+    ap.add_argument("-J", "--output_file", "--json", dest="json", help="the JSON record")
     a = ap.parse_args()
     rows = []
     print(f"# PyTorch {torch.__version__} on {torch.cuda.get_device_name()}")
