@@ -16,8 +16,9 @@ usage: check_pages.py [--root DIR] [--python PY] [--selftest]
      and of each README.md paragraph that names a page under docs/benchmarks, is written the
      same way on a generated page or in a raw output; such a README paragraph names the
      version the figures come from.
---selftest runs the check on copies edited in the ways it must catch (an old stamp, a table
-cell changed, a quoted figure no raw output holds) and fails unless each copy fails.
+--selftest runs the check on the committed pages, which must pass, and on copies edited in the
+ways it must catch (an old stamp, a table cell changed, a quoted figure its sources do not
+hold), and fails unless each copy fails.
 """
 import argparse
 import os
@@ -32,9 +33,24 @@ BENCH = os.path.dirname(os.path.abspath(__file__))  # the generators, whatever r
 HAND_PAGES = ["NOTES.md", "scale_model.md"]
 TEXT_EXT = (".md", ".txt", ".csv", ".json", ".jsonl", ".log")
 VERSION = re.compile(r"\bzipfcoll (\d+)\.(\d+)\.(\d+)")
-ANY_VERSION = re.compile(r"(?<![\d.])(\d+)\.(\d+)\.(\d+)(?![\d.])")
-FIGURE = re.compile(r"(?<![\w.])\d+\.\d+(?!\w|\.\d)")
-EARLIER = re.compile(r"made on an earlier version, zipfcoll (\d+\.\d+\.\d+)(?:; raw: (\S+?))?\W")
+ANY_VERSION = re.compile(r"(?<![\d.])(\d+)\.(\d+)\.(\d+)(?!\d|\.\d)")
+# A decimal figure, with whatever unit follows it ("1.57x", "3.6e-08" gives 3.6); a sign is
+# not part of it. Integers are not checked: they are mostly sizes a run was given.
+FIGURE = re.compile(r"(?<![\w.])\d+\.\d+(?!\d|\.\d)")
+EARLIER = re.compile(r"made on an earlier version, zipfcoll (\d+\.\d+\.\d+)"
+                     r"(?:; raw: ([^\s;,)]+?))?\.?(?:\)|\s|$)")
+# What the generators write, from the raw outputs (regenerate()).
+GENERATED = ["README.md", "sparse.csv", "allreduce.csv", "heaps.csv", "kernels.csv",
+             "transports.md", "seed_groups.md", "scale.csv", "scale_report.txt", "sharded.md",
+             "fused.md", "trainer/report.md"]
+# The files a page's figures come from when it names none: its raw folders and tables.
+SOURCES = {"README.md": ["README.md", "raw"], "transports.md": ["transports.md", "raw"],
+           "seed_groups.md": ["seed_groups.md", "raw"], "NOTES.md": ["README.md"],
+           "scale_model.md": ["scale_report.txt", "scale.csv"],
+           "sharded.md": ["sharded.md", "raw_sharded"], "fused.md": ["fused.md", "raw_fused"],
+           "trainer/report.md": ["trainer"], "gpu.md": ["gpu.md", "raw_gpu"]}
+# Folders a generator reads: never exempt from the version check.
+GENERATOR_INPUTS = ["raw", "raw_scale", "raw_sharded", "raw_fused", "trainer"]
 # Lines that only say what made a file; their versions are checked by check_versions.
 STAMP_LINE = re.compile(r"^(# )?_?[Mm]ade by |^# zipfcoll \d|\"made_by\"|"
                         r"wall time of the whole run")
@@ -66,9 +82,9 @@ def earlier_pages(folder):
     for path in text_files(folder):
         if path.endswith(".md"):
             first = read(path).split("\n", 1)[0]
-            m = EARLIER.search(first + "\n")
+            m = EARLIER.search(first)
             if m:
-                raw = os.path.join(folder, m.group(2)) if m.group(2) else None
+                raw = os.path.join(folder, m.group(2).rstrip("/")) if m.group(2) else None
                 found[path] = (m.group(1), raw)
     return found
 
@@ -76,6 +92,11 @@ def earlier_pages(folder):
 def check_versions(root, folder, want, errors):
     exempt = earlier_pages(folder)
     exempt_dirs = [raw for _, raw in exempt.values() if raw]
+    for d in exempt_dirs:
+        name = os.path.relpath(d, folder)
+        if not os.path.isdir(d) or name.split(os.sep)[0] in GENERATOR_INPUTS:
+            errors.append(f"{PAGES}/{name}: cannot be exempt as an earlier version's raw "
+                          "outputs (missing, or read by a generator of this version)")
     readme = read(os.path.join(root, "README.md"))
     for page, (version, _) in exempt.items():
         name = os.path.relpath(page, root)
@@ -106,18 +127,19 @@ def strip_stamps(text):
 
 def readme_command(folder):
     """The command bench/plot_results.py wrote into the results README (a run's own record)."""
-    m = re.search(r"Produced by one command[^\n]*\n\n```\n([^\n]*)\n```", read(
-        os.path.join(folder, "README.md")))
+    path = os.path.join(folder, "README.md")
+    m = re.search(r"Produced by one command[^\n]*\n\n```\n([^\n]*)\n```",
+                  read(path)) if os.path.exists(path) else None
     return m.group(1) if m else "bench/run_all.sh"
 
 
-def regenerate(root, py, copy):
+def regenerate(py, copy, command):
     """Runs every page generator on the copy's raw outputs, writing into the copy."""
     b = lambda *p: os.path.join(BENCH, *p)  # noqa: E731
     c = lambda *p: os.path.join(copy, *p)  # noqa: E731
     runs = [
         [py, b("plot_results.py"), "--raw", c("raw"), "--out", copy, "--seconds", "0",
-         "--command", readme_command(copy), "--stamp", "-"],
+         "--command", command, "--stamp", "-"],
         [py, b("pages_report.py"), "--raw", c("raw"), "--out", copy, "--stamp", "made by -"],
     ]
     if os.path.isdir(c("raw_scale")):
@@ -140,10 +162,19 @@ def check_generated(root, folder, py, errors):
     with tempfile.TemporaryDirectory() as tmp:
         copy = os.path.join(tmp, "benchmarks")
         shutil.copytree(folder, copy)
-        failed = regenerate(root, py, copy)
+        # The generators' pages go first, so that one no generator writes again is missed,
+        # not compared with itself.
+        for name in GENERATED:
+            if os.path.exists(os.path.join(copy, name)):
+                os.remove(os.path.join(copy, name))
+        failed = regenerate(py, copy, readme_command(folder))
         if failed:
-            errors.append(failed)
+            errors.append(failed.replace(tmp, "<copy>"))
             return
+        for name in GENERATED:
+            if os.path.exists(os.path.join(folder, name)) and \
+                    not os.path.exists(os.path.join(copy, name)):
+                errors.append(f"{PAGES}/{name}: no generator wrote it from the raw outputs")
         for path in text_files(copy):
             name = os.path.relpath(path, copy)
             mine = os.path.join(folder, name)
@@ -176,47 +207,90 @@ def figures(text):
     return set(FIGURE.findall(text))
 
 
-def check_figures(root, folder, errors):
-    hand = {os.path.join(folder, p) for p in HAND_PAGES}
-    held = set()
-    for path in text_files(folder):
-        if path not in hand:
-            held |= figures(read(path))
-    for path in sorted(hand):
+def files_under(path, folder):
+    """The text files at path (a file, or a folder's files; an earlier version's runs kept in
+    raw_gpu's subfolders are left out unless named)."""
+    if os.path.isfile(path):
+        return [path]
+    if not os.path.isdir(path):
+        return []
+    if os.path.relpath(path, folder) == "raw_gpu":
+        return [os.path.join(path, n) for n in sorted(os.listdir(path))
+                if n.endswith(TEXT_EXT) and os.path.isfile(os.path.join(path, n))]
+    return list(text_files(path))
+
+
+def named_files(text, folder):
+    """The files and folders under docs/benchmarks a text names in backquotes: by path from
+    the folder or the repository, or by a file's name alone where it is one file's."""
+    found = []
+    for token in re.findall(r"`([\w./{},-]+)`", text):
+        token = token.strip("/")
+        if token.startswith(PAGES + "/"):
+            token = token[len(PAGES) + 1:]
+        path = os.path.join(folder, token)
         if os.path.exists(path):
-            missing = sorted(figures(read(path)) - held, key=float)
-            if missing:
-                errors.append(f"{os.path.relpath(path, root)}: figures no generated page or "
-                              f"raw output holds: {', '.join(missing)}")
+            found += files_under(path, folder)
+        elif "/" not in token and token.endswith(TEXT_EXT):
+            found += [p for p in text_files(folder) if os.path.basename(p) == token]
+    return found
+
+
+def held_by(pages, text, folder):
+    """The figures the sources of `text` hold: the pages it names, their default sources
+    (SOURCES) and every file it names."""
+    paths = list(named_files(text, folder))
+    for page in pages:
+        for src in SOURCES.get(page, [page]):
+            paths += files_under(os.path.join(folder, src), folder)
+    held = set()
+    for path in set(paths):
+        held |= figures(read(path))
+    return held
+
+
+def check_figures(root, folder, errors):
+    for page in HAND_PAGES:
+        path = os.path.join(folder, page)
+        if not os.path.exists(path):
+            continue
+        text = read(path)
+        missing = sorted(figures(text) - held_by([page], text, folder), key=float)
+        if missing:
+            errors.append(f"{os.path.relpath(path, root)}: figures the files it reads do not "
+                          f"hold: {', '.join(missing)}")
     want = project_version(root)
     exempt = earlier_pages(folder)
-    for n, para in enumerate(read(os.path.join(root, "README.md")).split("\n\n")):
-        pages = set(re.findall(re.escape(PAGES) + r"/[\w/.-]+\.md", para))
+    for para in read(os.path.join(root, "README.md")).split("\n\n"):
+        pages = sorted(set(re.findall(re.escape(PAGES) + r"/([\w/.-]+\.(?:md|txt|csv))", para)))
         if not pages:
             continue
         quoted = figures(para)
         if not quoted:
             continue
         first = " ".join(para.split())[:70]
-        missing = sorted(quoted - held, key=float)
+        missing = sorted(quoted - held_by(pages, para, folder), key=float)
         if missing:
-            errors.append(f"README.md, the paragraph '{first}...': figures no page or raw "
-                          f"output holds: {', '.join(missing)}")
+            errors.append(f"README.md, the paragraph '{first}...': figures the pages it names "
+                          f"do not hold: {', '.join(missing)}")
         versions = {(m.group(1), m.group(2)) for m in ANY_VERSION.finditer(para)}
-        earlier = {tuple(exempt[os.path.join(root, p)][0].split(".")[:2])
-                   for p in pages if os.path.join(root, p) in exempt}
+        earlier = {tuple(exempt[os.path.join(folder, p)][0].split(".")[:2])
+                   for p in pages if os.path.join(folder, p) in exempt}
         if want not in versions and not (earlier & versions):
             errors.append(f"README.md, the paragraph '{first}...': quotes figures of "
-                          f"{', '.join(sorted(pages))} without naming the version "
+                          f"{', '.join(pages)} without naming the version "
                           f"{'.'.join(want)} that made them")
 
 
-def check(root, py):
+def check(root, py, parts=("versions", "generated", "figures")):
     folder = os.path.join(root, PAGES)
     errors = []
-    check_versions(root, folder, project_version(root), errors)
-    check_generated(root, folder, py, errors)
-    check_figures(root, folder, errors)
+    if "versions" in parts:
+        check_versions(root, folder, project_version(root), errors)
+    if "generated" in parts:
+        check_generated(root, folder, py, errors)
+    if "figures" in parts:
+        check_figures(root, folder, errors)
     return errors
 
 
@@ -230,40 +304,52 @@ def edit(path, old, new):
 
 
 def selftest(root, py):
-    """Each edit must make the check fail; returns the edits it did not catch."""
+    """Each edit must make the check fail; returns what went wrong (nothing when every edit
+    was caught). The committed pages must pass first, so that a problem they already have
+    cannot pass for a catch; each edit runs only the part of the check it concerns."""
+    base = check(root, py)
+    if base:
+        return ["the committed pages already fail the check: " + base[0].splitlines()[0]]
     major, minor = project_version(root)
-    old = f"zipfcoll {major}.{int(minor) - 1 if int(minor) else minor}.0"
-    if old.endswith(f"{major}.{minor}.0"):
-        old = f"zipfcoll {int(major) - 1}.99.0"
+    # Another major.minor than the project's: the minor before, or a major before.
+    old = f"{major}.{int(minor) - 1}." if int(minor) > 0 else f"{max(int(major) - 1, 0)}.99."
+    if old == f"{major}.{minor}.":
+        old = f"{int(major) + 1}.0."
 
     def old_stamp(copy):
         page = os.path.join(copy, PAGES, "transports.md")
-        return edit(page, f"zipfcoll {major}.{minor}.", old[:-1])
+        return edit(page, f"zipfcoll {major}.{minor}.", f"zipfcoll {old}")
 
     def table_cell(copy):
         page = os.path.join(copy, PAGES, "sharded.md")
-        text = read(page)
-        m = re.search(r"\| (\d+\.\d+) \|", text)
+        m = re.search(r"\| (\d+\.\d+) \|", read(page))
         return m is not None and edit(page, m.group(0), f"| {m.group(1)}9 |")
 
     def quoted_figure(copy):
-        return edit(os.path.join(copy, PAGES, "NOTES.md"), "\n\n", "\n\nA figure: 123.456789.\n\n")
+        # A figure the page quotes, changed to one its sources do not hold.
+        folder = os.path.join(copy, PAGES)
+        page = os.path.join(folder, "NOTES.md")
+        text = read(page)
+        held = held_by(["NOTES.md"], text, folder)
+        figure = sorted(figures(text))[0]
+        wrong = figure + "1"
+        while wrong in held:
+            wrong += "1"
+        return edit(page, figure, wrong)
 
-    # An edit is caught when the edited copy has a problem the unedited one has not, so a
-    # problem the committed pages already have cannot pass for a catch.
-    base = set(check(root, py))
     missed = []
-    for name, change in [("an old stamp", old_stamp), ("a table cell", table_cell),
-                         ("a figure without a raw output", quoted_figure)]:
+    for name, change, part in [("an old stamp", old_stamp, "versions"),
+                               ("a table cell", table_cell, "generated"),
+                               ("a quoted figure no source holds", quoted_figure, "figures")]:
         with tempfile.TemporaryDirectory() as tmp:
-            for part in ("CMakeLists.txt", "README.md"):
-                shutil.copy(os.path.join(root, part), tmp)
+            for f in ("CMakeLists.txt", "README.md"):
+                shutil.copy(os.path.join(root, f), tmp)
             shutil.copytree(os.path.join(root, PAGES), os.path.join(tmp, PAGES))
             if not change(tmp):
                 missed.append(f"{name} (the edit found nothing to change)")
                 continue
-            new = [e for e in check(tmp, py) if e not in base]
-            print(f"selftest, {name}: {len(new)} new problem(s), first: "
+            new = check(tmp, py, (part,))
+            print(f"selftest, {name}: {len(new)} problem(s), first: "
                   f"{new[0].splitlines()[0] if new else '(none)'}")
             if not new:
                 missed.append(name)
@@ -280,7 +366,7 @@ def main():
     if a.selftest:
         missed = selftest(root, a.python)
         if missed:
-            print("check_pages selftest: not caught: " + "; ".join(missed))
+            print("check_pages selftest: failed: " + "; ".join(missed))
             sys.exit(1)
         print("check_pages selftest: every edit caught")
         return

@@ -208,17 +208,22 @@ if [ "$quick" = 0 ] && [ -d "$data/gutenberg" ]; then
 fi
 
 # The PyTorch example under a real torchrun, zipfcoll's sync against torch's own
-# (docs/python.md quotes it); where the build has the Python module and torch is installed.
-module="$(find "$build/python/zipfcoll" -name '_zipfcoll*.so' -print -quit 2> /dev/null || true)"
-if [ "$quick" = 0 ] && [ -n "$module" ] && [ -d "$data/gutenberg" ] &&
-   /usr/bin/python3 -c 'import torch.distributed.run' 2> /dev/null; then
+# (docs/python.md quotes it), with the Python the build's module was made for, where the
+# build has that module and that Python has torch.
+module_dir="$build/python"
+py_module="$(sed -n 's/^Python3_EXECUTABLE:[A-Z]*=//p' "$build/CMakeCache.txt" 2> /dev/null)"
+if [ "$quick" = 0 ] && [ -n "$py_module" ] && [ -d "$data/gutenberg" ] &&
+   PYTHONPATH="$module_dir" "$py_module" -c 'import zipfcoll, torch.distributed.run' \
+     2> /dev/null; then
   log "torch example (bindings/python/tests/torch_example.sh)"
   mkdir -p "$out/torch_example"
   example="$out/torch_example/torch_word_lm_np4.txt"
-  PYTHONPATH="$(dirname "$(dirname "$module")")" \
-    bash bindings/python/tests/torch_example.sh /usr/bin/python3 examples/python \
-    "$data/gutenberg" > "$example"
+  PYTHONPATH="$module_dir" bash bindings/python/tests/torch_example.sh "$py_module" \
+    examples/python "$data/gutenberg" > "$example.new"
+  mv "$example.new" "$example"
   stamped+=("$example")
+else
+  log "torch example skipped: no Python module in $build or no torch for its Python"
 fi
 for f in "$raw"/*.log; do  # the logs of the scale, sharded, fused and trainer runs
   if [ -f "$f" ]; then stamped+=("$f"); fi

@@ -2,7 +2,7 @@
 # The example trainer's figures, into docs/benchmarks/trainer/ and docs/trainer.md.
 #
 # usage: bench/trainer/run_trainer.sh BUILD_DIR CORPUS_DIR [throughput|group|tables|validation|all]
-#        [BUDGET_S]
+#        [STEPS] [OUT]
 #   (all: every one of them, in the order below)
 #   throughput  words/s per rank and the step split (compute vs the library, each
 #               collective timed apart: --group off) for
@@ -20,7 +20,7 @@
 # Every run writes its JSON log; bench/trainer/trainer_report.py turns them into the report.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-build="${1:?usage: run_trainer.sh BUILD_DIR CORPUS_DIR [throughput|validation|all] [BUDGET_S]}"
+build="${1:?usage: run_trainer.sh BUILD_DIR CORPUS_DIR [throughput|group|tables|validation|all] [STEPS] [OUT]}"
 corpus="${2:?corpus directory}"
 what="${3:-all}"
 steps="${4:-600}"
@@ -103,6 +103,15 @@ if [ "$what" = validation ] || [ "$what" = all ]; then
   run valid_fp32_allsame "${word[@]}" --sync auto --seed-groups all-same
   run valid_char "--corpus" "$corpus" --mode char --dim 256 --hidden 256 --bptt 50 \
     --batch 16 --sync auto --seed 1
+fi
+# Run alone (not from bench/run_all.sh, which stamps what it ran), the logs are stamped here,
+# before the report quotes them.
+if [ -z "${ZIPFCOLL_BENCH_STAMP:-}" ]; then
+  source bench/stamp.sh
+  ZIPFCOLL_BENCH_STAMP="$(bench_stamp bench/trainer/run_trainer.sh BUILD_DIR CORPUS_DIR \
+    "$what" "$steps")"
+  export ZIPFCOLL_BENCH_STAMP  # the report's own line names it too
+  python3 bench/stamp_outputs.py "$ZIPFCOLL_BENCH_STAMP" "$out"/*.txt "$out"/*.json
 fi
 python=""
 for p in /usr/bin/python3 python3; do
