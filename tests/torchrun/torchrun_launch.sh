@@ -62,8 +62,14 @@ case "$mode" in
   refuses)
     # Each rank runs under a shell that reports its exit status and exits 0: torchrun stops
     # the other workers as soon as one fails, which would cut short a rank still starting.
-    torchrun sh -c '"$0" "$@"; echo "torchrun_launch: rank $RANK exit $?"' "$prog" "$@" \
-      > "$out" 2>&1
+    # The ranks of an MPI program start as singletons, each making Open MPI's session
+    # directory: started at once they race to create the same top folder and one may fail
+    # ("File exists") before it can refuse. Each rank gets a session folder of its own.
+    sessions="$(mktemp -d)"
+    trap 'rm -f "$out"; rm -rf "$sessions"' EXIT
+    torchrun sh -c 'd="$0/rank$RANK"; mkdir -p "$d"; shift_prog="$1"; shift
+      OMPI_MCA_orte_tmpdir_base="$d" "$shift_prog" "$@"
+      echo "torchrun_launch: rank $RANK exit $?"' "$sessions" "$prog" "$@" > "$out" 2>&1
     rc=$?
     cat "$out"
     # Occurrences, not lines, and each rank's own status: lines of ranks sharing one stream
