@@ -18,13 +18,17 @@
 #     runs and equal-step validation runs                          -> trainer/report.md
 #   - the PyTorch example under torchrun, zipfcoll's sync against torch's own
 #                                                   -> torch_example/ (docs/python.md)
+#   - the reliability records docs/reliability.md quotes: 50 fault trials of each kind over
+#     each transport, the abort/re-init counts, and (with --fuzz-build) the fuzz runs
+#                                                   -> reliability/
 # bench/check_pages.py (ctest docs_pages_current) then checks that every page is what its
 # generator makes of these raw outputs and names this version.
 # Every raw output is stamped with the version, the commit and this command
 # (bench/stamp_outputs.py), and every page names the raw files its numbers come from.
 #
 # usage: bench/run_all.sh [--build DIR] [--out DIR] [--data DIR] [--quick]
-#                         [--trainer-steps N] [--no-trainer]
+#                         [--trainer-steps N] [--no-trainer] [--no-reliability]
+#                         [--fuzz-build DIR]
 #   --build DIR        the CMake build directory (build)
 #   --out DIR          where results go (docs/benchmarks)
 #   --data DIR         a directory holding the text corpora gutenberg/ and sotu/ (any
@@ -33,6 +37,10 @@
 #                      checks the whole pipeline
 #   --trainer-steps N  steps of each trainer validation run (600)
 #   --no-trainer       leave the trainer's figures as they are
+#   --no-reliability   leave the fault trial and re-init records as they are
+#   --fuzz-build DIR   a clang build with sanitizers and fuzzers (tests/fuzz/run_fuzzers.sh)
+#                      whose fuzz targets run 250000 times each; without it the fuzz record
+#                      is left as it is
 # Exits 77 when no python3 with matplotlib is found.
 set -euo pipefail
 
@@ -44,6 +52,8 @@ data="../shared/data"
 quick=0
 trainer_steps=600
 trainer=1
+reliability=1
+fuzz_build=""
 invocation="bench/run_all.sh${*:+ $*}"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -53,6 +63,8 @@ while [ $# -gt 0 ]; do
     --quick) quick=1; shift ;;
     --trainer-steps) trainer_steps="$2"; shift 2 ;;
     --no-trainer) trainer=0; shift ;;
+    --no-reliability) reliability=0; shift ;;
+    --fuzz-build) fuzz_build="$2"; shift 2 ;;
     *) echo "run_all.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -229,6 +241,25 @@ for f in "$raw"/*.log; do  # the logs of the scale, sharded, fused and trainer r
   if [ -f "$f" ]; then stamped+=("$f"); fi
 done
 
+# The reliability records (each stamps itself, as bench/stamp.sh says). A failed trial is
+# published as measured, and makes this run fail.
+reliability_failed=0
+if [ "$quick" = 0 ] && [ "$reliability" = 1 ]; then
+  mkdir -p "$out/reliability"
+  log "fault trials (tests/reliability/fault_trials_all.sh, 50 of each kind)"
+  bash tests/reliability/fault_trials_all.sh "$build" "$out/reliability/fault_trials.txt" 50 \
+    > /dev/null || reliability_failed=1
+  log "abort/re-init counts (tests/reliability/reinit_counts.sh)"
+  bash tests/reliability/reinit_counts.sh "$build" "$out/reliability/reinit.txt" \
+    > /dev/null || reliability_failed=1
+fi
+if [ "$quick" = 0 ] && [ -n "$fuzz_build" ]; then
+  log "fuzz runs (tests/fuzz/run_fuzzers.sh $fuzz_build 250000)"
+  bash tests/fuzz/run_fuzzers.sh "$fuzz_build" 250000 > "$out/reliability/fuzz_runs.txt.new" &&
+    mv "$out/reliability/fuzz_runs.txt.new" "$out/reliability/fuzz_runs.txt" ||
+    reliability_failed=1
+fi
+
 log "plots"
 elapsed=$(( $(date +%s) - started ))
 "$python" bench/plot_results.py --raw "$raw" --out "$out" --seconds "$elapsed" \
@@ -236,3 +267,7 @@ elapsed=$(( $(date +%s) - started ))
 "$python" bench/stamp_outputs.py "$stamp" "${stamped[@]}" "$out/sparse.csv" \
   "$out/allreduce.csv" "$out/kernels.csv" "$out/heaps.csv"
 log "done: $out/README.md"
+if [ "$reliability_failed" = 1 ]; then
+  echo "run_all.sh: a reliability record failed (see $out/reliability/ and $raw/*.log)" >&2
+  exit 1
+fi
