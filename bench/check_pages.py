@@ -13,9 +13,9 @@ usage: check_pages.py [--root DIR] [--python PY] [--selftest]
      the lines that stamp it (checked by 1). The GPU page is checked by its own generator
      (bench/gpu/compare.py --check).
   3. Quoted figures: every decimal figure of a hand-written page (NOTES.md, scale_model.md),
-     and of each README.md paragraph that names a page under docs/benchmarks, is written the
-     same way on a generated page or in a raw output; such a README paragraph names the
-     version the figures come from.
+     and of each paragraph of README.md and of the pages in docs/ that names a page or raw
+     output under docs/benchmarks, is written the same way on a generated page or in a raw
+     output; such a paragraph names the version the figures come from.
 --selftest runs the check on the committed pages, which must pass, and on copies edited in the
 ways it must catch (an old stamp, a table cell changed, a quoted figure its sources do not
 hold), and fails unless each copy fails.
@@ -261,8 +261,21 @@ def check_figures(root, folder, errors):
                           f"hold: {', '.join(missing)}")
     want = project_version(root)
     exempt = earlier_pages(folder)
-    for para in read(os.path.join(root, "README.md")).split("\n\n"):
-        pages = sorted(set(re.findall(re.escape(PAGES) + r"/([\w/.-]+\.(?:md|txt|csv))", para)))
+    # README.md names pages from the repository's top; the pages in docs/ name them from there.
+    check_paragraphs(root, "README.md", re.escape(PAGES), folder, want, exempt, errors)
+    for name in sorted(os.listdir(os.path.join(root, "docs"))):
+        if name.endswith(".md"):
+            check_paragraphs(root, "docs/" + name, r"(?:docs/)?benchmarks", folder, want,
+                             exempt, errors)
+
+
+def check_paragraphs(root, name, prefix, folder, want, exempt, errors):
+    """Each paragraph of the page `name` that names a page or raw output under docs/benchmarks
+    quotes only figures those files hold, and names the version that made them."""
+    exempt_dirs = {raw: version for version, raw in exempt.values() if raw}
+    pattern = re.compile(r"(?<![\w/])" + prefix + r"/([\w/.-]+\.(?:md|txt|csv|json))")
+    for para in read(os.path.join(root, name)).split("\n\n"):
+        pages = sorted(set(pattern.findall(para)))
         if not pages:
             continue
         quoted = figures(para)
@@ -271,13 +284,19 @@ def check_figures(root, folder, errors):
         first = " ".join(para.split())[:70]
         missing = sorted(quoted - held_by(pages, para, folder), key=float)
         if missing:
-            errors.append(f"README.md, the paragraph '{first}...': figures the pages it names "
+            errors.append(f"{name}, the paragraph '{first}...': figures the pages it names "
                           f"do not hold: {', '.join(missing)}")
         versions = {(m.group(1), m.group(2)) for m in ANY_VERSION.finditer(para)}
-        earlier = {tuple(exempt[os.path.join(folder, p)][0].split(".")[:2])
-                   for p in pages if os.path.join(folder, p) in exempt}
+        earlier = set()
+        for p in pages:
+            path = os.path.join(folder, p)
+            if path in exempt:
+                earlier.add(tuple(exempt[path][0].split(".")[:2]))
+            for raw, version in exempt_dirs.items():
+                if path.startswith(raw + os.sep):
+                    earlier.add(tuple(version.split(".")[:2]))
         if want not in versions and not (earlier & versions):
-            errors.append(f"README.md, the paragraph '{first}...': quotes figures of "
+            errors.append(f"{name}, the paragraph '{first}...': quotes figures of "
                           f"{', '.join(pages)} without naming the version "
                           f"{'.'.join(want)} that made them")
 
@@ -337,13 +356,33 @@ def selftest(root, py):
             wrong += "1"
         return edit(page, figure, wrong)
 
+    def docs_figure(copy):
+        # A figure that a paragraph of docs/reliability.md quotes from a record, changed.
+        page = os.path.join(copy, "docs", "reliability.md")
+        folder = os.path.join(copy, PAGES)
+        for para in read(page).split("\n\n"):
+            if "benchmarks/reliability/" in para and figures(para):
+                figure = sorted(figures(para))[0]
+                wrong = figure + "1"
+                while wrong in held_by([], para, folder):
+                    wrong += "1"
+                return edit(page, para, re.sub(r"(?<![\w.])" + re.escape(figure) + r"(?!\d)",
+                                               wrong, para, count=1))
+        return False
+
     missed = []
     for name, change, part in [("an old stamp", old_stamp, "versions"),
                                ("a table cell", table_cell, "generated"),
-                               ("a quoted figure no source holds", quoted_figure, "figures")]:
+                               ("a quoted figure no source holds", quoted_figure, "figures"),
+                               ("a figure of docs/ its record does not hold", docs_figure,
+                                "figures")]:
         with tempfile.TemporaryDirectory() as tmp:
             for f in ("CMakeLists.txt", "README.md"):
                 shutil.copy(os.path.join(root, f), tmp)
+            os.makedirs(os.path.join(tmp, "docs"))
+            for f in os.listdir(os.path.join(root, "docs")):
+                if f.endswith(".md"):
+                    shutil.copy(os.path.join(root, "docs", f), os.path.join(tmp, "docs"))
             shutil.copytree(os.path.join(root, PAGES), os.path.join(tmp, PAGES))
             if not change(tmp):
                 missed.append(f"{name} (the edit found nothing to change)")

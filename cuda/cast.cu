@@ -216,15 +216,20 @@ Status decode(const void* d_src, size_t n, zfcDataType_t wire, float scale, floa
     ZFC_RETURN_IF_ERROR(launch_check("decode4_kernel"));
     done = n4 * 4;
   }
-  if (done == n) return Status::Ok();
-  if (half) {
-    decode_kernel<true><<<grid_for(n - done), kBlock, 0, s>>>(in + done, n - done, scale,
-                                                              d_dst + done, d_nonfinite);
-  } else {
-    decode_kernel<false><<<grid_for(n - done), kBlock, 0, s>>>(in + done, n - done, scale,
-                                                               d_dst + done, d_nonfinite);
+  if (done < n) {
+    if (half) {
+      decode_kernel<true><<<grid_for(n - done), kBlock, 0, s>>>(in + done, n - done, scale,
+                                                                d_dst + done, d_nonfinite);
+    } else {
+      decode_kernel<false><<<grid_for(n - done), kBlock, 0, s>>>(in + done, n - done, scale,
+                                                                 d_dst + done, d_nonfinite);
+    }
+    ZFC_RETURN_IF_ERROR(launch_check("decode_kernel"));
   }
-  return launch_check("decode_kernel");
+  // The kernels flag non-finite wire values. Below a scale of 1 a finite one can divide past
+  // fp32's range (as the host's decode says), so the decoded values are checked too.
+  if (!(scale >= 1.0f)) return flag_nonfinite(d_dst, n, d_nonfinite, stream);
+  return Status::Ok();
 }
 
 Status sum_blocks(const void* d_blocks, int nblocks, size_t n, zfcDataType_t wire,

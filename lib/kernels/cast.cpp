@@ -40,12 +40,10 @@ void encode(const float* src, size_t n, zfcDataType_t wire, float scale, void* d
   }
 }
 
-bool decode(const void* src, size_t n, zfcDataType_t wire, float scale, float* dst) {
-  if (wire == zfcFloat32) {
-    if (dst != src && n != 0) std::memcpy(dst, src, n * sizeof(float));
-    return all_finite(dst, n);
-  }
-  const uint16_t* in = static_cast<const uint16_t*>(src);
+namespace {
+
+// The decode proper; its flag says whether every wire value is finite.
+bool decode_wire(const uint16_t* in, size_t n, zfcDataType_t wire, float scale, float* dst) {
   bool finite = true;
   if (wire == zfcFloat16) {
     if (x86::has_f16c()) return x86::decode_f16(in, n, scale, dst);
@@ -62,6 +60,21 @@ bool decode(const void* src, size_t n, zfcDataType_t wire, float scale, float* d
       dst[i] = bf16_to_f32(in[i]) / scale;
     }
   }
+  return finite;
+}
+
+}  // namespace
+
+bool decode(const void* src, size_t n, zfcDataType_t wire, float scale, float* dst) {
+  if (wire == zfcFloat32) {
+    if (dst != src && n != 0) std::memcpy(dst, src, n * sizeof(float));
+    return all_finite(dst, n);
+  }
+  const bool finite = decode_wire(static_cast<const uint16_t*>(src), n, wire, scale, dst);
+  // Dividing by a scale of 1 or more cannot leave fp32's range, so a finite wire value stays
+  // finite. Below 1 it can (bf16's 2^125 at scale 1/8 is 2^128): the flag must say what dst
+  // holds, or an overflow would pass unflagged into the result, so dst is checked itself.
+  if (finite && !(scale >= 1.0f)) return all_finite(dst, n);
   return finite;
 }
 

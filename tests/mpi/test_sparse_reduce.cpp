@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <limits>
 #include <map>
 
 #include "algo/agreement.hpp"
@@ -304,6 +305,26 @@ TEST_F(WorldTest, SparseOverflowIsAgreed) {
   EXPECT_EQ(run.overflowed, 1);
   EXPECT_EQ(run.stats.overflows, 1u);
   EXPECT_TRUE(same_on_all_ranks(hash_run(run)));
+}
+
+// A row within bf16's range at a scale of 1/8 that decodes past fp32's (FLT_MAX / 8 rounds up
+// to 2^125 on the wire, 2^128 once divided): an overflow, agreed on every rank, whichever
+// algorithm decodes it.
+TEST_F(WorldTest, SparseOverflowByTheDecodeIsAgreed) {
+  Workload w = zipf_workload(size_, 4, 200, 1.0, 3, [](int) { return size_t{50}; });
+  w.ranks[0].rows[0] = std::numeric_limits<float>::max();
+  for (zfcAlgorithm_t algo : {zfcAlgoAllGather, zfcAlgoUniqueAllReduce, zfcAlgoDenseVocab,
+                              zfcAlgoUniqueAllGather, zfcAlgoOwnerPartitioned,
+                              zfcAlgoKeyRouted}) {
+    PlanOptions o;
+    o.algorithm = algo;
+    o.compression = zfcCompressBf16;
+    o.scale = 0.125f;
+    const PlanRun run = run_plan(comm_, w.ranks[static_cast<size_t>(rank_)], w.dim, w.vocab, o);
+    ASSERT_EQ(run.result, zfcSuccess) << zfcGetLastError(comm_);
+    EXPECT_EQ(run.overflowed, 1) << "algorithm " << algo;
+    EXPECT_TRUE(same_on_all_ranks(hash_run(run)));
+  }
 }
 
 TEST_F(WorldTest, PlanReuseAcrossSteps) {

@@ -196,6 +196,34 @@ TEST(Cast, EncodeDecodeWithScaleAndOverflow) {
   EXPECT_TRUE(std::isinf(back[3]));
 }
 
+// A scale below 1 divides a finite wire value up, past fp32's range where it is near the
+// wire's largest (bf16 has fp32's range): the flag says what dst holds, not the wire. Checked
+// in the vector loops and their tails.
+TEST(Cast, ADecodeThatScalesPastFloatRangeIsNotFinite) {
+  const float big = std::numeric_limits<float>::max();
+  for (size_t n : {size_t{1}, size_t{37}}) {
+    for (size_t at : {size_t{0}, n - 1}) {
+      std::vector<float> v(n, 1.0f);
+      v[at] = big;
+      std::vector<uint16_t> wire(n);
+      std::vector<float> back(n);
+      encode(v.data(), n, zfcBFloat16, 0.125f, wire.data());  // FLT_MAX / 8 rounds to 2^125
+      EXPECT_EQ(wire[at] & 0x7f80u, 0x7e00u) << "finite on the wire";
+      EXPECT_FALSE(decode(wire.data(), n, zfcBFloat16, 0.125f, back.data())) << n << " " << at;
+      EXPECT_TRUE(std::isinf(back[at]));
+      v[at] = big / 2;  // stays finite when decoded: no false alarm
+      encode(v.data(), n, zfcBFloat16, 0.125f, wire.data());
+      EXPECT_TRUE(decode(wire.data(), n, zfcBFloat16, 0.125f, back.data())) << n << " " << at;
+      // fp16's largest, 65504, at a scale of 2^-120 (an exact reciprocal: the multiply path).
+      std::vector<uint16_t> half(n, 0x3c00);
+      half[at] = 0x7bff;
+      EXPECT_FALSE(decode(half.data(), n, zfcFloat16, std::ldexp(1.0f, -120), back.data()));
+      EXPECT_TRUE(std::isinf(back[at]));
+      EXPECT_TRUE(decode(half.data(), n, zfcFloat16, std::ldexp(1.0f, -100), back.data()));
+    }
+  }
+}
+
 TEST(Cast, SumBlocksIsRankOrderedFromPositiveZero) {
   // -0 + -0 would stay -0; the documented order starts from +0.
   const float blocks[4] = {-0.0f, 1e8f, -0.0f, -1e8f};
