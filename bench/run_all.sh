@@ -75,6 +75,20 @@ for tool in zfc_perf zfc_heaps zfc_kernel_bench zfc_demo; do
     exit 1
   fi
 done
+# The reliability records need two test programs; found missing only after the benchmarks, the
+# run would have replaced the committed records with failures.
+if [ "$quick" = 0 ] && [ "$reliability" = 1 ]; then
+  for program in zfc_fault_trial mpi_reinit; do
+    if [ ! -x "$build/tests/$program" ]; then
+      echo "run_all.sh: $build/tests/$program not built (or give --no-reliability)" >&2
+      exit 1
+    fi
+  done
+fi
+if [ -n "$fuzz_build" ] && [ ! -x "$fuzz_build/tests/fuzz/fuzz_kernels" ]; then
+  echo "run_all.sh: no fuzz targets in $fuzz_build (tests/fuzz/run_fuzzers.sh says how to build them)" >&2
+  exit 1
+fi
 # The plots need matplotlib; Debian's python3 has it from python3-matplotlib.
 python=""
 for p in /usr/bin/python3 python3; do
@@ -244,8 +258,8 @@ done
 # The reliability records (each stamps itself, as bench/stamp.sh says). A failed trial is
 # published as measured, and makes this run fail.
 reliability_failed=0
+mkdir -p "$out/reliability"
 if [ "$quick" = 0 ] && [ "$reliability" = 1 ]; then
-  mkdir -p "$out/reliability"
   log "fault trials (tests/reliability/fault_trials_all.sh, 50 of each kind)"
   bash tests/reliability/fault_trials_all.sh "$build" "$out/reliability/fault_trials.txt" 50 \
     > /dev/null || reliability_failed=1
@@ -255,9 +269,13 @@ if [ "$quick" = 0 ] && [ "$reliability" = 1 ]; then
 fi
 if [ "$quick" = 0 ] && [ -n "$fuzz_build" ]; then
   log "fuzz runs (tests/fuzz/run_fuzzers.sh $fuzz_build 250000)"
-  bash tests/fuzz/run_fuzzers.sh "$fuzz_build" 250000 > "$out/reliability/fuzz_runs.txt.new" &&
-    mv "$out/reliability/fuzz_runs.txt.new" "$out/reliability/fuzz_runs.txt" ||
+  fuzz_log="$(mktemp)"
+  if bash tests/fuzz/run_fuzzers.sh "$fuzz_build" 250000 > "$fuzz_log" 2>&1; then
+    mv "$fuzz_log" "$out/reliability/fuzz_runs.txt"
+  else
+    echo "run_all.sh: a fuzz target failed; its log: $fuzz_log" >&2
     reliability_failed=1
+  fi
 fi
 
 log "plots"
@@ -268,6 +286,6 @@ elapsed=$(( $(date +%s) - started ))
   "$out/allreduce.csv" "$out/kernels.csv" "$out/heaps.csv"
 log "done: $out/README.md"
 if [ "$reliability_failed" = 1 ]; then
-  echo "run_all.sh: a reliability record failed (see $out/reliability/ and $raw/*.log)" >&2
+  echo "run_all.sh: a reliability record failed (see $out/reliability/ and the log named above)" >&2
   exit 1
 fi

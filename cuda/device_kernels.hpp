@@ -215,7 +215,7 @@ Status encode(const float* d_src, size_t n, zfcDataType_t wire, float scale, voi
               void* stream);
 
 // d_dst[i] = fp32(d_src[i]) / scale (no division for zfcFloat32). ORs 1 into *d_nonfinite
-// when some input is inf or NaN.
+// when some d_dst[i] is inf or NaN (a finite input too, where a scale below 1 takes it there).
 Status decode(const void* d_src, size_t n, zfcDataType_t wire, float scale, float* d_dst,
               int* d_nonfinite, void* stream);
 

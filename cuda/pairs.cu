@@ -104,22 +104,20 @@ __global__ void pack_kernel(const K* keys, const int32_t* sorted_owner, const ui
   }
 }
 
-// As the host's decode: an fp32 wire is copied and its values checked; a 16-bit one is
-// checked on the wire (all exponent bits set) and divided by scale. *bad is ORed.
+// As the host's decode: an fp32 wire is copied, a 16-bit one divided by scale, and *bad is
+// ORed when the value that comes out is inf or NaN. Checking the output rather than the wire
+// bits also catches a finite wire value that a scale below 1 divides past fp32's range.
 __device__ inline float load_wire(const char* src, zfcDataType_t wire, float scale, size_t c,
                                   bool* bad) {
+  float v;
   if (wire == zfcFloat32) {
-    const float v = reinterpret_cast<const float*>(src)[c];
-    *bad |= (kernels::f32_bits(v) & 0x7f800000u) == 0x7f800000u;
-    return v;
+    v = reinterpret_cast<const float*>(src)[c];
+  } else {
+    const uint16_t h = reinterpret_cast<const uint16_t*>(src)[c];
+    v = (wire == zfcFloat16 ? kernels::f16_to_f32(h) : kernels::bf16_to_f32(h)) / scale;
   }
-  const uint16_t h = reinterpret_cast<const uint16_t*>(src)[c];
-  if (wire == zfcFloat16) {
-    *bad |= (h & 0x7c00u) == 0x7c00u;
-    return kernels::f16_to_f32(h) / scale;
-  }
-  *bad |= (h & 0x7f80u) == 0x7f80u;
-  return kernels::bf16_to_f32(h) / scale;
+  *bad |= (kernels::f32_bits(v) & 0x7f800000u) == 0x7f800000u;
+  return v;
 }
 
 // Row k of the wire rows into row dest[k] of out; a value that is inf or NaN ORs 1 into

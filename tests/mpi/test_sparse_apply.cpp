@@ -6,6 +6,7 @@
 // library holds less than the U_g x dim result.
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <set>
 #include <string>
 #include <tuple>
@@ -35,6 +36,7 @@ struct PlanArgs {
   zfcAlgorithm_t algorithm = zfcAlgoDefault;
   zfcDataType_t index_type = zfcInt32;
   zfcCompressionKind_t compression = zfcCompressNone;
+  float scale = 1.0f;
   size_t chunk = 0;
   size_t dim = kDim;
   int64_t vocab = kVocab;
@@ -47,6 +49,7 @@ zfcSparsePlan_t make_plan(zfcComm_t comm, const PlanArgs& a) {
   c.index_type = a.index_type;
   c.algorithm = a.algorithm;
   c.compression = a.compression;
+  c.compress_scale = a.scale;
   c.stream_chunk_bytes = a.chunk;
   zfcSparsePlan_t plan = nullptr;
   EXPECT_EQ(zfcSparsePlanCreate(comm, &c, &plan), zfcSuccess);
@@ -198,6 +201,34 @@ TEST_F(WorldTest, AnOverflowAnywhereLeavesEveryTableAsItWas) {
     zfcStats_t stats = ZFC_STATS_INITIALIZER;
     ASSERT_EQ(zfcCommGetStats(comm_, &stats), zfcSuccess);
     EXPECT_EQ(stats.last.overflows, 1u);
+    EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
+  }
+}
+
+// A row bf16 holds at a scale of 1/8 but that decodes past fp32's range (FLT_MAX / 8 is 2^125
+// on the wire, 2^128 once divided): the fused apply sees the overflow and writes no row.
+TEST_F(WorldTest, AnOverflowOnlyTheDecodeMakesLeavesEveryTableAsItWas) {
+  for (zfcAlgorithm_t algorithm : {zfcAlgoKeyRouted, zfcAlgoOwnerPartitioned}) {
+    PlanArgs args;
+    args.algorithm = algorithm;
+    args.compression = zfcCompressBf16;
+    args.scale = 0.125f;
+    args.chunk = 1;
+    zfcSparsePlan_t plan = make_plan(comm_, args);
+    const std::vector<float> kept = fresh_table(kVocab, kDim);
+    std::vector<float> table = kept;
+    std::vector<int32_t> ids;
+    for (int32_t v = 0; v < 40; ++v) ids.push_back(v * 7 + rank_);
+    std::vector<float> rows(ids.size() * kDim, 0.125f);
+    if (rank_ == 0) rows[5] = std::numeric_limits<float>::max();
+    zfcRowUpdate_t update = ZFC_ROW_UPDATE_INITIALIZER;
+    int overflowed = -1;
+    ASSERT_EQ(zfcSparseReduceApply(plan, ids.data(), ids.size(), rows.data(), &update,
+                                   table.data(), nullptr, &overflowed, nullptr),
+              zfcSuccess)
+        << zfcGetLastError(comm_);
+    EXPECT_EQ(overflowed, 1) << zfcGetAlgorithmName(algorithm);
+    EXPECT_TRUE(same_bits(table, kept)) << zfcGetAlgorithmName(algorithm);
     EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
   }
 }

@@ -157,6 +157,34 @@ TEST_F(IntoTest, TheCallersBuffersGetTheBitsOfThePlansResult) {
   }
 }
 
+// A row that bf16 holds at a scale of 1/8 but that decodes past fp32's range (FLT_MAX / 8
+// rounds up to 2^125 on the wire, 2^128 once divided): every algorithm, hierarchical and
+// auto included, reports the overflow on every rank.
+TEST_F(IntoTest, AnOverflowOnlyTheDecodeMakesIsAgreedByEveryAlgorithm) {
+  Workload w = workload();
+  w.ranks[0].rows[0] = std::numeric_limits<float>::max();
+  const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
+  const std::vector<char> ids = typed_indices(mine.indices, zfcInt32);
+  for (const auto& [a, comm] : algorithms()) {
+    zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
+    cfg.dim = kDim;
+    cfg.vocab_size = kVocab;
+    cfg.algorithm = a;
+    cfg.compression = zfcCompressBf16;
+    cfg.compress_scale = 0.125f;
+    zfcSparsePlan_t plan = nullptr;
+    ASSERT_EQ(zfcSparsePlanCreate(comm, &cfg, &plan), zfcSuccess) << zfcGetLastError(comm);
+    zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
+    ASSERT_EQ(zfcSparseReduce(plan, ids.data(), mine.indices.size(), mine.rows.data(), &out,
+                              nullptr),
+              zfcSuccess)
+        << zfcGetLastError(comm);
+    EXPECT_EQ(out.overflowed, 1) << zfcGetAlgorithmName(a);
+    EXPECT_TRUE(same_on_all_ranks(out.overflowed)) << zfcGetAlgorithmName(a);
+    EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
+  }
+}
+
 TEST_F(IntoTest, ACapacityBelowUgOnOneRankFailsEveryRankBeforeAnyWrite) {
   const Workload w = workload();
   const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
