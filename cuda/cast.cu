@@ -16,12 +16,16 @@ __device__ inline uint16_t to_wire(float v, bool half) {
   return half ? kernels::f32_to_f16(v) : kernels::f32_to_bf16(v);
 }
 
-__device__ inline bool wire_nonfinite(uint16_t h, bool half) {
-  return half ? (h & 0x7c00u) == 0x7c00u : (h & 0x7f80u) == 0x7f80u;
-}
-
 __device__ inline float from_wire(uint16_t h, bool half) {
   return half ? kernels::f16_to_f32(h) : kernels::bf16_to_f32(h);
+}
+
+// A decoded value and whether it is inf or NaN: the flag looks at what the decode wrote, not at
+// the wire, since a scale below 1 takes a finite wire value past fp32's range.
+__device__ inline float decoded(uint16_t h, bool half, float scale, bool* bad) {
+  const float v = from_wire(h, half) / scale;
+  *bad |= nonfinite_bits(kernels::f32_bits(v));
+  return v;
 }
 
 template <bool kHalf>
@@ -77,10 +81,8 @@ __global__ void decode4_kernel(const uint2* src, size_t n4, float scale, float4*
         const uint16_t h[4] = {
             static_cast<uint16_t>(w.x & 0xffffu), static_cast<uint16_t>(w.x >> 16),
             static_cast<uint16_t>(w.y & 0xffffu), static_cast<uint16_t>(w.y >> 16)};
-        bad |= wire_nonfinite(h[0], kHalf) | wire_nonfinite(h[1], kHalf) |
-               wire_nonfinite(h[2], kHalf) | wire_nonfinite(h[3], kHalf);
-        dst[i] = make_float4(from_wire(h[0], kHalf) / scale, from_wire(h[1], kHalf) / scale,
-                             from_wire(h[2], kHalf) / scale, from_wire(h[3], kHalf) / scale);
+        dst[i] = make_float4(decoded(h[0], kHalf, scale, &bad), decoded(h[1], kHalf, scale, &bad),
+                             decoded(h[2], kHalf, scale, &bad), decoded(h[3], kHalf, scale, &bad));
       });
   if (__syncthreads_or(bad) && threadIdx.x == 0) atomicOr(nonfinite, 1);
 }
@@ -91,9 +93,7 @@ __global__ void decode_kernel(const uint16_t* src, size_t n, float scale, float*
   bool bad = false;
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    const uint16_t h = src[i];
-    bad |= wire_nonfinite(h, kHalf);
-    dst[i] = from_wire(h, kHalf) / scale;
+    dst[i] = decoded(src[i], kHalf, scale, &bad);
   }
   if (__syncthreads_or(bad) && threadIdx.x == 0) atomicOr(nonfinite, 1);
 }
@@ -226,9 +226,6 @@ Status decode(const void* d_src, size_t n, zfcDataType_t wire, float scale, floa
     }
     ZFC_RETURN_IF_ERROR(launch_check("decode_kernel"));
   }
-  // The kernels flag non-finite wire values. Below a scale of 1 a finite one can divide past
-  // fp32's range (as the host's decode says), so the decoded values are checked too.
-  if (!(scale >= 1.0f)) return flag_nonfinite(d_dst, n, d_nonfinite, stream);
   return Status::Ok();
 }
 

@@ -47,12 +47,15 @@ struct Call {
   std::vector<float> kept_rows;
 };
 
-zfcSparsePlan_t make_plan(zfcComm_t comm, zfcAlgorithm_t algorithm, zfcDataType_t index_type) {
+zfcSparsePlan_t make_plan(zfcComm_t comm, zfcAlgorithm_t algorithm, zfcDataType_t index_type,
+                          int compression = -1, float scale = 1.0f) {
   zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
   cfg.dim = kDim;
   cfg.vocab_size = kVocab;
   cfg.index_type = index_type;
   cfg.algorithm = algorithm;
+  cfg.compression = compression;
+  cfg.compress_scale = scale;
   zfcSparsePlan_t plan = nullptr;
   EXPECT_EQ(zfcSparsePlanCreate(comm, &cfg, &plan), zfcSuccess);
   return plan;
@@ -166,14 +169,8 @@ TEST_F(IntoTest, AnOverflowOnlyTheDecodeMakesIsAgreedByEveryAlgorithm) {
   const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
   const std::vector<char> ids = typed_indices(mine.indices, zfcInt32);
   for (const auto& [a, comm] : algorithms()) {
-    zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
-    cfg.dim = kDim;
-    cfg.vocab_size = kVocab;
-    cfg.algorithm = a;
-    cfg.compression = zfcCompressBf16;
-    cfg.compress_scale = 0.125f;
-    zfcSparsePlan_t plan = nullptr;
-    ASSERT_EQ(zfcSparsePlanCreate(comm, &cfg, &plan), zfcSuccess) << zfcGetLastError(comm);
+    zfcSparsePlan_t plan = make_plan(comm, a, zfcInt32, zfcCompressBf16, 0.125f);
+    ASSERT_NE(plan, nullptr);
     zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
     ASSERT_EQ(zfcSparseReduce(plan, ids.data(), mine.indices.size(), mine.rows.data(), &out,
                               nullptr),
