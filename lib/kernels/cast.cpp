@@ -40,41 +40,29 @@ void encode(const float* src, size_t n, zfcDataType_t wire, float scale, void* d
   }
 }
 
-namespace {
-
-// The decode proper; its flag says whether every wire value is finite.
-bool decode_wire(const uint16_t* in, size_t n, zfcDataType_t wire, float scale, float* dst) {
-  bool finite = true;
-  if (wire == zfcFloat16) {
-    if (x86::has_f16c()) return x86::decode_f16(in, n, scale, dst);
-    for (size_t i = 0; i < n; ++i) {
-      // fp16 inf/NaN has all exponent bits set.
-      finite &= (in[i] & 0x7c00u) != 0x7c00u;
-      dst[i] = f16_to_f32(in[i]) / scale;
-    }
-  } else {
-    if (x86::has_avx512bw()) return x86::decode_bf16_avx512(in, n, scale, dst);
-    if (x86::has_avx2()) return x86::decode_bf16(in, n, scale, dst);
-    for (size_t i = 0; i < n; ++i) {
-      finite &= (in[i] & 0x7f80u) != 0x7f80u;
-      dst[i] = bf16_to_f32(in[i]) / scale;
-    }
-  }
-  return finite;
-}
-
-}  // namespace
-
 bool decode(const void* src, size_t n, zfcDataType_t wire, float scale, float* dst) {
   if (wire == zfcFloat32) {
     if (dst != src && n != 0) std::memcpy(dst, src, n * sizeof(float));
     return all_finite(dst, n);
   }
-  const bool finite = decode_wire(static_cast<const uint16_t*>(src), n, wire, scale, dst);
-  // Dividing by a scale of 1 or more cannot leave fp32's range, so a finite wire value stays
-  // finite. Below 1 it can (bf16's 2^125 at scale 1/8 is 2^128): the flag must say what dst
-  // holds, or an overflow would pass unflagged into the result, so dst is checked itself.
-  if (finite && !(scale >= 1.0f)) return all_finite(dst, n);
+  // Every loop flags what it wrote, not the wire: below a scale of 1 a finite wire value can
+  // divide past fp32's range (bf16's 2^125 at scale 1/8 is 2^128).
+  const uint16_t* in = static_cast<const uint16_t*>(src);
+  bool finite = true;
+  if (wire == zfcFloat16) {
+    if (x86::has_f16c()) return x86::decode_f16(in, n, scale, dst);
+    for (size_t i = 0; i < n; ++i) {
+      dst[i] = f16_to_f32(in[i]) / scale;
+      finite &= std::isfinite(dst[i]);
+    }
+  } else {
+    if (x86::has_avx512bw()) return x86::decode_bf16_avx512(in, n, scale, dst);
+    if (x86::has_avx2()) return x86::decode_bf16(in, n, scale, dst);
+    for (size_t i = 0; i < n; ++i) {
+      dst[i] = bf16_to_f32(in[i]) / scale;
+      finite &= std::isfinite(dst[i]);
+    }
+  }
   return finite;
 }
 

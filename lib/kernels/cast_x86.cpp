@@ -2,6 +2,8 @@
 
 #include "kernels/cast.hpp"
 
+#include <cmath>
+
 #if defined(__x86_64__) || defined(__i386__)
 // GCC 12 warns inside its own AVX-512 headers that _mm512_undefined_* values "may be used
 // uninitialized" (GCC bug 105593); the intrinsics below never read them.
@@ -48,19 +50,23 @@ __attribute__((target("avx,f16c"))) bool decode_f16(const uint16_t* src, size_t 
   const float inv = exact_reciprocal(scale);
   const bool use_mul = inv != 0.0f;
   const __m256 r = _mm256_set1_ps(inv);
-  const __m128i exp_mask = _mm_set1_epi16(0x7c00);
-  __m128i special = _mm_setzero_si128();
+  const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  const __m256 inf = _mm256_set1_ps(__builtin_inff());
+  __m256 special = _mm256_setzero_ps();
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
-    special = _mm_or_si128(special, _mm_cmpeq_epi16(_mm_and_si128(h, exp_mask), exp_mask));
-    const __m256 v = _mm256_cvtph_ps(h);
-    _mm256_storeu_ps(dst + i, use_mul ? _mm256_mul_ps(v, r) : _mm256_div_ps(v, s));
+    const __m256 v =
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+    const __m256 out = use_mul ? _mm256_mul_ps(v, r) : _mm256_div_ps(v, s);
+    _mm256_storeu_ps(dst + i, out);
+    // What was written is inf or NaN: |out| not below inf (NaN compares unordered).
+    special = _mm256_or_ps(special,
+                           _mm256_cmp_ps(_mm256_and_ps(out, magnitude), inf, _CMP_NLT_UQ));
   }
-  bool finite = _mm_movemask_epi8(special) == 0;
+  bool finite = _mm256_movemask_ps(special) == 0;
   for (; i < n; ++i) {
-    finite &= (src[i] & 0x7c00u) != 0x7c00u;
     dst[i] = f16_to_f32(src[i]) / scale;
+    finite &= std::isfinite(dst[i]);
   }
   return finite;
 }
@@ -129,19 +135,21 @@ __attribute__((target("avx2"))) bool decode_bf16(const uint16_t* src, size_t n, 
   const float inv = exact_reciprocal(scale);
   const bool use_mul = inv != 0.0f;
   const __m256 r = _mm256_set1_ps(inv);
-  const __m128i exp_mask = _mm_set1_epi16(0x7f80);
-  __m128i special = _mm_setzero_si128();
+  const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  const __m256 inf = _mm256_set1_ps(__builtin_inff());
+  __m256 special = _mm256_setzero_ps();
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
-    special = _mm_or_si128(special, _mm_cmpeq_epi16(_mm_and_si128(h, exp_mask), exp_mask));
-    const __m256 v = bf16_to_ps(h);
-    _mm256_storeu_ps(dst + i, use_mul ? _mm256_mul_ps(v, r) : _mm256_div_ps(v, s));
+    const __m256 v = bf16_to_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+    const __m256 out = use_mul ? _mm256_mul_ps(v, r) : _mm256_div_ps(v, s);
+    _mm256_storeu_ps(dst + i, out);
+    special = _mm256_or_ps(special,
+                           _mm256_cmp_ps(_mm256_and_ps(out, magnitude), inf, _CMP_NLT_UQ));
   }
-  bool finite = _mm_movemask_epi8(special) == 0;
+  bool finite = _mm256_movemask_ps(special) == 0;
   for (; i < n; ++i) {
-    finite &= (src[i] & 0x7f80u) != 0x7f80u;
     dst[i] = bf16_to_f32(src[i]) / scale;
+    finite &= std::isfinite(dst[i]);
   }
   return finite;
 }
@@ -192,19 +200,20 @@ ZFC_TARGET_AVX512 bool decode_bf16_avx512(const uint16_t* src, size_t n, float s
   const float inv = exact_reciprocal(scale);
   const bool use_mul = inv != 0.0f;
   const __m512 r = _mm512_set1_ps(inv);
-  const __m256i exp_mask = _mm256_set1_epi16(0x7f80);
+  const __m512 inf = _mm512_set1_ps(__builtin_inff());
   __mmask16 special = 0;
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
-    special |= _mm256_cmpeq_epi16_mask(_mm256_and_si256(h, exp_mask), exp_mask);
     const __m512 v = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-    _mm512_storeu_ps(dst + i, use_mul ? _mm512_mul_ps(v, r) : _mm512_div_ps(v, s));
+    const __m512 out = use_mul ? _mm512_mul_ps(v, r) : _mm512_div_ps(v, s);
+    _mm512_storeu_ps(dst + i, out);
+    special |= _mm512_cmp_ps_mask(_mm512_abs_ps(out), inf, _CMP_NLT_UQ);
   }
   bool finite = special == 0;
   for (; i < n; ++i) {
-    finite &= (src[i] & 0x7f80u) != 0x7f80u;
     dst[i] = bf16_to_f32(src[i]) / scale;
+    finite &= std::isfinite(dst[i]);
   }
   return finite;
 }

@@ -18,7 +18,8 @@ bool has_avx2();
 bool has_avx512bw();
 
 void encode_f16(const float* src, size_t n, float scale, uint16_t* dst);
-// Returns true when no input is inf or NaN.
+// Returns true when every value written to dst is finite (with a scale below 1 a finite input
+// can divide past fp32's range, so the output is what is checked).
 bool decode_f16(const uint16_t* src, size_t n, float scale, float* dst);
 // acc = (first ? +0 : acc) + fp32(src)
 void accumulate_f16(const uint16_t* src, size_t n, bool first, float* acc);

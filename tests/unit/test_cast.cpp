@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -220,6 +221,33 @@ TEST(Cast, ADecodeThatScalesPastFloatRangeIsNotFinite) {
       EXPECT_FALSE(decode(half.data(), n, zfcFloat16, std::ldexp(1.0f, -120), back.data()));
       EXPECT_TRUE(std::isinf(back[at]));
       EXPECT_TRUE(decode(half.data(), n, zfcFloat16, std::ldexp(1.0f, -100), back.data()));
+    }
+  }
+}
+
+// The same for each vector loop this CPU has, called directly (the dispatch above takes one).
+TEST(Cast, EveryVectorDecodeFlagsAValueItsScaleTakesPastFloatRange) {
+  using Decode = bool (*)(const uint16_t*, size_t, float, float*);
+  std::vector<std::pair<const char*, Decode>> bf16_loops;
+  if (x86::has_avx2()) bf16_loops.emplace_back("avx2", x86::decode_bf16);
+  if (x86::has_avx512bw()) bf16_loops.emplace_back("avx512", x86::decode_bf16_avx512);
+  if (bf16_loops.empty() && !x86::has_f16c()) GTEST_SKIP() << "no vector decode on this CPU";
+  for (size_t n : {size_t{16}, size_t{37}}) {
+    for (size_t at : {size_t{0}, size_t{9}, n - 1}) {
+      std::vector<float> back(n);
+      std::vector<uint16_t> bf16(n, 0x3f80);  // 1.0
+      bf16[at] = 0x7e00;                      // 2^125
+      for (const auto& [name, decode_fn] : bf16_loops) {
+        EXPECT_FALSE(decode_fn(bf16.data(), n, 0.125f, back.data())) << name << " " << at;
+        EXPECT_TRUE(std::isinf(back[at])) << name;
+        EXPECT_TRUE(decode_fn(bf16.data(), n, 0.25f, back.data())) << name << " " << at;
+      }
+      if (x86::has_f16c()) {
+        std::vector<uint16_t> half(n, 0x3c00);
+        half[at] = 0x7bff;  // 65504
+        EXPECT_FALSE(x86::decode_f16(half.data(), n, std::ldexp(1.0f, -120), back.data())) << at;
+        EXPECT_TRUE(x86::decode_f16(half.data(), n, std::ldexp(1.0f, -100), back.data())) << at;
+      }
     }
   }
 }
