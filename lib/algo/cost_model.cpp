@@ -206,10 +206,11 @@ void owner_partitioned(Cost& c) {
   scatter(c, ui);
   c.local(kLocateBytesPerKey * in.local_unique + encode_bytes(c, ui * d));
   owner_reduce(c, Level::kFlat, ui, in.local_unique / c.g());
-  c.local(encode_bytes(c, ug / c.g() * d) + (w < 4 ? ug * d * (w + 4.0) : 4.0 * ug * d));
+  // The owners' gather lands in scratch; one pass puts each row at its position (decoding a
+  // compressed wire) and tests it.
+  c.local(encode_bytes(c, ug / c.g() * d) + ug * d * (w + 4.0));
   owner_share(c, Level::kFlat, ug);
-  c.scratch(ui * d * (4.0 + w) + in.local_unique / c.g() * d * w + 4.0 * ug * d +
-            (w < 4 ? ug * d * w : 0.0));
+  c.scratch(ui * d * (4.0 + w) + in.local_unique / c.g() * d * w + 4.0 * ug * d + ug * d * w);
 }
 
 void hierarchical(Cost& c) {
@@ -225,9 +226,9 @@ void hierarchical(Cost& c) {
   owner_reduce(c, Level::kRail, un / L, un / L);
   owner_share(c, Level::kRail, ug / L);
   owner_share(c, Level::kNode, ug);
-  c.local(encode_bytes(c, ug / c.g() * d) + (w < 4 ? ug * d * (w + 4.0) : 4.0 * ug * d));
-  c.scratch(ui * d * (4.0 + w) + 2.0 * un / L * d * (w + 4.0) + 4.0 * ug * d +
-            (w < 4 ? ug * d * w : 0.0) + 16.0 * ug / L);
+  c.local(encode_bytes(c, ug / c.g() * d) + ug * d * (w + 4.0));
+  c.scratch(ui * d * (4.0 + w) + 2.0 * un / L * d * (w + 4.0) + 4.0 * ug * d + ug * d * w +
+            16.0 * ug / L);
 }
 
 // The pairs the busiest key_routed owner receives. The key function places keys on owners

@@ -214,21 +214,18 @@ Status exchange_hierarchical(SparseCall<K>& call, Transport& node, Transport& ra
   ZFC_RETURN_IF_ERROR(reduce_in_node(h, node, partial, rail_bytes, &present_rows));
   float* out = nullptr;
   ZFC_RETURN_IF_ERROR(result_rows(call, ug, &out));
-  const bool fp32 = wire.type == zfcFloat32;
+  // The owned rows are summed where the shared rows put them (fp32), or encoded there.
   const size_t mine = map.group_begin(h.j, h.m), len = map.group_len(h.j, h.m);
-  float* acc = fp32 ? out + mine * dim : ws.get<float>(Slot::kPartial, len * dim);
+  char* gathered = ws.get<char>(Slot::kGatheredRows, ug * h.row_bytes);
+  char* own = gathered + mine * h.row_bytes;
+  const bool fp32 = wire.type == zfcFloat32;
+  float* acc = fp32 ? reinterpret_cast<float*>(own) : ws.get<float>(Slot::kPartial, len * dim);
   ZFC_RETURN_IF_ERROR(reduce_across_nodes(h, rail, rail_bytes, present_rows, acc));
-  // Row q of the gathered rows belongs at position order[q].
-  if (fp32) {
-    ZFC_RETURN_IF_ERROR(share(h, node, rail, reinterpret_cast<char*>(out)));
-    permute_rows_in_place(map.order, ug, dim, out, present, ws.get<float>(Slot::kPartial, dim));
-    call.finite = kernels::all_finite(out, ug * dim);
-  } else {
-    char* gathered = ws.get<char>(Slot::kGatheredRows, ug * h.row_bytes);
-    kernels::encode(acc, len * dim, wire.type, 1.0f, gathered + mine * h.row_bytes);
-    ZFC_RETURN_IF_ERROR(share(h, node, rail, gathered));
-    call.finite = decode_rows_to(gathered, map.order, ug, dim, wire, out);
-  }
+  if (!fp32) kernels::encode(acc, len * dim, wire.type, 1.0f, own);
+  ZFC_RETURN_IF_ERROR(share(h, node, rail, gathered));
+  // Row q of the gathered rows belongs at position order[q]: one pass puts each there
+  // (decoding a compressed wire) and tests it for finiteness.
+  call.finite = decode_rows_to(gathered, map.order, ug, dim, wire, out);
   call.out_rows = out;
   return Status::Ok();
 }

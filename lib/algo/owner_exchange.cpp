@@ -14,38 +14,44 @@ namespace zfc {
 namespace {
 
 // What this rank sends and receives: rows grouped by owner, each group in position order.
+// The block a rank keeps for itself (the rows it holds and owns) is laid out in the send
+// buffer with the others but does not travel: send_bytes[me] and recv_bytes[me] are 0 and
+// the owner reads it where it was packed (self_rows of them at send_displs[me]).
 struct OwnerLayout {
   size_t *send_bytes, *send_displs, *recv_bytes, *recv_displs, *gather_bytes, *gather_displs;
+  size_t self_rows;
 };
 
 OwnerLayout owner_layout(const OwnerMap& map, const RankPositions& at, int me, size_t row_bytes,
                          size_t* sizes) {
   const int size = map.parts;
   OwnerLayout l{sizes,            sizes + size,     sizes + 2 * size,
-                sizes + 3 * size, sizes + 4 * size, sizes + 5 * size};
+                sizes + 3 * size, sizes + 4 * size, sizes + 5 * size, 0};
   std::fill(l.send_bytes, l.send_bytes + size, 0);
   std::fill(l.recv_bytes, l.recv_bytes + size, 0);
   for (size_t i = 0; i < at.counts[me]; ++i) l.send_bytes[map.owner[at.of(me)[i]]] += row_bytes;
   for (size_t q = 0; q < map.owned_count[me]; ++q) {
     const int32_t p = map.owned_by(me)[q];
     for (int32_t k = map.holder_displs[p]; k < map.holder_displs[p + 1]; ++k) {
-      l.recv_bytes[map.holders[k]] += row_bytes;
+      if (map.holders[k] != me) l.recv_bytes[map.holders[k]] += row_bytes;
     }
   }
   for (int j = 0; j < size; ++j) l.gather_bytes[j] = map.owned_count[j] * row_bytes;
   pack_displacements(l.send_bytes, l.send_displs, size);
   pack_displacements(l.recv_bytes, l.recv_displs, size);
   pack_displacements(l.gather_bytes, l.gather_displs, size);
+  l.self_rows = l.send_bytes[me] / row_bytes;
+  l.send_bytes[me] = 0;
   return l;
 }
 
 // This rank's locally summed rows (fp32, in position order) laid out by owner on the wire.
 char* pack_by_owner(const OwnerMap& map, const RankPositions& at, int me, const float* partial,
-                    size_t dim, const Wire& wire, const size_t* send_displs, Workspace& ws) {
+                    size_t dim, const Wire& wire, const OwnerLayout& l, Workspace& ws) {
   const size_t row_bytes = dim * wire.bytes;
   char* packed = ws.get<char>(Slot::kWireSend, at.counts[me] * row_bytes);
   size_t* cursor = ws.get<size_t>(Slot::kPeerReceived, static_cast<size_t>(map.parts));
-  std::copy(send_displs, send_displs + map.parts, cursor);
+  std::copy(l.send_displs, l.send_displs + map.parts, cursor);
   for (size_t i = 0; i < at.counts[me]; ++i) {
     char* dst = packed + cursor[map.owner[at.of(me)[i]]];
     cursor[map.owner[at.of(me)[i]]] += row_bytes;
@@ -55,25 +61,47 @@ char* pack_by_owner(const OwnerMap& map, const RankPositions& at, int me, const 
 }
 
 // acc (the owned rows, in owned order) = the sum of what every holder sent, in the order of
-// sums. Rank r's rows arrive in position order: the owned positions it holds.
+// sums. Rank r's rows arrive in position order: the owned positions it holds; this rank's
+// own are read from the send buffer. In plain rank order a row's first holder writes it
+// from +0 and the others add (no zero fill); ranks grouped into nodes sum as rank_order.hpp
+// says, from zeroed sums.
 void sum_owned(const OwnerMap& map, const NodeMap& nodes, Workspace& ws, int me,
-               const char* rows_in, const OwnerLayout& l, const Wire& wire, size_t dim,
-               float* acc) {
+               const char* rows_in, const char* self_in, const OwnerLayout& l, const Wire& wire,
+               size_t dim, float* acc) {
   const size_t mine = map.owned_count[me], row_bytes = dim * wire.bytes;
-  const size_t arrived = l.recv_displs[map.parts - 1] + l.recv_bytes[map.parts - 1];
-  int32_t* slots = ws.get<int32_t>(Slot::kPositions, arrived / row_bytes);
-  size_t* cursor = ws.get<size_t>(Slot::kPeerReceived, static_cast<size_t>(map.parts));
-  for (int r = 0; r < map.parts; ++r) cursor[r] = l.recv_displs[r] / row_bytes;
+  const int parts = map.parts;
+  // Rank r's slots at first[r]: the others' blocks as they arrived, then this rank's.
+  size_t* first = ws.get<size_t>(Slot::kPeerReceived, 2 * static_cast<size_t>(parts) + 1);
+  size_t* cursor = first + parts + 1;
+  const size_t arrived = (l.recv_displs[parts - 1] + l.recv_bytes[parts - 1]) / row_bytes;
+  for (int r = 0; r < parts; ++r) first[r] = r == me ? arrived : l.recv_displs[r] / row_bytes;
+  int32_t* slots = ws.get<int32_t>(Slot::kPositions, arrived + l.self_rows);
+  std::copy(first, first + parts, cursor);
+  const bool plain = !nodes.grouped();
   for (size_t q = 0; q < mine; ++q) {
     const int32_t p = map.owned_by(me)[q];
     for (int32_t k = map.holder_displs[p]; k < map.holder_displs[p + 1]; ++k) {
-      slots[cursor[map.holders[k]]++] = static_cast<int32_t>(q);
+      const bool writes = plain && k == map.holder_displs[p];
+      slots[cursor[map.holders[k]]++] = writes ? -1 - static_cast<int32_t>(q)
+                                               : static_cast<int32_t>(q);
     }
   }
+  auto rows_of = [&](int r, size_t* n) {
+    *n = r == me ? l.self_rows : l.recv_bytes[r] / row_bytes;
+    return r == me ? self_in : rows_in + l.recv_displs[r];
+  };
+  if (plain) {
+    for (int r = 0; r < parts; ++r) {
+      size_t n = 0;
+      const char* in = rows_of(r, &n);
+      kernels::scatter_first_or_add_rows(in, wire.type, slots + first[r], n, dim, acc);
+    }
+    return;
+  }
   accumulate_in_rank_order(nodes, ws, acc, mine, dim, [&](int r, float* dst) {
-    const size_t first = l.recv_displs[r] / row_bytes, n = l.recv_bytes[r] / row_bytes;
-    kernels::scatter_add_rows(rows_in + l.recv_displs[r], wire.type, slots + first, n, dim,
-                              dst);
+    size_t n = 0;
+    const char* in = rows_of(r, &n);
+    kernels::scatter_add_rows(in, wire.type, slots + first[r], n, dim, dst);
   });
 }
 
@@ -100,7 +128,7 @@ Status exchange_owner_partitioned(SparseCall<K>& call) {
     l = owner_layout(map, at, me, row_bytes, sizes);
     const float* partial =
         static_cast<const float*>(local_partial_rows(call, zfcFloat32, 1.0f));
-    send = pack_by_owner(map, at, me, partial, dim, wire, l.send_displs, ws);
+    send = pack_by_owner(map, at, me, partial, dim, wire, l, ws);
   }
   char* rows_in = ws.get<char>(Slot::kOwnerRows, l.recv_displs[size - 1] + l.recv_bytes[size - 1]);
   {
@@ -110,29 +138,25 @@ Status exchange_owner_partitioned(SparseCall<K>& call) {
     ZFC_RETURN_IF_ERROR(t.alltoallv(send, l.send_bytes, l.send_displs, rows_in, l.recv_bytes,
                                     l.recv_displs, received));
   }
+  // The owned rows are summed where the owners' gather puts them, so this rank's block does
+  // not travel (the gather is in place).
   const size_t mine = map.owned_count[me];
-  float* acc = ws.get<float>(Slot::kDense, mine * dim);
+  char* gathered = ws.get<char>(Slot::kGatheredRows, ug * row_bytes);
+  char* own = gathered + l.gather_displs[me];
+  float* acc = wire.type == zfcFloat32 ? reinterpret_cast<float*>(own)
+                                       : ws.get<float>(Slot::kDense, mine * dim);
   {
     PhaseTimer timer(call.op, zfcPhaseScatter);
-    sum_owned(map, call.nodes, ws, me, rows_in, l, wire, dim, acc);
+    sum_owned(map, call.nodes, ws, me, rows_in, send + l.send_displs[me], l, wire, dim, acc);
+    if (wire.type != zfcFloat32) kernels::encode(acc, mine * dim, wire.type, 1.0f, own);
   }
   PhaseTimer timer(call.op, zfcPhaseRowExchange);
   float* out = nullptr;
   ZFC_RETURN_IF_ERROR(result_rows(call, ug, &out));
-  if (wire.type == zfcFloat32) {
-    ZFC_RETURN_IF_ERROR(t.allgatherv(acc, out, l.gather_bytes, l.gather_displs));
-    // Row q of the owners' gather belongs at position owned[q].
-    permute_rows_in_place(map.owned, ug, dim, out, ws.get<unsigned char>(Slot::kOwnerScratch, ug),
-                          ws.get<float>(Slot::kPartial, dim));
-    call.finite = kernels::all_finite(out, ug * dim);
-  } else {
-    char* gathered = ws.get<char>(Slot::kGatheredRows, ug * row_bytes);
-    char* own = gathered + l.gather_displs[me];
-    kernels::encode(acc, mine * dim, wire.type, 1.0f, own);  // already scaled
-    ZFC_RETURN_IF_ERROR(t.allgatherv(own, gathered, l.gather_bytes, l.gather_displs));
-    // The gathered rows are the owned lists back to back: row q belongs at owned[q].
-    call.finite = decode_rows_to(gathered, map.owned, ug, dim, wire, out);
-  }
+  ZFC_RETURN_IF_ERROR(t.allgatherv(own, gathered, l.gather_bytes, l.gather_displs));
+  // The gathered rows are the owned lists back to back: row q belongs at owned[q]. One pass
+  // puts each there (decoding a compressed wire) and tests it for finiteness.
+  call.finite = decode_rows_to(gathered, map.owned, ug, dim, wire, out);
   call.out_rows = out;
   return Status::Ok();
 }

@@ -79,24 +79,6 @@ inline bool decode_rows_to(const char* rows, const int32_t* dest, size_t n, size
   return finite;
 }
 
-// Row q of the n x dim matrix `rows` belongs at row dest[q] (a permutation): each cycle is
-// followed with one carried row, so no second n x dim buffer is needed. `visited` holds n
-// bytes, `carry` dim floats.
-inline void permute_rows_in_place(const int32_t* dest, size_t n, size_t dim, float* rows,
-                                  unsigned char* visited, float* carry) {
-  std::fill(visited, visited + n, 0);
-  for (size_t s = 0; s < n; ++s) {
-    if (visited[s]) continue;
-    std::copy(rows + s * dim, rows + (s + 1) * dim, carry);
-    size_t at = s;
-    do {
-      visited[at] = 1;
-      at = static_cast<size_t>(dest[at]);
-      std::swap_ranges(carry, carry + dim, rows + at * dim);
-    } while (at != s);
-  }
-}
-
 // displs[j] = bytes[0] + ... + bytes[j-1]: blocks laid out back to back.
 inline void pack_displacements(const size_t* bytes, size_t* displs, int parts) {
   size_t off = 0;

@@ -82,6 +82,20 @@ void scatter_add_rows(const void* rows, zfcDataType_t row_type, const int32_t* p
   }
 }
 
+void scatter_first_or_add_rows(const void* rows, zfcDataType_t row_type, const int32_t* pos,
+                               size_t n, size_t dim, float* dst) {
+  const size_t row_bytes = dim * float_type_bytes(row_type);
+  const char* in = static_cast<const char*>(rows);
+  for (size_t i = 0; i < n; ++i) {
+    if (pos[i] >= 0) {
+      add_to(in + i * row_bytes, row_type, dim, dst + static_cast<size_t>(pos[i]) * dim);
+    } else {  // sum_blocks of one block: 0 + fp32(row), in the same pass that writes it
+      sum_blocks(in + i * row_bytes, 1, dim, row_type,
+                 dst + static_cast<size_t>(-1 - pos[i]) * dim);
+    }
+  }
+}
+
 size_t find_bad_position(const int32_t* pos, size_t n, size_t bound) {
   for (size_t i = 0; i < n; ++i) {
     if (pos[i] < 0 || static_cast<size_t>(pos[i]) >= bound) return i;

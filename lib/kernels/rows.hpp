@@ -20,6 +20,14 @@ void zero_rows(float* dst, size_t rows, size_t dim);
 void scatter_add_rows(const void* rows, zfcDataType_t row_type, const int32_t* pos, size_t n,
                       size_t dim, float* dst);
 
+// For calls whose targets do not repeat: row i goes to row t_i of dst, t_i = pos[i] when
+// pos[i] >= 0 and -1 - pos[i] otherwise. A row with pos[i] >= 0 is added (dst += fp32(row)),
+// one with pos[i] < 0 is the first contribution to its target and is written from +0
+// (dst = 0 + fp32(row)), so a sum needs no zero fill and is still never -0. Rows as in
+// scatter_add_rows, unscaled.
+void scatter_first_or_add_rows(const void* rows, zfcDataType_t row_type, const int32_t* pos,
+                               size_t n, size_t dim, float* dst);
+
 // Index of the first pos[i] outside [0, bound), or n when all are inside.
 size_t find_bad_position(const int32_t* pos, size_t n, size_t bound);
 

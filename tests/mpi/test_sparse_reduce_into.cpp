@@ -182,6 +182,30 @@ TEST_F(IntoTest, AnOverflowOnlyTheDecodeMakesIsAgreedByEveryAlgorithm) {
   }
 }
 
+// Rows of -0 only: every sum starts from +0, so every algorithm returns +0 (no sum is -0),
+// on every wire, whether its owners zero-fill or write a row's first contribution.
+TEST_F(IntoTest, RowsOfNegativeZeroSumToPositiveZeroInEveryAlgorithm) {
+  Workload w = workload();
+  for (RankInput& r : w.ranks) std::fill(r.rows.begin(), r.rows.end(), -0.0f);
+  const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
+  const std::vector<char> ids = typed_indices(mine.indices, zfcInt32);
+  for (int compression : {-1, static_cast<int>(zfcCompressFp16)}) {
+    for (const auto& [a, comm] : algorithms()) {
+      zfcSparsePlan_t plan = make_plan(comm, a, zfcInt32, compression);
+      ASSERT_NE(plan, nullptr);
+      zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
+      ASSERT_EQ(zfcSparseReduce(plan, ids.data(), mine.indices.size(), mine.rows.data(), &out,
+                                nullptr),
+                zfcSuccess)
+          << zfcGetLastError(comm);
+      size_t negative = 0;
+      for (size_t i = 0; i < out.num_unique * kDim; ++i) negative += std::signbit(out.rows[i]);
+      EXPECT_EQ(negative, 0u) << zfcGetAlgorithmName(a) << " compression " << compression;
+      EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
+    }
+  }
+}
+
 TEST_F(IntoTest, ACapacityBelowUgOnOneRankFailsEveryRankBeforeAnyWrite) {
   const Workload w = workload();
   const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];

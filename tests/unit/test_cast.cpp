@@ -11,6 +11,7 @@
 #include "common/reference.hpp"
 #include "kernels/cast.hpp"
 #include "kernels/cast_x86.hpp"
+#include "kernels/rows.hpp"
 #include "workload/random.hpp"
 
 namespace zfc {
@@ -263,6 +264,40 @@ TEST(Cast, SumBlocksIsRankOrderedFromPositiveZero) {
   float inplace[3] = {1.0f, 2.0f, 3.0f};
   sum_blocks(inplace, 1, 3, zfcFloat32, inplace);
   EXPECT_EQ(inplace[2], 3.0f);
+}
+
+// The owners' sums write each row's first contribution from +0 instead of zero-filling and
+// adding: the same bits as the zero fill, -0 included, for each wire type.
+TEST(Cast, FirstWriteThenAddGivesTheBitsOfAZeroFillThenAdd) {
+  constexpr size_t kDim = 37, kTargets = 5;
+  for (zfcDataType_t type : {zfcFloat32, zfcFloat16, zfcBFloat16}) {
+    const size_t bytes = float_type_bytes(type);
+    // Two "ranks": the first holds targets 0, 2, 4, the second 0, 1, 2, 3 (first for 1 and 3).
+    const std::vector<std::vector<int32_t>> targets = {{0, 2, 4}, {0, 1, 2, 3}};
+    std::vector<float> filled(kTargets * kDim, 0.0f), first(kTargets * kDim, -1.0f);
+    std::vector<bool> written(kTargets, false);
+    uint64_t seed = 3;
+    for (const std::vector<int32_t>& t : targets) {
+      std::vector<float> values(t.size() * kDim);
+      for (size_t i = 0; i < values.size(); ++i) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        values[i] = i % 7 == 0 ? -0.0f : static_cast<float>(static_cast<int64_t>(seed >> 40) -
+                                                             (int64_t{1} << 23)) * 1e-3f;
+      }
+      std::vector<char> rows(values.size() * bytes);
+      convert(values.data(), zfcFloat32, values.size(), 1.0f, rows.data(), type);
+      std::vector<int32_t> pos(t.size());
+      for (size_t i = 0; i < t.size(); ++i) {
+        pos[i] = written[static_cast<size_t>(t[i])] ? t[i] : -1 - t[i];
+        written[static_cast<size_t>(t[i])] = true;
+      }
+      scatter_add_rows(rows.data(), type, t.data(), t.size(), kDim, filled.data());
+      scatter_first_or_add_rows(rows.data(), type, pos.data(), t.size(), kDim, first.data());
+    }
+    for (size_t i = 0; i < filled.size(); ++i) {
+      ASSERT_EQ(f32_bits(first[i]), f32_bits(filled[i])) << "type " << type << " at " << i;
+    }
+  }
 }
 
 TEST(Cast, ConvertBetweenRowTypes) {
