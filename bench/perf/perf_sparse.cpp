@@ -10,6 +10,7 @@
 
 #include "perf_common.hpp"
 #include "perf_device.hpp"
+#include "perf_floor.hpp"
 #include "sparse_result_hash.hpp"
 #include "sparse_reference.hpp"
 
@@ -47,6 +48,8 @@ struct Variant {
   double rounds = 0;            // dependent rounds, summed over timed steps
   int path = zfcPathNone;       // zfcDataPath_t of the last timed step (the call's)
   double host_syncs = 0;        // waits for the caller's stream, summed over timed steps
+  double touched = 0;           // this rank's least bytes a step touches (perf_floor.hpp),
+                                // summed over timed steps
   zfcSparseResult_t last = ZFC_SPARSE_RESULT_INITIALIZER;     // valid until the plan's next call
   std::unique_ptr<BoundedBuffers> bounded;  // "bounded": its result, which `last` views
 };
@@ -273,6 +276,10 @@ void run_steps(const PerfContext& ctx, const zfc::workload::StepSource& source,
       v.rounds += stats.last.rounds;
       v.path = stats.last.path[zfcPhaseTotal];
       v.host_syncs += stats.last.host_syncs;
+      v.touched += least_touched_bytes(
+          static_cast<double>(stats.last.bytes_sent), static_cast<double>(stats.last.bytes_received),
+          static_cast<double>(idx.size()), static_cast<double>(o.dim),
+          static_cast<double>(v.last.num_unique), v.wire != "none");
     }
   }
 }
@@ -319,8 +326,8 @@ void print_preamble(const PerfContext& ctx, const zfc::workload::StepSource& sou
 
 // One variant's row, its figures gathered over ranks (collective). The baseline (first)
 // sets the time and bytes the others are compared with.
-Row result_row(const PerfContext& ctx, Variant& v, double wrong, bool baseline,
-               double* base_seconds, double* base_bytes) {
+Row result_row(const PerfContext& ctx, const FloorRates& rates, Variant& v, double wrong,
+               bool baseline, double* base_seconds, double* base_bytes) {
   const PerfOptions& o = ctx.options;
   const double steps = o.iters;
   const double gk = static_cast<double>(tokens_per_rank(o)) * ctx.ranks;
@@ -335,6 +342,7 @@ Row result_row(const PerfContext& ctx, Variant& v, double wrong, bool baseline,
                                          compression_kind(v.wire));
   const double model = run.seconds;
   if (baseline) *base_seconds = sec, *base_bytes = bytes;
+  const double floor = floor_seconds(rates, max_over_ranks(v.touched) / steps, v.rounds / steps);
   Row row;
   row.text("algo", v.algo, 16)
       .text("wire", v.wire, 4)
@@ -356,7 +364,13 @@ Row result_row(const PerfContext& ctx, Variant& v, double wrong, bool baseline,
       .num("model_us", model * 1e6, 9, 1)
       .num("model_err", model / sec - 1.0, 9, 3)
       .num("recv_skew", v.recv_sum > 0 ? v.recv_max * ctx.ranks / v.recv_sum : 1.0, 9, 3)
-      .count("rounds", v.rounds / steps, 6);
+      .count("rounds", v.rounds / steps, 6)
+      .num("x_floor", sec / floor, 7, 2);
+  // The floor (perf_floor.hpp) the step time is judged against, and how much of the byte
+  // ratio against allgather the speedup turns into.
+  row.quiet("floor_us", floor * 1e6);
+  row.quiet("speedup_per_byte_ratio", bytes > 0 ? (*base_seconds / sec) / (*base_bytes / bytes)
+                                                : NAN);
   // Where the step ran (host, staged through the host, or on the device) and its waits for
   // the device per step, on the rank that waited most.
   static const char* const kPaths[] = {"-", "host", "staged", "device"};
@@ -387,6 +401,12 @@ int run_sparse(PerfContext& ctx) {
   if (ctx.rank == 0) print_preamble(ctx, *source);
   if (o.candidates > 0) check_seed_group(ctx);
   std::vector<Variant> vs = make_variants(ctx);
+  const FloorRates rates = measure_floor_rates(ctx);
+  if (ctx.rank == 0) {
+    std::printf("# floor: %.2f GB/s copied per rank with %d ranks copying at once, %.1f us a "
+                "round of small messages; x_floor: time / floor\n",
+                rates.copy_bytes_per_s / 1e9, ctx.ranks, rates.round_seconds * 1e6);
+  }
   run_steps(ctx, *source, vs);
   std::vector<double> wrong(vs.size(), NAN);
   if (o.check) wrong = check_last_step(ctx, *source, vs);
@@ -394,7 +414,7 @@ int run_sparse(PerfContext& ctx) {
   double base_seconds = 0, base_bytes = 0, total_wrong = 0;
   for (size_t k = 0; k < vs.size(); ++k) {
     if (o.check) total_wrong += wrong[k];
-    ctx.report.add(result_row(ctx, vs[k], wrong[k], k == 0, &base_seconds, &base_bytes),
+    ctx.report.add(result_row(ctx, rates, vs[k], wrong[k], k == 0, &base_seconds, &base_bytes),
                    ctx.rank == 0);
     zfcSparsePlanDestroy(vs[k].plan);
   }

@@ -35,6 +35,13 @@ foreach(i RANGE ${last})
   if(NOT no_path AND NOT no_gpus AND gpus EQUAL 0 AND NOT path STREQUAL "host")
     message(FATAL_ERROR "row ${i} (${algo}): path ${path} with host buffers")
   endif()
+  # Every row is judged against its floor (bench/perf/perf_floor.hpp): present and positive
+  # (its value is a timing, never asserted).
+  string(JSON floor ERROR_VARIABLE no_floor GET "${doc}" rows ${i} floor_us)
+  string(JSON x_floor ERROR_VARIABLE no_x_floor GET "${doc}" rows ${i} x_floor)
+  if(no_floor OR no_x_floor OR NOT floor GREATER 0 OR NOT x_floor GREATER 0)
+    message(FATAL_ERROR "row ${i} (${algo}): floor_us '${floor}', x_floor '${x_floor}'")
+  endif()
   string(JSON ran GET "${doc}" rows ${i} ran)
   set(low 0.9999)
   set(high 1.0001)

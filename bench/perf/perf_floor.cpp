@@ -1,0 +1,59 @@
+#include "perf_floor.hpp"
+
+#include <cstring>
+#include <vector>
+
+namespace {
+
+// Large enough to leave the caches of a few ranks sharing them, as a step's rows do.
+constexpr size_t kCopyBytes = size_t{8} << 20;
+constexpr int kRepeats = 9;
+
+// The slowest rank's seconds for `body` on every rank, started together and ended by a
+// barrier, so that ranks sharing a core count the time they waited for it: median of
+// kRepeats.
+template <class F>
+double slowest_median(F&& body) {
+  std::vector<double> samples;
+  for (int i = 0; i < kRepeats; ++i) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    body();
+    MPI_Barrier(MPI_COMM_WORLD);
+    samples.push_back(MPI_Wtime() - t0);
+  }
+  max_over_ranks(&samples);
+  return median(samples);
+}
+
+}  // namespace
+
+FloorRates measure_floor_rates(const PerfContext& ctx) {
+  std::vector<char> src(kCopyBytes, 1), dst(kCopyBytes, 0);
+  std::memcpy(dst.data(), src.data(), kCopyBytes);  // both buffers in memory before timing
+  FloorRates r;
+  const double copy = slowest_median([&] {
+    std::memcpy(dst.data(), src.data(), kCopyBytes);
+    src[0] = dst[kCopyBytes - 1];  // a use of the copy the compiler cannot drop
+  });
+  r.copy_bytes_per_s = 2.0 * static_cast<double>(kCopyBytes) / copy;
+  std::vector<uint64_t> out(static_cast<size_t>(ctx.ranks), 1), in(out.size(), 0);
+  r.round_seconds = slowest_median([&] {
+    MPI_Alltoall(out.data(), 1, MPI_UINT64_T, in.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD);
+  });
+  return r;
+}
+
+double least_touched_bytes(double sent, double received, double tokens, double dim,
+                           double global_unique, bool compressed) {
+  const double wire = sent + received;
+  // The wire side of an encode or decode is the wire bytes themselves, counted once; its
+  // fp32 side is two bytes per wire byte. The keys are counted as if encoded too (within
+  // 1/D of the rows).
+  const double codec = compressed ? 2.0 * wire : 0.0;
+  return wire + codec + 4.0 * tokens * dim + 4.0 * global_unique * dim;
+}
+
+double floor_seconds(const FloorRates& rates, double busiest_bytes, double rounds) {
+  return busiest_bytes / rates.copy_bytes_per_s + rounds * rates.round_seconds;
+}

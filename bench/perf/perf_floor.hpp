@@ -1,0 +1,26 @@
+// The floor a sparse step could reach on this machine: the bytes each rank's step must touch
+// at the least, over the copy bandwidth its ranks reach together, plus its rounds times a
+// small message's latency, both measured in the same run as the steps they judge.
+#pragma once
+
+#include "perf_common.hpp"
+
+struct FloorRates {
+  double copy_bytes_per_s = 0.0;  // bytes read + written per second per rank, all copying
+  double round_seconds = 0.0;     // one round of 8-byte messages between every pair
+};
+
+// Collective: every rank copies a buffer at once (bytes read + written over the time until
+// the last rank is done, median of repeats), then an 8-byte MPI_Alltoall (the same way).
+FloorRates measure_floor_rates(const PerfContext& ctx);
+
+// What one rank's step must touch at the least, in bytes: what it sends and receives, its
+// K x D fp32 input read once, the U_g x D fp32 result written once, and, for a 16-bit wire,
+// the fp32 side of the encode of what it sends and of the decode of what it receives (their
+// wire side is the wire bytes).
+double least_touched_bytes(double sent, double received, double tokens, double dim,
+                           double global_unique, bool compressed);
+
+// The floor of a step in seconds: the busiest rank's least bytes over the copy rate, plus
+// the step's rounds times the round latency.
+double floor_seconds(const FloorRates& rates, double busiest_bytes, double rounds);
