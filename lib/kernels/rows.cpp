@@ -31,6 +31,16 @@ class RowAdder {
   size_t row_bytes_;
 };
 
+// The block sums of one scatter_add_rows call: how many rows each target has had, the block
+// sum a target adds into now (once needed), each block sum's target in opening order, and
+// the sums (block_target.size() x dim).
+struct BlockSums {
+  std::vector<uint32_t> seen;
+  std::vector<uint32_t> open_block;
+  std::vector<int32_t> block_target;
+  std::vector<float> block_sum;
+};
+
 // Whether every position is above the one before: no target repeats. The rank-order sums
 // (each rank's distinct ids at their global positions) are such calls.
 bool strictly_increasing(const int32_t* pos, size_t n) {
@@ -57,28 +67,33 @@ void scatter_add_rows(const void* rows, zfcDataType_t row_type, const int32_t* p
   }
   int32_t top = 0;
   for (size_t i = 0; i < n; ++i) top = std::max(top, pos[i]);
-  std::vector<uint32_t> seen(static_cast<size_t>(top) + 1, 0);
-  std::vector<uint32_t> open_block;  // the block sum a target adds into now, once needed
-  std::vector<int32_t> block_target;  // each block sum's target, in opening order
-  std::vector<float> block_sum;       // block_target.size() x dim
+  // Scratch kept per thread and reused: once grown, a steady step allocates nothing here.
+  static thread_local BlockSums b;
+  b.seen.assign(static_cast<size_t>(top) + 1, 0);
+  b.block_target.clear();
+  b.block_sum.clear();
+  bool opened = false;
   for (size_t i = 0; i < n; ++i) {
     const int32_t p = pos[i];
-    const uint32_t c = seen[p]++;
+    const uint32_t c = b.seen[p]++;
     if (c < kSumBlockRows) {
       add(i, dst + static_cast<size_t>(p) * dim);
       continue;
     }
     if (c % kSumBlockRows == 0) {
-      if (open_block.empty()) open_block.resize(seen.size());
-      open_block[p] = static_cast<uint32_t>(block_target.size());
-      block_target.push_back(p);
-      block_sum.resize(block_sum.size() + dim, 0.0f);
+      if (!opened) {
+        b.open_block.resize(b.seen.size());
+        opened = true;
+      }
+      b.open_block[p] = static_cast<uint32_t>(b.block_target.size());
+      b.block_target.push_back(p);
+      b.block_sum.resize(b.block_sum.size() + dim, 0.0f);
     }
-    add(i, block_sum.data() + static_cast<size_t>(open_block[p]) * dim);
+    add(i, b.block_sum.data() + static_cast<size_t>(b.open_block[p]) * dim);
   }
-  for (size_t b = 0; b < block_target.size(); ++b) {
-    add_to(block_sum.data() + b * dim, zfcFloat32, dim,
-           dst + static_cast<size_t>(block_target[b]) * dim);
+  for (size_t t = 0; t < b.block_target.size(); ++t) {
+    add_to(b.block_sum.data() + t * dim, zfcFloat32, dim,
+           dst + static_cast<size_t>(b.block_target[t]) * dim);
   }
 }
 

@@ -12,6 +12,7 @@ namespace {
 
 std::atomic<long long> g_heap_bytes{0};
 std::atomic<long long> g_heap_blocks{0};
+std::atomic<long long> g_heap_allocations{0};
 std::atomic<long> g_comms{0};
 std::atomic<long> g_types{0};
 
@@ -22,6 +23,7 @@ void* counted(void* p) {
     g_heap_bytes.fetch_add(static_cast<long long>(malloc_usable_size(p)),
                            std::memory_order_relaxed);
     g_heap_blocks.fetch_add(1, std::memory_order_relaxed);
+    g_heap_allocations.fetch_add(1, std::memory_order_relaxed);
   }
   return p;
 }
@@ -140,6 +142,7 @@ LiveResources live_resources() {
   LiveResources r;
   r.heap_bytes = g_heap_bytes.load();
   r.heap_blocks = g_heap_blocks.load();
+  r.heap_allocations = g_heap_allocations.load();
   r.mpi_comms = g_comms.load();
   r.mpi_types = g_types.load();
   return r;

@@ -14,6 +14,7 @@ namespace test {
 struct LiveResources {
   long long heap_bytes = 0;   // usable bytes of the blocks live through operator new
   long long heap_blocks = 0;
+  long long heap_allocations = 0;  // blocks ever allocated through operator new
   long mpi_comms = 0;         // made by MPI_Comm_dup, _idup or _split, less MPI_Comm_free
   long mpi_types = 0;         // made by MPI_Type_contiguous, less MPI_Type_free
 };

@@ -192,15 +192,14 @@ class MpiTransport final : public Transport {
   // With a timeout every collective is MPI's non-blocking form, waited on with a deadline;
   // without one, the blocking form (MPI's fastest path).
   Status do_allgather(const void* send, size_t bytes, void* recv) override {
-    std::vector<int> counts;
     MPI_Datatype type;
     const size_t* lists[] = {&bytes};
-    ZFC_RETURN_IF_ERROR(units_.convert(lists, 1, 1, &counts, &type));
+    ZFC_RETURN_IF_ERROR(units_.convert(lists, 1, 1, &counts_, &type));
     const void* src = send;
     if (send == static_cast<const char*>(recv) + bytes * static_cast<size_t>(rank())) {
       src = MPI_IN_PLACE;
     }
-    const int c = counts[0];
+    const int c = counts_[0];
     if (!waits_.bounded()) {
       ZFC_MPI_CHECK(MPI_Allgather(src, c, type, recv, c, type, comm_), "MPI_Allgather");
       return Status::Ok();
@@ -213,13 +212,12 @@ class MpiTransport final : public Transport {
   Status do_allgatherv(const void* send, void* recv, const size_t* recv_bytes,
                        const size_t* displs) override {
     const int n = size();
-    std::vector<int> conv;
     MPI_Datatype type;
     const size_t* lists[] = {recv_bytes, displs};
-    ZFC_RETURN_IF_ERROR(units_.convert(lists, 2, n, &conv, &type));
+    ZFC_RETURN_IF_ERROR(units_.convert(lists, 2, n, &counts_, &type));
     const void* src = send;
     if (send == static_cast<const char*>(recv) + displs[rank()]) src = MPI_IN_PLACE;
-    const int* c = conv.data();
+    const int* c = counts_.data();
     if (!waits_.bounded()) {
       ZFC_MPI_CHECK(MPI_Allgatherv(src, c[rank()], type, recv, c, c + n, type, comm_),
                     "MPI_Allgatherv");
@@ -235,11 +233,10 @@ class MpiTransport final : public Transport {
                       void* recv, const size_t* recv_bytes,
                       const size_t* recv_displs) override {
     const int n = size();
-    std::vector<int> conv;
     MPI_Datatype type;
     const size_t* lists[] = {send_bytes, send_displs, recv_bytes, recv_displs};
-    ZFC_RETURN_IF_ERROR(units_.convert(lists, 4, n, &conv, &type));
-    const int* c = conv.data();
+    ZFC_RETURN_IF_ERROR(units_.convert(lists, 4, n, &counts_, &type));
+    const int* c = counts_.data();
     if (!waits_.bounded()) {
       ZFC_MPI_CHECK(MPI_Alltoallv(send, c, c + n, type, recv, c + 2 * n, c + 3 * n, type, comm_),
                     "MPI_Alltoallv");
@@ -276,9 +273,11 @@ class MpiTransport final : public Transport {
     const char* in = static_cast<const char*>(send);
     // Every size is checked before anything is posted, so a refusal leaves nothing in flight.
     for (int j = 0; j < n; ++j) ZFC_RETURN_IF_ERROR(fits_one_call(send_bytes[j]));
-    std::vector<MPI_Request> sends;
-    sends.reserve(static_cast<size_t>(n));
-    std::vector<MPI_Message> msgs(static_cast<size_t>(n), MPI_MESSAGE_NULL);
+    std::vector<MPI_Request>& sends = block_sends_;
+    sends.clear();
+    sends.reserve(static_cast<size_t>(n));  // emplace_back never moves a posted request
+    std::vector<MPI_Message>& msgs = block_messages_;
+    msgs.assign(static_cast<size_t>(n), MPI_MESSAGE_NULL);
     for (int j = 0; j < n; ++j) {
       if (j == me) continue;
       sends.emplace_back();
@@ -384,6 +383,13 @@ class MpiTransport final : public Transport {
   BlockGatherBuffers blocks_;
   ForwardBuffers forward_;
   UnitTypes units_;
+  // The int counts and displacements of the current collective. A member, not a local: a
+  // steady step allocates nothing once it has grown, and a non-blocking collective left in
+  // flight by a timeout still reads them (MPI may until it completes).
+  std::vector<int> counts_;
+  // The requests and matched messages of do_alltoallv_blocks, for the same two reasons.
+  std::vector<MPI_Request> block_sends_;
+  std::vector<MPI_Message> block_messages_;
   BoundedWait waits_;
   int timeout_ms_;
 };

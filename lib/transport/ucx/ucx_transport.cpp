@@ -217,7 +217,10 @@ class UcxTransport final : public Transport {
 
  protected:
   Status do_allgather(const void* send, size_t bytes, void* recv) override {
-    std::vector<size_t> sizes(static_cast<size_t>(size()), bytes), displs(sizes.size());
+    std::vector<size_t>& sizes = gather_sizes_;
+    std::vector<size_t>& displs = gather_displs_;
+    sizes.assign(static_cast<size_t>(size()), bytes);
+    displs.resize(sizes.size());
     for (size_t r = 0; r < sizes.size(); ++r) displs[r] = r * bytes;
     return do_allgatherv(send, recv, sizes.data(), displs.data());
   }
@@ -262,7 +265,8 @@ class UcxTransport final : public Transport {
   Status bruck_allgatherv(char* out, const size_t* recv_bytes, const size_t* displs,
                           uint32_t op) {
     const int n = size(), me = rank();
-    std::vector<char> give, take;
+    std::vector<char>& give = bruck_give_;
+    std::vector<char>& take = bruck_take_;
     uint32_t step = 0;
     for (int d = 1; d < n; d *= 2, ++step) {
       const int m = std::min(d, n - d);
@@ -300,7 +304,8 @@ class UcxTransport final : public Transport {
       std::memcpy(out + recv_displs[me], in + send_displs[me], recv_bytes[me]);
     }
     const uint32_t op = ++ops_;
-    std::vector<Pending> p(2 * static_cast<size_t>(n));
+    std::vector<Pending>& p = pending_;
+    p.assign(2 * static_cast<size_t>(n), Pending{});
     size_t posted = 0;
     Status s = Status::Ok();
     // Empty messages are not sent: the sizes are agreed, so a rank expecting nothing from
@@ -350,8 +355,10 @@ class UcxTransport final : public Transport {
     const uint32_t op = ++ops_;
     *rounds = 1;
     const char* in = static_cast<const char*>(send);
-    std::vector<Pending> p(2 * static_cast<size_t>(n));
-    std::vector<ucp_tag_message_h> msgs(static_cast<size_t>(n), nullptr);
+    std::vector<Pending>& p = pending_;
+    p.assign(2 * static_cast<size_t>(n), Pending{});
+    std::vector<ucp_tag_message_h>& msgs = block_messages_;
+    msgs.assign(static_cast<size_t>(n), nullptr);
     size_t posted = 0;
     Status s = Status::Ok();
     for (int j = 0; j < n && s.ok(); ++j) {
@@ -548,6 +555,11 @@ class UcxTransport final : public Transport {
   uint32_t ops_ = 0;
   BlockGatherBuffers blocks_;
   ForwardBuffers forward_;
+  // Scratch of the collectives, kept so that a steady step allocates nothing once grown.
+  std::vector<char> bruck_give_, bruck_take_;  // bruck_allgatherv's packed blocks
+  std::vector<size_t> gather_sizes_, gather_displs_;  // do_allgather's blocks
+  std::vector<Pending> pending_;                      // the requests of one exchange
+  std::vector<ucp_tag_message_h> block_messages_;     // do_alltoallv_blocks' probed messages
 };
 
 }  // namespace
