@@ -218,7 +218,7 @@ Status run_unique_merge(zfcComm& comm, const void* indices, zfcDataType_t index_
     ZFC_RETURN_IF_ERROR(set.gather(t, agreed));
   }
   PhaseTimer timer(op, zfcPhaseMerge);
-  set.merge_gathered();
+  set.merge_gathered(t.rank());
   const size_t ug = set.global_count();
   for (int r = 0; r < t.size(); ++r) {
     if (all[r].capacity < static_cast<int64_t>(ug)) {

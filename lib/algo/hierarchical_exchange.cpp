@@ -184,7 +184,7 @@ Status exchange_hierarchical(SparseCall<K>& call, Transport& node, Transport& ra
   const size_t ug = call.set.global_count(), dim = call.spec.dim;
   const Wire wire = wire_of(call.spec);
   PhaseTimer local(call.op, zfcPhaseScatter);
-  const RankPositions at = locate_all_ranks(call.set, ws, call.transport.size());
+  const RankPositions at = rank_positions(call.set);
   const NodeOwnerMap map = balanced_node_owners(at, ug, call.nodes, ws);
   // The communicator's ledger: the node and rail transports see only their own group.
   for (int r = 0; r < call.transport.size(); ++r) {

@@ -113,6 +113,7 @@ Status IndexSet<K>::gather(Transport& t, const Agreed& agreed) {
     total += rank_counts_[r];
   }
   gathered_count_ = total;
+  gathered_ranks_ = size;
   gathered_ = ws_.get<K>(Slot::kGatheredKeys, total);
   bool rode = agreed.payload != nullptr;
   for (int r = 0; r < size && rode; ++r) rode = agreed.bytes[r] == bytes[r];
@@ -127,11 +128,18 @@ Status IndexSet<K>::gather(Transport& t, const Agreed& agreed) {
 }
 
 template <class K>
-void IndexSet<K>::merge_gathered() {
-  merge_from(gathered_, gathered_count_);
+void IndexSet<K>::merge_gathered(int me) {
+  const KeyRuns<K> runs = key_runs<K>(ws_, gathered_ranks_);
+  rank_positions_ = ws_.get<int32_t>(Slot::kMergedPositions, gathered_count_);
+  for (int r = 0; r < gathered_ranks_; ++r) {
+    runs.keys[r] = gathered_ + rank_displs_[r];
+    runs.counts[r] = rank_counts_[r];
+    runs.places[r] = rank_positions_ + rank_displs_[r];
+  }
+  global_ = ws_.get<K>(Slot::kGlobalUnique, gathered_count_);
+  global_count_ = merge_key_runs(ws_, runs, global_);
   global_on_host_ = true;
-  locate_ = ws_.get<int32_t>(Slot::kLocate, local_count_);
-  kernels::locate_sorted(local_unique_host_, local_count_, global_, global_count_, locate_);
+  locate_ = rank_positions_ + rank_displs_[me];
 }
 
 template <class K>
@@ -159,14 +167,13 @@ Status IndexSet<K>::merge_from(StepKernels<K>& k, const K* keys, size_t n) {
 }
 
 template <class K>
-Status IndexSet<K>::merge_disjoint(StepKernels<K>& k, const K* keys, size_t n,
-                                   uint64_t** count_word) {
+Status IndexSet<K>::merge_disjoint_runs(StepKernels<K>& k, const KeyRuns<K>& runs, size_t n,
+                                        uint64_t** count_word) {
   uint64_t* words = nullptr;
   ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kGlobalUnique, n, &global_));
   ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kUnreadWords, 2, &words));
-  ZFC_RETURN_IF_ERROR(k.sorted_unique(keys, n, static_cast<uint64_t>(vocab_), global_, words));
-  // The largest key sorts last, so a located key lands before the repeated keys' tail.
-  ZFC_RETURN_IF_ERROR(k.fill_keys_after(global_, n, words, std::numeric_limits<K>::max()));
+  ZFC_RETURN_IF_ERROR(k.merge_disjoint_runs(runs, static_cast<uint64_t>(vocab_), global_, n,
+                                            words));
   global_count_ = n;
   *count_word = words;
   return Status::Ok();
@@ -193,12 +200,6 @@ void IndexSet<K>::global_from_presence(const float* present) {
 template <class K>
 void IndexSet<K>::token_positions(int32_t* out) const {
   for (size_t i = 0; i < count_; ++i) out[i] = locate_[inverse_[i]];
-}
-
-template <class K>
-void IndexSet<K>::locate_rank(int r, int32_t* out) const {
-  kernels::locate_sorted(gathered_ + rank_displs_[r], rank_counts_[r], global_, global_count_,
-                         out);
 }
 
 template class IndexSet<uint32_t>;

@@ -16,6 +16,15 @@
 
 namespace zfc {
 
+// Room for the heads, lengths and places of n runs (workspace kMergeRuns).
+template <class K>
+KeyRuns<K> key_runs(Workspace& ws, int n) {
+  const size_t G = static_cast<size_t>(n);
+  char* at = ws.get<char>(Slot::kMergeRuns, G * (2 * sizeof(void*) + sizeof(size_t)));
+  return {reinterpret_cast<const K**>(at), reinterpret_cast<size_t*>(at + G * sizeof(void*)),
+          reinterpret_cast<int32_t**>(at + G * (sizeof(void*) + sizeof(size_t))), n};
+}
+
 template <class K>
 class IndexSet {
  public:
@@ -40,9 +49,10 @@ class IndexSet {
   // headers when every rank's payload is exactly its keys, else an allgatherv of them.
   Status gather(Transport& t, const Agreed& agreed);
 
-  // Builds the global set from the gathered keys and locates this rank's keys in it (on the
-  // host: locate()).
-  void merge_gathered();
+  // Builds the global set from the gathered keys, every rank's sorted and distinct, by one
+  // merge of those runs (O(U log G)), which also gives every rank's positions in it
+  // (rank_positions) and this rank's, `me` (locate()); on the host.
+  void merge_gathered(int me);
   // The global set into k's memory space when merge_gathered made it on the host and k is a
   // device's (an upload); global() is then there.
   Status place_global(StepKernels<K>& k);
@@ -51,12 +61,12 @@ class IndexSet {
   // owners' keys), on k's memory space; the host learns its size (one fetch).
   Status merge_from(StepKernels<K>& k, const K* keys, size_t n);
   void merge_from(const K* keys, size_t n);  // with the host kernels
-  // The global set of n keys that should be distinct (the key-routed owners' disjoint sets),
-  // on k's memory space, without a read: global_count() is n, and *count_word (two words in
-  // k's memory, the second free for the reader) holds how many distinct keys there were, for
-  // the step's last read to check. Should some repeat, the set's last places hold the
-  // largest key, so that locating any key in it stays inside the n places.
-  Status merge_disjoint(StepKernels<K>& k, const K* keys, size_t n, uint64_t** count_word);
+  // The global set as the union of runs known to be disjoint (the key-routed owners'
+  // blocks), n keys, with each run's places in it, on k's memory space without a read:
+  // global_count() is n, and *count_word (two words in k's memory, the second free for the
+  // reader) holds how many distinct keys there were, for the step's last read to check.
+  Status merge_disjoint_runs(StepKernels<K>& k, const KeyRuns<K>& runs, size_t n,
+                             uint64_t** count_word);
 
   // Global set of the keys v < vocab whose present[v] is not zero (the dense exchange,
   // which learns the set from a reduced presence column instead of exchanging keys).
@@ -65,8 +75,10 @@ class IndexSet {
   // out[i] = global position of token i.
   void token_positions(int32_t* out) const;
 
-  // Positions in the global set of rank r's distinct keys (after merge_gathered).
-  void locate_rank(int r, int32_t* out) const;
+  // After merge_gathered: the positions in the global set of every rank's distinct keys,
+  // rank r's (rank_counts()[r] of them, ascending) at rank_displs()[r] (host memory).
+  const int32_t* rank_positions() const { return rank_positions_; }
+  const int32_t* rank_positions(int r) const { return rank_positions_ + rank_displs_[r]; }
 
   size_t count() const { return count_; }
   const K* keys() const { return keys_; }
@@ -109,6 +121,8 @@ class IndexSet {
   K* gathered_ = nullptr;
   size_t* rank_counts_ = nullptr;
   size_t* rank_displs_ = nullptr;
+  int gathered_ranks_ = 0;
+  int32_t* rank_positions_ = nullptr;
   size_t global_count_ = 0;
   K* global_ = nullptr;
   bool global_on_host_ = false;  // merged by merge_gathered, whatever the loading kernels

@@ -43,17 +43,16 @@ Status place_shared(SparseCall<K>& call, const char* gathered, const OwnerReport
     ug += reports[j].distinct;
     largest = std::max(largest, static_cast<size_t>(reports[j].distinct));
   }
-  int32_t* pos = nullptr;
-  ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kPositions, largest, &pos));
+  const KeyRuns<K> runs = key_runs<K>(call.ws, size);
   {
     PhaseTimer timer(call.op, zfcPhaseMerge);
-    K* keys = nullptr;
-    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kGatheredKeys, ug, &keys));
-    size_t at = 0;
+    int32_t* places = nullptr;
+    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kPositions, ug, &places));
     for (int j = 0; j < size; ++j) {
-      ZFC_RETURN_IF_ERROR(k.copy(keys + at, gathered + displs[j] + block.lead,
-                                 reports[j].distinct * sizeof(K)));
-      at += reports[j].distinct;
+      runs.keys[j] = reinterpret_cast<const K*>(gathered + displs[j] + block.lead);
+      runs.counts[j] = static_cast<size_t>(reports[j].distinct);
+      runs.places[j] = places;
+      places += reports[j].distinct;
     }
     // The owners' sets are disjoint (each key has one owner), so the merge keeps all of them;
     // fewer would mean a peer sent keys it does not own. A device checks the count with the
@@ -61,7 +60,7 @@ Status place_shared(SparseCall<K>& call, const char* gathered, const OwnerReport
     // The host, whose read is no wait, checks it at once: nothing of the caller's
     // (zfcSparseReduceInto) is written before it.
     uint64_t* distinct = nullptr;
-    ZFC_RETURN_IF_ERROR(call.set.merge_disjoint(k, keys, ug, &distinct));
+    ZFC_RETURN_IF_ERROR(call.set.merge_disjoint_runs(k, runs, ug, &distinct));
     call.unread = {distinct, ug, "the owners' summed keys overlap"};
     if (!k.on_device()) ZFC_RETURN_IF_ERROR(read_unread(call, false));
   }
@@ -70,12 +69,9 @@ Status place_shared(SparseCall<K>& call, const char* gathered, const OwnerReport
   // zfcSparseReduceInto with too little.
   ZFC_RETURN_IF_ERROR(result_rows(call, ug, out));
   for (int j = 0; j < size; ++j) {
-    const size_t n = reports[j].distinct;
-    const char* base = gathered + displs[j];
-    ZFC_RETURN_IF_ERROR(k.locate_sorted(reinterpret_cast<const K*>(base + block.lead), n,
-                                        call.set.global(), ug, pos));
-    ZFC_RETURN_IF_ERROR(
-        k.decode_rows_to(base + block.rows_at(n), pos, n, dim, wire.type, wire.scale, *out));
+    const size_t n = runs.counts[j];
+    ZFC_RETURN_IF_ERROR(k.decode_rows_to(gathered + displs[j] + block.rows_at(n),
+                                         runs.places[j], n, dim, wire.type, wire.scale, *out));
   }
   // A device's flag is left for the caller, which reads it last or hands it on.
   return call.leave_flag ? Status::Ok() : k.wire().all_finite(finite);

@@ -123,7 +123,7 @@ Status exchange_owner_partitioned(SparseCall<K>& call) {
   RankPositions at{};
   {
     PhaseTimer timer(call.op, zfcPhaseScatter);
-    at = locate_all_ranks(call.set, ws, size);
+    at = rank_positions(call.set);
     map = balanced_owners(at, ug, size, ws);
     l = owner_layout(map, at, me, row_bytes, sizes);
     const float* partial =

@@ -41,12 +41,10 @@ struct RankPositions {
   size_t count_in(int r, size_t lo, size_t hi) const { return lower(r, hi) - lower(r, lo); }
 };
 
-// Locates every rank's gathered distinct keys in the global set (workspace kRankPositions).
+// Every rank's distinct keys' positions in the global set, as the merge left them.
 template <class K>
-RankPositions locate_all_ranks(const IndexSet<K>& set, Workspace& ws, int size) {
-  int32_t* all = ws.get<int32_t>(Slot::kRankPositions, set.gathered_count());
-  for (int r = 0; r < size; ++r) set.locate_rank(r, all + set.rank_displs()[r]);
-  return {all, set.rank_counts(), set.rank_displs()};
+RankPositions rank_positions(const IndexSet<K>& set) {
+  return {set.rank_positions(), set.rank_counts(), set.rank_displs()};
 }
 
 // This rank's distinct keys' rows summed in fp32 from +0 in token order (kPartial), and, for

@@ -168,42 +168,32 @@ Status sum_routed(SparseCall<K>& call, const RoutedPairs& routed, const Wire& wi
   StepKernels<K>& k = *call.kernels;
   const int size = call.transport.size();
   const size_t dim = call.spec.dim;
-  size_t total = 0, largest = 0;
-  for (int r = 0; r < size; ++r) {
-    total += from[r];
-    largest = std::max(largest, static_cast<size_t>(from[r]));
-  }
+  size_t total = 0;
+  for (int r = 0; r < size; ++r) total += from[r];
+  // Every sender's keys are sorted and distinct (pack_pairs): one merge of those runs makes
+  // the owner's set and places every sender's keys in it.
+  const KeyRuns<K> runs = key_runs<K>(call.ws, size);
   {
     PhaseTimer timer(call.op, zfcPhaseMerge);
-    K* keys = nullptr;
-    uint64_t* count = nullptr;
-    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kGatheredKeys, total, &keys));
-    size_t at = 0;
+    int32_t* places = nullptr;
+    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kPositions, total, &places));
     for (int r = 0; r < size; ++r) {
-      ZFC_RETURN_IF_ERROR(k.copy(keys + at, in + s.recv_displs[r] + block.lead,
-                                 from[r] * sizeof(K)));
-      at += from[r];
+      runs.keys[r] = reinterpret_cast<const K*>(in + s.recv_displs[r] + block.lead);
+      runs.counts[r] = static_cast<size_t>(from[r]);
+      runs.places[r] = places;
+      places += from[r];
     }
     ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kOwnerKeys, total, uniq));
-    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kStepWords, 1, &count));
-    ZFC_RETURN_IF_ERROR(k.sorted_unique(keys, total, static_cast<uint64_t>(call.spec.vocab),
-                                        *uniq, count));
-    uint64_t found = 0;
-    ZFC_RETURN_IF_ERROR(k.fetch(&found, count, sizeof found));
-    *u = static_cast<size_t>(found);
+    ZFC_RETURN_IF_ERROR(k.merge_runs(runs, static_cast<uint64_t>(call.spec.vocab), *uniq, u));
   }
   PhaseTimer timer(call.op, zfcPhaseScatter);
-  int32_t* pos = nullptr;
   ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kDense, *u * dim, acc));
-  ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kPositions, largest, &pos));
   return sum_in_rank_order(call.nodes, k, *acc, *u, dim, [&](int r, float* dst) -> Status {
-    const char* base = in + s.recv_displs[r];
-    ZFC_RETURN_IF_ERROR(k.locate_sorted(reinterpret_cast<const K*>(base + block.lead), from[r],
-                                        *uniq, *u, pos));
     // A sender packs its keys sorted and distinct (pack_pairs), so their places increase:
     // a device adds the rows as they come, with no sort per sender.
-    return k.scatter_add_rows(base + block.rows_at(from[r]), wire.type, pos, from[r], dim, dst,
-                              *u, /*in_order=*/true);
+    return k.scatter_add_rows(in + s.recv_displs[r] + block.rows_at(runs.counts[r]),
+                              wire.type, runs.places[r], runs.counts[r], dim, dst, *u,
+                              /*in_order=*/true);
   });
 }
 

@@ -254,12 +254,9 @@ Status exchange_unique_allgather(SparseCall<K>& call) {
   ZFC_RETURN_IF_ERROR(t.allgatherv(own, all_rows, bytes, displs));
   float* out = nullptr;
   ZFC_RETURN_IF_ERROR(result_rows(call, ug, &out));
-  size_t max_count = 0;
-  for (int r = 0; r < size; ++r) max_count = counts[r] > max_count ? counts[r] : max_count;
-  int32_t* pos = ws.get<int32_t>(Slot::kRankPositions, max_count);
   accumulate_in_rank_order(call.nodes, ws, out, ug, dim, [&](int r, float* dst) {
-    call.set.locate_rank(r, pos);
-    kernels::scatter_add_rows(all_rows + displs[r], wire.type, pos, counts[r], dim, dst);
+    kernels::scatter_add_rows(all_rows + displs[r], wire.type, call.set.rank_positions(r),
+                              counts[r], dim, dst);
   });
   call.out_rows = out;
   call.finite = finish_rows(out, ug * dim, wire);

@@ -84,7 +84,7 @@ Status run_exchange(SparseCall<K>& call, const MachineModel& machine, zfcAlgorit
   }
   {
     PhaseTimer timer(call.op, zfcPhaseMerge);
-    call.set.merge_gathered();
+    call.set.merge_gathered(t.rank());
   }
   if (algorithm == zfcAlgoAuto) {
     costs.global_unique = call.set.global_count();

@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "host_device/key_owner.hpp"
 #include "kernels/cast.hpp"
 #include "kernels/index_keys.hpp"
+#include "kernels/merge_runs.hpp"
 #include "kernels/rows.hpp"
 #include "kernels/unique.hpp"
 
@@ -78,6 +80,27 @@ template <class K>
 Status HostStepKernels<K>::locate_sorted(const K* sub, size_t n_sub, const K* full,
                                          size_t n_full, int32_t* pos) {
   kernels::locate_sorted(sub, n_sub, full, n_full, pos);
+  return Status::Ok();
+}
+
+template <class K>
+size_t merge_key_runs(Workspace& ws, const KeyRuns<K>& runs, K* out) {
+  void* scratch = ws.get<char>(Slot::kSortScratch, kernels::merge_scratch_bytes<K>(runs.n));
+  return kernels::merge_sorted_runs(runs.keys, runs.counts, runs.n, out, runs.places, scratch);
+}
+
+template <class K>
+Status HostStepKernels<K>::merge_runs(const KeyRuns<K>& runs, uint64_t, K* uniq, size_t* u) {
+  *u = merge_key_runs(ws_, runs, uniq);
+  ++fetches_;  // the host learns the size, which a device would read back
+  return Status::Ok();
+}
+
+template <class K>
+Status HostStepKernels<K>::merge_disjoint_runs(const KeyRuns<K>& runs, uint64_t, K* uniq,
+                                               size_t n, uint64_t* count) {
+  *count = merge_key_runs(ws_, runs, uniq);
+  if (*count < n) std::fill(uniq + *count, uniq + n, std::numeric_limits<K>::max());
   return Status::Ok();
 }
 
@@ -200,6 +223,8 @@ Status HostStepKernels<K>::bounded_finish(const BoundedVerdict* verdict, const K
   return Status::Ok();
 }
 
+template size_t merge_key_runs<uint32_t>(Workspace&, const KeyRuns<uint32_t>&, uint32_t*);
+template size_t merge_key_runs<uint64_t>(Workspace&, const KeyRuns<uint64_t>&, uint64_t*);
 template class HostStepKernels<uint32_t>;
 template class HostStepKernels<uint64_t>;
 

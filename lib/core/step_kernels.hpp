@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <new>
 
@@ -61,6 +62,22 @@ struct BoundedOutput {
   zfcBoundedStatus_t* status;
 };
 
+// n sorted, distinct key runs in a backend's memory: run r has counts[r] keys at keys[r], and
+// its places in their union go to places[r] (the arrays of n entries are host memory).
+template <class K>
+struct KeyRuns {
+  const K** keys;
+  size_t* counts;
+  int32_t** places;
+  int n;
+};
+
+// The union of `runs` (sorted, distinct, in host memory) into out (room for their lengths'
+// sum) with each run's places in it; returns its size. One merge, O(U log n)
+// (kernels/merge_runs.hpp; scratch: workspace kSortScratch).
+template <class K>
+size_t merge_key_runs(Workspace& ws, const KeyRuns<K>& runs, K* out);
+
 template <class K>
 class StepKernels {
  public:
@@ -106,6 +123,17 @@ class StepKernels {
   // sub[i] into pos[i].
   virtual Status locate_sorted(const K* sub, size_t n_sub, const K* full, size_t n_full,
                                int32_t* pos) = 0;
+  // The union of `runs` (keys below `bound`) into uniq (room for the sum of their lengths),
+  // each run's places in it into runs.places, and its size into *u, which the host learns
+  // (a read). The default sorts the runs' concatenation (scratch kGatheredKeys) and locates
+  // every run in the result; the host merges the runs at once (merge_key_runs).
+  virtual Status merge_runs(const KeyRuns<K>& runs, uint64_t bound, K* uniq, size_t* u);
+  // Runs known to be disjoint, whose union has n keys: the same without a read, how many
+  // distinct keys there were written to *count (a word in this memory space) for a later
+  // read to check. Should some repeat, uniq's last places hold the largest key, so that
+  // locating any key in it stays inside the n places.
+  virtual Status merge_disjoint_runs(const KeyRuns<K>& runs, uint64_t bound, K* uniq, size_t n,
+                                     uint64_t* count);
   // For i below min(room, *count) -- count: a word in this memory space, such as a unique's
   // count, which the host need not have read -- owner_of[i] = key_owner(keys[i], ranks)
   // (host_device/key_owner.hpp); counts[j] (`ranks` words here) = how many keys owner j has.
@@ -179,6 +207,53 @@ Status scratch_for(StepKernels<K>& k, Slot slot, size_t n, T** out) {
   return scratch_for(k.wire(), slot, n, out);
 }
 
+// The defaults: the runs copied side by side, sorted without repeats, and located.
+template <class K>
+Status copy_runs(StepKernels<K>& k, const KeyRuns<K>& runs, K** gathered, size_t* total) {
+  *total = 0;
+  for (int r = 0; r < runs.n; ++r) *total += runs.counts[r];
+  ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kGatheredKeys, *total, gathered));
+  size_t at = 0;
+  for (int r = 0; r < runs.n; ++r) {
+    ZFC_RETURN_IF_ERROR(k.copy(*gathered + at, runs.keys[r], runs.counts[r] * sizeof(K)));
+    at += runs.counts[r];
+  }
+  return Status::Ok();
+}
+
+template <class K>
+Status locate_runs(StepKernels<K>& k, const KeyRuns<K>& runs, const K* uniq, size_t u) {
+  for (int r = 0; r < runs.n; ++r) {
+    ZFC_RETURN_IF_ERROR(k.locate_sorted(runs.keys[r], runs.counts[r], uniq, u, runs.places[r]));
+  }
+  return Status::Ok();
+}
+
+template <class K>
+Status StepKernels<K>::merge_runs(const KeyRuns<K>& runs, uint64_t bound, K* uniq, size_t* u) {
+  size_t total = 0;
+  K* gathered = nullptr;
+  ZFC_RETURN_IF_ERROR(copy_runs(*this, runs, &gathered, &total));
+  uint64_t* count = nullptr;
+  ZFC_RETURN_IF_ERROR(scratch_for(*this, Slot::kStepWords, 1, &count));
+  ZFC_RETURN_IF_ERROR(sorted_unique(gathered, total, bound, uniq, count));
+  uint64_t found = 0;
+  ZFC_RETURN_IF_ERROR(fetch(&found, count, sizeof found));
+  *u = static_cast<size_t>(found);
+  return locate_runs(*this, runs, uniq, *u);
+}
+
+template <class K>
+Status StepKernels<K>::merge_disjoint_runs(const KeyRuns<K>& runs, uint64_t bound, K* uniq,
+                                           size_t n, uint64_t* count) {
+  size_t total = 0;
+  K* gathered = nullptr;
+  ZFC_RETURN_IF_ERROR(copy_runs(*this, runs, &gathered, &total));
+  ZFC_RETURN_IF_ERROR(sorted_unique(gathered, total, bound, uniq, count));
+  ZFC_RETURN_IF_ERROR(fill_keys_after(uniq, n, count, std::numeric_limits<K>::max()));
+  return locate_runs(*this, runs, uniq, n);
+}
+
 // The host kernels (lib/kernels) with the workspace.
 template <class K>
 class HostStepKernels final : public StepKernels<K> {
@@ -203,6 +278,9 @@ class HostStepKernels final : public StepKernels<K> {
                        uint64_t* count) override;
   Status locate_sorted(const K* sub, size_t n_sub, const K* full, size_t n_full,
                        int32_t* pos) override;
+  Status merge_runs(const KeyRuns<K>& runs, uint64_t bound, K* uniq, size_t* u) override;
+  Status merge_disjoint_runs(const KeyRuns<K>& runs, uint64_t bound, K* uniq, size_t n,
+                             uint64_t* count) override;
   Status owner_counts(const K* keys, size_t room, const uint64_t* count, int ranks,
                       int32_t* owner_of, uint64_t* counts) override;
   Status scatter_add_rows(const void* rows, zfcDataType_t type, const int32_t* pos, size_t n,

@@ -26,6 +26,8 @@ enum class Slot : int {
   kExchangeSizes,   // per-rank byte sizes and displacements of a row exchange
   kReduceSizes,     // per-rank byte sizes and displacements inside the allreduce
   kRankPositions,   // positions in the global set of one rank's keys
+  kMergedPositions, // every rank's keys' positions in the global set, from the merge
+  kMergeRuns,       // the heads, lengths and places of the runs a merge takes
   kHeaders,         // per-rank operation headers
   kFirstSend,       // this rank's header and what rides with it (algo/agreement.hpp)
   kFirstBlocks,     // every rank's header and what rode with it, as they arrived

@@ -1,5 +1,5 @@
 // The key-routed step merges the owners' keys without reading the count back
-// (IndexSet::merge_disjoint); a device reads it with the step's last read
+// (IndexSet::merge_disjoint_runs); a device reads it with the step's last read
 // (SparseCall::unread), the host at once. Owners whose keys overlap -- a peer that summed
 // keys it does not own -- must still fail the call, naming both counts, with every located
 // key inside the set: peers that mirror this rank own what it owns.
@@ -22,19 +22,74 @@ namespace {
 
 using test::MirrorTransport;
 
+// Two runs that overlap, as owners that both summed keys 3 and 9 would send: merged by the
+// host's one merge and by the default every other backend runs (copy, sort, locate), the same
+// set, places and count, with no read; the set's tail holds the largest key.
 TEST(KeyRoutedOverlap, RepeatedKeysLeaveTheLargestKeyInTheSetsTail) {
-  Workspace ws;
-  HostStepKernels<uint32_t> k(ws);
-  IndexSet<uint32_t> set(ws, 50);
-  const std::vector<uint32_t> keys = {9, 3, 9, 41, 3};
-  uint64_t* count = nullptr;
-  ASSERT_TRUE(set.merge_disjoint(k, keys.data(), keys.size(), &count).ok());
-  EXPECT_EQ(k.fetches(), 0u);
-  EXPECT_EQ(set.global_count(), keys.size());
-  EXPECT_EQ(count[0], 3u);
-  const uint32_t big = std::numeric_limits<uint32_t>::max();
-  EXPECT_EQ(std::vector<uint32_t>(set.global(), set.global() + keys.size()),
-            (std::vector<uint32_t>{3, 9, 41, big, big}));
+  for (bool host_merge : {true, false}) {
+    Workspace ws;
+    HostStepKernels<uint32_t> k(ws);
+    IndexSet<uint32_t> set(ws, 50);
+    const std::vector<std::vector<uint32_t>> blocks = {{3, 9}, {3, 9, 41}};
+    const uint32_t* keys[] = {blocks[0].data(), blocks[1].data()};
+    size_t counts[] = {2, 3};
+    std::vector<int32_t> places(5, -1);
+    int32_t* at[] = {places.data(), places.data() + 2};
+    const KeyRuns<uint32_t> runs{keys, counts, at, 2};
+    uint64_t* count = nullptr;
+    if (host_merge) {
+      ASSERT_TRUE(set.merge_disjoint_runs(k, runs, 5, &count).ok());
+    } else {
+      uint64_t words[2] = {};
+      std::vector<uint32_t> global(5);
+      ASSERT_TRUE(k.StepKernels<uint32_t>::merge_disjoint_runs(runs, 50, global.data(), 5, words)
+                      .ok());
+      EXPECT_EQ(global, (std::vector<uint32_t>{3, 9, 41, std::numeric_limits<uint32_t>::max(),
+                                               std::numeric_limits<uint32_t>::max()}));
+      EXPECT_EQ(words[0], 3u);
+      EXPECT_EQ(places, (std::vector<int32_t>{0, 1, 0, 1, 2}));
+      continue;
+    }
+    EXPECT_EQ(k.fetches(), 0u);
+    EXPECT_EQ(set.global_count(), 5u);
+    EXPECT_EQ(count[0], 3u);
+    const uint32_t big = std::numeric_limits<uint32_t>::max();
+    EXPECT_EQ(std::vector<uint32_t>(set.global(), set.global() + 5),
+              (std::vector<uint32_t>{3, 9, 41, big, big}));
+    EXPECT_EQ(places, (std::vector<int32_t>{0, 1, 0, 1, 2}));
+  }
+}
+
+// An owner's merge of its senders' runs: the host's and the default give the same set and
+// places, and the host learns the size by one read in both.
+TEST(KeyRoutedOverlap, AnOwnersMergeIsTheDefaultsBitForBit) {
+  const std::vector<std::vector<uint32_t>> blocks = {{1, 4, 7, 30}, {}, {0, 4, 30, 31}, {7}};
+  for (bool host_merge : {true, false}) {
+    Workspace ws;
+    HostStepKernels<uint32_t> k(ws);
+    const uint32_t* keys[4];
+    size_t counts[4];
+    std::vector<int32_t> places(9, -1);
+    int32_t* at[4];
+    size_t off = 0;
+    for (size_t r = 0; r < 4; ++r) {
+      keys[r] = blocks[r].data();
+      counts[r] = blocks[r].size();
+      at[r] = places.data() + off;
+      off += blocks[r].size();
+    }
+    const KeyRuns<uint32_t> runs{keys, counts, at, 4};
+    std::vector<uint32_t> uniq(9);
+    size_t u = 0;
+    const Status s = host_merge ? k.merge_runs(runs, 32, uniq.data(), &u)
+                                : k.StepKernels<uint32_t>::merge_runs(runs, 32, uniq.data(), &u);
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(k.fetches(), 1u);
+    ASSERT_EQ(u, 6u);
+    uniq.resize(u);
+    EXPECT_EQ(uniq, (std::vector<uint32_t>{0, 1, 4, 7, 30, 31}));
+    EXPECT_EQ(places, (std::vector<int32_t>{1, 2, 3, 4, 0, 2, 4, 5, 3}));
+  }
 }
 
 TEST(KeyRoutedOverlap, MirroredOwnersFailTheCall) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kernels/merge_runs.hpp"
 #include "kernels/radix_sort.hpp"
 #include "kernels/unique.hpp"
 #include "workload/random.hpp"
@@ -132,6 +133,54 @@ TEST(Locate, MergeWalkAndBinarySearchAgree) {
     std::vector<int32_t> pos(sub.size());
     locate_sorted(sub.data(), sub.size(), full.data(), full.size(), pos.data());
     for (size_t i = 0; i < sub.size(); ++i) ASSERT_EQ(full[static_cast<size_t>(pos[i])], sub[i]);
+  }
+}
+
+
+// The merge of sorted distinct runs gives the sorted union and each run's places in it, for
+// runs that overlap (what an owner receives), disjoint runs (what the owners share), empty
+// runs and one run, at 32- and 64-bit keys.
+template <class K>
+void check_merge(int n_runs, uint64_t bound, bool disjoint, uint64_t seed) {
+  std::vector<std::vector<K>> runs(static_cast<size_t>(n_runs));
+  for (int r = 0; r < n_runs; ++r) {
+    std::set<K> keys;
+    const size_t n = r % 5 == 3 ? 0 : random_keys<K>(1, 400, seed + 7 * r, false)[0];
+    for (K k : random_keys<K>(n, bound, seed + r, r % 2 == 0)) {
+      if (!disjoint || static_cast<int>(k % static_cast<uint64_t>(n_runs)) == r) keys.insert(k);
+    }
+    runs[static_cast<size_t>(r)].assign(keys.begin(), keys.end());
+  }
+  std::set<K> all;
+  std::vector<const K*> heads;
+  std::vector<size_t> counts;
+  std::vector<std::vector<int32_t>> pos(runs.size());
+  std::vector<int32_t*> pos_heads;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    all.insert(runs[r].begin(), runs[r].end());
+    heads.push_back(runs[r].data());
+    counts.push_back(runs[r].size());
+    pos[r].assign(runs[r].size(), -1);
+    pos_heads.push_back(pos[r].data());
+  }
+  std::vector<K> out(all.size() + 1);
+  std::vector<uint64_t> scratch(merge_scratch_bytes<K>(n_runs) / 8 + 1);
+  const size_t n = merge_sorted_runs(heads.data(), counts.data(), n_runs, out.data(),
+                                     pos_heads.data(), scratch.data());
+  ASSERT_EQ(n, all.size());
+  ASSERT_TRUE(std::equal(all.begin(), all.end(), out.begin()));
+  for (size_t r = 0; r < runs.size(); ++r) {
+    for (size_t i = 0; i < runs[r].size(); ++i) {
+      ASSERT_EQ(out[static_cast<size_t>(pos[r][i])], runs[r][i]) << "run " << r << " key " << i;
+    }
+  }
+}
+
+TEST(MergeRuns, UnionAndPlacesOfEveryRun) {
+  for (int g : {1, 2, 3, 8, 61}) {
+    check_merge<uint32_t>(g, 5000, false, 11 + g);
+    check_merge<uint32_t>(g, 5000, true, 13 + g);
+    check_merge<uint64_t>(g, uint64_t{1} << 40, false, 17 + g);
   }
 }
 

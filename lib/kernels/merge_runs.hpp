@@ -1,0 +1,28 @@
+// One merge of G sorted runs of distinct keys into their sorted union, with each run's
+// positions in it: O(U log G) for U keys in all, where sorting the concatenation and then
+// locating each run in the result (a walk from the start per run) costs O(U log U + G U_g).
+// The routed exchanges' owners receive such runs (every sender's keys, sorted and distinct)
+// and so does every rank from the owners (disjoint runs whose union is the global set).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace zfc {
+namespace kernels {
+
+// Scratch bytes merge_sorted_runs needs for n_runs runs (as CUB's temp-storage queries).
+template <class K>
+size_t merge_scratch_bytes(int n_runs);
+
+// Merges runs[r][0..counts[r]) for r in [0, n_runs), each sorted ascending and distinct,
+// into out (room for the sum of counts) without repeats, and writes the index in out of
+// runs[r][i] to positions[r][i] (positions[r] may be NULL: not wanted). A tournament of
+// losers over the runs' heads: log2 G comparisons per key. scratch: merge_scratch_bytes,
+// 8-byte aligned. Returns the number of keys written.
+template <class K>
+size_t merge_sorted_runs(const K* const* runs, const size_t* counts, int n_runs, K* out,
+                         int32_t* const* positions, void* scratch);
+
+}  // namespace kernels
+}  // namespace zfc
