@@ -54,15 +54,13 @@ struct Variant {
   std::unique_ptr<BoundedBuffers> bounded;  // "bounded": its result, which `last` views
 };
 
+// The library's number of an algorithm name (zfcGetAlgorithmName's), zfcAlgoAuto for
+// "auto" and any name it does not know.
 int algorithm_id(const std::string& name) {
-  if (name == "allgather") return zfcAlgoAllGather;
-  if (name == "unique_allreduce") return zfcAlgoUniqueAllReduce;
-  if (name == "unique_allgather") return zfcAlgoUniqueAllGather;
-  if (name == "dense_vocab") return zfcAlgoDenseVocab;
-  if (name == "owner_partitioned") return zfcAlgoOwnerPartitioned;
-  if (name == "hierarchical") return zfcAlgoHierarchical;
-  if (name == "key_routed") return zfcAlgoKeyRouted;
   if (name == "bounded") return zfcAlgoUniqueAllReduce;  // the technique it runs
+  for (int a = zfcAlgoAuto; a < zfcNumAlgorithms; ++a) {
+    if (name == zfcGetAlgorithmName(a)) return a;
+  }
   return zfcAlgoAuto;
 }
 

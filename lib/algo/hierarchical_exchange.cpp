@@ -11,6 +11,8 @@
 // nodes in node order: the order of algo/rank_order.hpp, so fp32 results keep their bits.
 #include <algorithm>
 
+#include "algo/algorithms.hpp"
+#include "algo/cost_terms.hpp"
 #include "algo/owner_map.hpp"
 #include "core/stats.hpp"
 
@@ -232,5 +234,33 @@ Status exchange_hierarchical(SparseCall<K>& call, Transport& node, Transport& ra
 
 template Status exchange_hierarchical<uint32_t>(SparseCall<uint32_t>&, Transport&, Transport&);
 template Status exchange_hierarchical<uint64_t>(SparseCall<uint64_t>&, Transport&, Transport&);
+
+// ---- the cost model's formula (algo/algorithms.hpp, docs/algorithms.md) ----
+namespace cost {
+
+// Where it cannot run (one node, or nodes of one rank) it is priced as owner_partitioned.
+void price_hierarchical(Cost& c) {
+  if (!can_run_hierarchical(c.in)) {
+    price_owner_partitioned(c);
+    return;
+  }
+  const CostInputs& in = c.in;
+  const double d = static_cast<double>(in.dim), w = in.row_bytes;
+  const double ug = in.global_unique, ui = in.max_local_unique;
+  const double L = c.per_node();
+  const double un = node_unique(in, static_cast<int>(L));
+  scatter(c, ui);
+  c.local(kLocateBytesPerKey * in.local_unique + encode_bytes(c, ui * d));
+  owner_reduce(c, Level::kNode, ui, in.local_unique / c.g());
+  c.local(encode_bytes(c, un / L * d) + un / L * d * 4.0);
+  owner_reduce(c, Level::kRail, un / L, un / L);
+  owner_share(c, Level::kRail, ug / L);
+  owner_share(c, Level::kNode, ug);
+  c.local(encode_bytes(c, ug / c.g() * d) + ug * d * (w + 4.0));
+  c.scratch(ui * d * (4.0 + w) + 2.0 * un / L * d * (w + 4.0) + 4.0 * ug * d + ug * d * w +
+            16.0 * ug / L);
+}
+
+}  // namespace cost
 
 }  // namespace zfc

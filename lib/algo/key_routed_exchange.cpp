@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "algo/algorithms.hpp"
+#include "algo/cost_terms.hpp"
 #include "algo/routed_pairs.hpp"
 
 namespace zfc {
@@ -132,5 +134,31 @@ Status exchange_key_routed(SparseCall<K>& call) {
 
 template Status exchange_key_routed<uint32_t>(SparseCall<uint32_t>&);
 template Status exchange_key_routed<uint64_t>(SparseCall<uint64_t>&);
+
+// ---- the cost model's formula (algo/algorithms.hpp, docs/algorithms.md) ----
+namespace cost {
+
+// No index exchange: the routing above, then the summed pairs to every rank (each owner's
+// block led by its 16-byte report), which merges them into key order; the shared blocks are
+// U_g / G each on average.
+void price_key_routed(Cost& c) {
+  const CostInputs& in = c.in;
+  const double d = static_cast<double>(in.dim), w = in.row_bytes;
+  const double kb = static_cast<double>(in.key_bytes);
+  const double ug = in.global_unique;
+  route_to_owners(c);
+  c.local(encode_bytes(c, ug / c.g() * d));
+  if (in.stream_chunk > 0) {
+    streamed_share(c);
+    return;
+  }
+  c.gather_blocks(Level::kFlat, ug * (kb + d * w) + 16.0 * c.g(),
+                  ug / c.g() * (kb + d * w) + 16.0);
+  c.local(kMergeBytesPerKey * ug + kLocateBytesPerKey * ug +
+          (w < 4 ? ug * d * (w + 4.0) : 8.0 * ug * d));
+  c.scratch(ug * (2.0 * kb + d * w) + 4.0 * ug * d);
+}
+
+}  // namespace cost
 
 }  // namespace zfc

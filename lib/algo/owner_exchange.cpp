@@ -6,6 +6,8 @@
 // and a row whose owner holds it is not sent to it at all.
 #include <algorithm>
 
+#include "algo/algorithms.hpp"
+#include "algo/cost_terms.hpp"
 #include "algo/owner_map.hpp"
 #include "algo/rank_order.hpp"
 #include "core/stats.hpp"
@@ -163,5 +165,24 @@ Status exchange_owner_partitioned(SparseCall<K>& call) {
 
 template Status exchange_owner_partitioned<uint32_t>(SparseCall<uint32_t>&);
 template Status exchange_owner_partitioned<uint64_t>(SparseCall<uint64_t>&);
+
+// ---- the cost model's formula (algo/algorithms.hpp, docs/algorithms.md) ----
+namespace cost {
+
+void price_owner_partitioned(Cost& c) {
+  const CostInputs& in = c.in;
+  const double d = static_cast<double>(in.dim), w = in.row_bytes;
+  const double ug = in.global_unique, ui = in.max_local_unique;
+  scatter(c, ui);
+  c.local(kLocateBytesPerKey * in.local_unique + encode_bytes(c, ui * d));
+  owner_reduce(c, Level::kFlat, ui, in.local_unique / c.g());
+  // The owners' gather lands in scratch; one pass puts each row at its position (decoding a
+  // compressed wire) and tests it.
+  c.local(encode_bytes(c, ug / c.g() * d) + ug * d * (w + 4.0));
+  owner_share(c, Level::kFlat, ug);
+  c.scratch(ui * d * (4.0 + w) + in.local_unique / c.g() * d * w + 4.0 * ug * d + ug * d * w);
+}
+
+}  // namespace cost
 
 }  // namespace zfc

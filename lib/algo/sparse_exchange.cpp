@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
+#include "algo/algorithms.hpp"
 #include "algo/allreduce.hpp"
 #include "algo/cost_model.hpp"
+#include "algo/cost_terms.hpp"
 #include "algo/rank_order.hpp"
 #include "core/stats.hpp"
 #include "kernels/cast.hpp"
@@ -279,5 +281,43 @@ Route routed_route(const MachineModel* machine, const Agreed& agreed, int ranks,
   for (int r = 0; r < ranks; ++r) most = std::max(most, agreed.headers[r].local_unique);
   return choose_route(*machine, ranks, nodes, static_cast<double>(most) * item_bytes);
 }
+
+// ---- the cost model's formula (algo/algorithms.hpp, docs/algorithms.md) ----
+namespace cost {
+
+void price_allgather(Cost& c) {
+  const CostInputs& in = c.in;
+  const double d = static_cast<double>(in.dim), w = in.row_bytes, ug = in.global_unique;
+  const double row = in.key_bytes + d * w;
+  c.gather(Level::kFlat, in.tokens * row, in.max_tokens * row);
+  c.local(kDedupeBytesPerToken * in.tokens + (w + 8.0) * in.tokens * d +
+          16.0 * in.local_unique * d + 12.0 * ug * d);
+  c.scratch(in.tokens * row + 4.0 * in.max_tokens * d + 4.0 * ug * d);
+}
+
+void price_dense_vocab(Cost& c) {
+  const CostInputs& in = c.in;
+  scatter(c, static_cast<double>(in.vocab));
+  allreduce(c, static_cast<double>(in.vocab) * (in.dim + 1.0));
+  c.local(8.0 * in.global_unique * in.dim + 4.0 * in.vocab);
+}
+
+void price_unique_allreduce(Cost& c) {
+  scatter(c, static_cast<double>(c.in.global_unique));
+  allreduce(c, static_cast<double>(c.in.global_unique) * c.in.dim);
+}
+
+void price_unique_allgather(Cost& c) {
+  const CostInputs& in = c.in;
+  const double d = static_cast<double>(in.dim), w = in.row_bytes;
+  const double all = static_cast<double>(in.local_unique) * d;
+  scatter(c, static_cast<double>(in.max_local_unique));
+  c.local(encode_bytes(c, in.max_local_unique * d));
+  c.gather(Level::kFlat, all * w, in.max_local_unique * d * w);
+  c.local(kLocateBytesPerKey * in.local_unique + all * (w + 8.0) + 12.0 * in.global_unique * d);
+  c.scratch(all * w + 4.0 * in.max_local_unique * d + 4.0 * in.global_unique * d);
+}
+
+}  // namespace cost
 
 }  // namespace zfc

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 
+#include "algo/algorithms.hpp"
 #include "algo/call_group.hpp"
 #include "algo/call_path.hpp"
 #include "algo/collectives.hpp"
@@ -46,10 +47,10 @@ CostInputs cost_inputs(const OpHeader* all, int size, int nodes, const PlanSpec&
   return in;
 }
 
-// Whether `a` merges the global index set before its row exchange.
+// Whether `a` merges the global index set before its row exchange (the table says).
 bool merges_global_set_first(zfcAlgorithm_t a) {
-  return a == zfcAlgoUniqueAllReduce || a == zfcAlgoUniqueAllGather ||
-         a == zfcAlgoOwnerPartitioned || a == zfcAlgoHierarchical;
+  const AlgorithmInfo* info = find_algorithm(a);
+  return info != nullptr && info->merges_first;
 }
 
 // Whether this rank's distinct keys ride with its header: for the algorithms that gather
@@ -75,9 +76,8 @@ Status run_exchange(SparseCall<K>& call, const MachineModel& machine, zfcAlgorit
       cost_inputs(call.agreed.headers, t.size(), call.nodes.node_count(), call.spec, sizeof(K));
   if (algorithm == zfcAlgoAuto) algorithm = choose_before_index_exchange(costs, machine);
   *ran = algorithm;
-  if (algorithm == zfcAlgoAllGather) return exchange_allgather(call);
-  if (algorithm == zfcAlgoDenseVocab) return exchange_dense_vocab(call);
-  if (algorithm == zfcAlgoKeyRouted) return exchange_key_routed(call);
+  const AlgorithmInfo* info = find_algorithm(algorithm);
+  if (info != nullptr && !info->merges_first) return info->run(call);
   {
     PhaseTimer timer(call.op, zfcPhaseIndexExchange);
     ZFC_RETURN_IF_ERROR(call.set.gather(t, call.agreed));
@@ -90,14 +90,9 @@ Status run_exchange(SparseCall<K>& call, const MachineModel& machine, zfcAlgorit
     costs.global_unique = call.set.global_count();
     algorithm = choose_after_index_exchange(costs, machine, call.nodes.hierarchical());
     *ran = algorithm;
+    info = find_algorithm(algorithm);
   }
-  switch (algorithm) {
-    case zfcAlgoUniqueAllGather: return exchange_unique_allgather(call);
-    case zfcAlgoOwnerPartitioned: return exchange_owner_partitioned(call);
-    case zfcAlgoHierarchical:
-      return exchange_hierarchical(call, *call.hierarchy.node, *call.hierarchy.rail);
-    default: return exchange_unique_allreduce(call);
-  }
+  return info->run(call);
 }
 
 // Whether the host needs this rank's distinct keys: for the algorithms that gather them,
@@ -121,7 +116,8 @@ Status load_local(zfcSparsePlan& plan, HostStaging& staging, const void* indices
   ZFC_RETURN_IF_ERROR(caller_check);
   ZFC_RETURN_IF_ERROR(check_plan_call(indices, count, rows, true));
   // The baseline exchanges every token, so it has no use for the local distinct set.
-  const bool dedupe = spec.algorithm != zfcAlgoAllGather;
+  const AlgorithmInfo* info = find_algorithm(spec.algorithm);
+  const bool dedupe = info == nullptr || info->dedupes;
   const bool check = plan.comm->config.bounds_check;
   const bool keys_to_host = gathers_keys(spec, fused);
   // The key-routed exchange's owner map rides with the load's one read (IndexSet::load).
@@ -155,15 +151,17 @@ Status load_local(zfcSparsePlan& plan, HostStaging& staging, const void* indices
 // Checks of an algorithm asked for by name against what every rank knows alike (so all
 // ranks fail together, after the agreement).
 Status check_algorithm(const zfcComm& comm, const PlanSpec& spec) {
-  if (spec.algorithm == zfcAlgoDenseVocab && spec.vocab > INT32_MAX) {
-    return error(zfcUnsupported, "algorithm dense_vocab needs vocab_size <= %d, not %lld",
+  const AlgorithmInfo* a = find_algorithm(spec.algorithm);
+  if (a == nullptr) return Status::Ok();  // auto
+  if (a->needs_int32_positions && spec.vocab > INT32_MAX) {
+    return error(zfcUnsupported, "algorithm %s needs vocab_size <= %d, not %lld", a->name,
                  INT32_MAX, static_cast<long long>(spec.vocab));
   }
-  if (spec.algorithm == zfcAlgoHierarchical && !comm.nodes.hierarchical()) {
+  if (a->needs_node_map && !comm.nodes.hierarchical()) {
     return error(zfcUnsupported,
-                 "algorithm hierarchical needs several nodes holding several ranks each, "
+                 "algorithm %s needs several nodes holding several ranks each, "
                  "the same number on every node; this communicator of %d ranks has %d nodes "
-                 "(%s): set the config's ranks_per_node to group ranks", comm.size(),
+                 "(%s): set the config's ranks_per_node to group ranks", a->name, comm.size(),
                  comm.nodes.node_count(),
                  comm.nodes.uniform() ? "of equal size" : "of unequal sizes");
   }

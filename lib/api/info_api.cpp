@@ -1,6 +1,7 @@
 // Version, names, error strings and statistics.
 #include <string>
 
+#include "algo/algorithms.hpp"
 #include "api/api_guard.hpp"
 #include "core/comm.hpp"
 #include "base/enum_value.hpp"
@@ -75,18 +76,10 @@ zfcResult_t zfcQueryTransport(int transport, int* memory_kinds) {
 }
 
 const char* zfcGetAlgorithmName(int algorithm) {
-  switch (algorithm) {
-    case zfcAlgoDefault: return "default";
-    case zfcAlgoAuto: return "auto";
-    case zfcAlgoAllGather: return "allgather";
-    case zfcAlgoUniqueAllReduce: return "unique_allreduce";
-    case zfcAlgoDenseVocab: return "dense_vocab";
-    case zfcAlgoUniqueAllGather: return "unique_allgather";
-    case zfcAlgoOwnerPartitioned: return "owner_partitioned";
-    case zfcAlgoHierarchical: return "hierarchical";
-    case zfcAlgoKeyRouted: return "key_routed";
-    default: return "unknown";
-  }
+  if (algorithm == zfcAlgoDefault) return "default";
+  if (algorithm == zfcAlgoAuto) return "auto";
+  const zfc::AlgorithmInfo* a = zfc::find_algorithm(algorithm);
+  return a != nullptr ? a->name : "unknown";
 }
 
 const char* zfcGetPhaseName(int phase) {

@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include <set>
+#include <string>
+
+#include "algo/algorithms.hpp"
 #include "algo/cost_model.hpp"
 
 namespace zfc {
@@ -32,6 +36,30 @@ MachineModel machine(double intra_gbs, double inter_gbs, double latency_us = 5.0
   m.inter = {latency_us * 1e-6, inter_gbs * 1e9};
   m.local_bytes_per_s = 20e9;
   return m;
+}
+
+// The algorithm table has one row for every algorithm number and none else; its names are
+// the API's (zfcGetAlgorithmName reads them) and distinct; every row can run and be priced;
+// auto weighs the ones that merge first once U_g is known, the others before.
+TEST(AlgorithmTable, OneRowPerAlgorithm) {
+  std::set<int> ids;
+  std::set<std::string> names;
+  for (const AlgorithmInfo& a : algorithm_table()) {
+    EXPECT_TRUE(ids.insert(a.id).second) << a.name;
+    EXPECT_TRUE(names.insert(a.name).second) << a.name;
+    EXPECT_EQ(std::string(zfcGetAlgorithmName(a.id)), a.name);
+    EXPECT_EQ(find_algorithm(a.id), &a);
+    EXPECT_NE(a.run32, nullptr);
+    EXPECT_NE(a.run64, nullptr);
+    EXPECT_NE(a.price, nullptr);
+    EXPECT_EQ(a.auto_stage == AutoStage::kAfterIndexExchange, a.merges_first) << a.name;
+  }
+  for (int id = zfcAlgoAllGather; id < zfcNumAlgorithms; ++id) EXPECT_EQ(ids.count(id), 1u) << id;
+  EXPECT_EQ(ids.size(), static_cast<size_t>(zfcNumAlgorithms - 1));
+  EXPECT_EQ(find_algorithm(zfcAlgoAuto), nullptr);
+  EXPECT_EQ(find_algorithm(zfcAlgoDefault), nullptr);
+  EXPECT_EQ(find_algorithm(zfcNumAlgorithms), nullptr);
+  EXPECT_STREQ(zfcGetAlgorithmName(zfcNumAlgorithms), "unknown");
 }
 
 TEST(CostModel, BytesAreTheDocumentedFormulas) {
