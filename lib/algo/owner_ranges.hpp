@@ -54,9 +54,8 @@ const void* local_partial_rows(SparseCall<K>& call, zfcDataType_t wire, float sc
   const size_t ui = call.set.local_unique_count();
   const size_t dim = call.spec.dim;
   float* partial = call.ws.template get<float>(Slot::kPartial, ui * dim);
-  kernels::zero_rows(partial, ui, dim);
-  kernels::scatter_add_rows(call.rows, call.spec.row_type, call.set.inverse(), call.set.count(),
-                            dim, partial);
+  kernels::scatter_rows_to_zeroed(call.rows, call.spec.row_type, call.set.inverse(),
+                                  call.set.count(), dim, partial, ui);
   if (wire == zfcFloat32) return partial;
   void* sent = call.ws.template get<char>(Slot::kWireSend,
                                           ui * dim * kernels::float_type_bytes(wire));

@@ -69,8 +69,8 @@ void reduce_gathered_tokens(SparseCall<K>& call, const K* all_keys, const char* 
     const size_t u = kernels::unique_with_inverse(all_keys + first[r], n, bound, uniq, inverse,
                                                   scratch);
     if (r == call.transport.rank()) call.op->local_unique = u;
-    kernels::zero_rows(partial, u, dim);
-    kernels::scatter_add_rows(all_rows + first[r] * row_bytes, wire, inverse, n, dim, partial);
+    kernels::scatter_rows_to_zeroed(all_rows + first[r] * row_bytes, wire, inverse, n, dim,
+                                    partial, u);
     kernels::locate_sorted(uniq, u, call.set.global(), ug, pos);
     kernels::scatter_add_rows(partial, zfcFloat32, pos, u, dim, dst);
   });
@@ -247,9 +247,8 @@ Status exchange_unique_allgather(SparseCall<K>& call) {
   {
     PhaseTimer timer(call.op, zfcPhaseScatter);
     float* partial = ws.get<float>(Slot::kPartial, ui * dim);
-    kernels::zero_rows(partial, ui, dim);
-    kernels::scatter_add_rows(call.rows, call.spec.row_type, call.set.inverse(),
-                              call.set.count(), dim, partial);
+    kernels::scatter_rows_to_zeroed(call.rows, call.spec.row_type, call.set.inverse(),
+                                    call.set.count(), dim, partial, ui);
     kernels::encode(partial, ui * dim, wire.type, wire.scale, own);
   }
   PhaseTimer timer(call.op, zfcPhaseRowExchange);

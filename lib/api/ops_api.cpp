@@ -88,8 +88,12 @@ zfcResult_t zfcScatterToDense(const void* rows, zfcDataType_t row_type,
       return error(zfcInvalidArgument, "positions[%zu] = %d is outside [0, %zu)", bad,
                    positions[bad], num_unique);
     }
-    zfc::kernels::zero_rows(dense, num_unique, dim);
-    if (has_rows) zfc::kernels::scatter_add_rows(rows, row_type, positions, count, dim, dense);
+    if (has_rows) {
+      zfc::kernels::scatter_rows_to_zeroed(rows, row_type, positions, count, dim, dense,
+                                           num_unique);
+    } else {
+      zfc::kernels::zero_rows(dense, num_unique, dim);
+    }
     return Status::Ok();
   });
 }

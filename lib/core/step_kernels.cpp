@@ -128,8 +128,7 @@ template <class K>
 Status HostStepKernels<K>::scatter_to_dense(const void* rows, zfcDataType_t type,
                                             const int32_t* pos, size_t n, size_t dim,
                                             float* dst, size_t dst_rows, const KeyGrouping&) {
-  kernels::zero_rows(dst, dst_rows, dim);
-  kernels::scatter_add_rows(rows, type, pos, n, dim, dst);
+  kernels::scatter_rows_to_zeroed(rows, type, pos, n, dim, dst, dst_rows);
   return Status::Ok();
 }
 

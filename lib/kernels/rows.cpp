@@ -23,6 +23,8 @@ class RowAdder {
       : rows_(static_cast<const char*>(rows)), type_(type), dim_(dim),
         row_bytes_(dim * float_type_bytes(type)) {}
   void operator()(size_t i, float* acc) const { add_to(rows_ + i * row_bytes_, type_, dim_, acc); }
+  // acc = 0 + fp32(row i): a target's first row, written without a zero fill first.
+  void first(size_t i, float* acc) const { sum_blocks(rows_ + i * row_bytes_, 1, dim_, type_, acc); }
 
  private:
   const char* rows_;
@@ -50,19 +52,26 @@ bool strictly_increasing(const int32_t* pos, size_t n) {
   return true;
 }
 
-}  // namespace
-
 // The order of host_device/sum_order.hpp. A call of at most kSumBlockRows rows, or one whose
 // targets do not repeat, has no later block: it adds in input order directly. Any other
 // counts each target's rows as they come (in memory of the largest position, at most the
 // destination's rows); rows past a target's first block go to that block's own sum, and
 // those sums are added onto their targets in the order they were opened, which is block
-// order per target.
-void scatter_add_rows(const void* rows, zfcDataType_t row_type, const int32_t* pos, size_t n,
-                      size_t dim, float* dst) {
+// order per target. With `touched` (a byte per target, 0 for one not yet written), a
+// target's first row is written from +0 instead of added, and its byte set.
+void scatter_rows(const void* rows, zfcDataType_t row_type, const int32_t* pos, size_t n,
+                  size_t dim, float* dst, uint8_t* touched) {
   const RowAdder add(rows, row_type, dim);
+  auto put = [&](size_t i, size_t p) {
+    if (touched != nullptr && touched[p] == 0) {
+      touched[p] = 1;
+      add.first(i, dst + p * dim);
+    } else {
+      add(i, dst + p * dim);
+    }
+  };
   if (n <= kSumBlockRows || strictly_increasing(pos, n)) {
-    for (size_t i = 0; i < n; ++i) add(i, dst + static_cast<size_t>(pos[i]) * dim);
+    for (size_t i = 0; i < n; ++i) put(i, static_cast<size_t>(pos[i]));
     return;
   }
   int32_t top = 0;
@@ -77,7 +86,7 @@ void scatter_add_rows(const void* rows, zfcDataType_t row_type, const int32_t* p
     const int32_t p = pos[i];
     const uint32_t c = b.seen[p]++;
     if (c < kSumBlockRows) {
-      add(i, dst + static_cast<size_t>(p) * dim);
+      put(i, static_cast<size_t>(p));
       continue;
     }
     if (c % kSumBlockRows == 0) {
@@ -94,6 +103,23 @@ void scatter_add_rows(const void* rows, zfcDataType_t row_type, const int32_t* p
   for (size_t t = 0; t < b.block_target.size(); ++t) {
     add_to(b.block_sum.data() + t * dim, zfcFloat32, dim,
            dst + static_cast<size_t>(b.block_target[t]) * dim);
+  }
+}
+
+}  // namespace
+
+void scatter_add_rows(const void* rows, zfcDataType_t row_type, const int32_t* pos, size_t n,
+                      size_t dim, float* dst) {
+  scatter_rows(rows, row_type, pos, n, dim, dst, nullptr);
+}
+
+void scatter_rows_to_zeroed(const void* rows, zfcDataType_t row_type, const int32_t* pos,
+                            size_t n, size_t dim, float* dst, size_t dst_rows) {
+  static thread_local std::vector<uint8_t> touched;  // kept: a steady step allocates nothing
+  touched.assign(dst_rows, 0);
+  scatter_rows(rows, row_type, pos, n, dim, dst, touched.data());
+  for (size_t p = 0; p < dst_rows; ++p) {
+    if (touched[p] == 0) zero_rows(dst + p * dim, 1, dim);
   }
 }
 

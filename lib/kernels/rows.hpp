@@ -20,6 +20,12 @@ void zero_rows(float* dst, size_t rows, size_t dim);
 void scatter_add_rows(const void* rows, zfcDataType_t row_type, const int32_t* pos, size_t n,
                       size_t dim, float* dst);
 
+// The bits of zero_rows(dst, dst_rows, dim) then scatter_add_rows, without the fill: each
+// target's first row is written from +0 (dst = 0 + fp32(row)), the others added in the same
+// order, and only the targets no row reaches are zeroed. Positions must be below dst_rows.
+void scatter_rows_to_zeroed(const void* rows, zfcDataType_t row_type, const int32_t* pos,
+                            size_t n, size_t dim, float* dst, size_t dst_rows);
+
 // For calls whose targets do not repeat: row i goes to row t_i of dst, t_i = pos[i] when
 // pos[i] >= 0 and -1 - pos[i] otherwise. A row with pos[i] >= 0 is added (dst += fp32(row)),
 // one with pos[i] < 0 is the first contribution to its target and is written from +0

@@ -300,6 +300,34 @@ TEST(Cast, FirstWriteThenAddGivesTheBitsOfAZeroFillThenAdd) {
   }
 }
 
+// A scatter into rows that are not zeroed first: the same bits as the fill and the adds,
+// for a call in plain order, one past a sum block whose targets repeat (the block-ordered
+// path), and targets no row reaches, whatever the destination held (NaN here).
+TEST(Cast, ScatterToZeroedRowsGivesTheBitsOfZeroFillThenAdd) {
+  constexpr size_t kDim = 9, kTargets = 7;
+  for (zfcDataType_t type : {zfcFloat32, zfcFloat16, zfcBFloat16}) {
+    for (size_t n : {size_t{40}, size_t{ZFC_SUM_BLOCK_ROWS} * 2 + 77}) {
+      std::vector<int32_t> pos(n);
+      std::vector<float> values(n * kDim);
+      // i (i + 3) mod 5 takes 0, 3 and 4 only: targets 1, 2, 5 and 6 get no row.
+      for (size_t i = 0; i < n; ++i) pos[i] = static_cast<int32_t>((i * i + 3 * i) % 5);
+      for (size_t i = 0; i < values.size(); ++i) {
+        values[i] = i % 11 == 0 ? -0.0f : static_cast<float>(i % 17) * 0.37f - 2.0f;
+      }
+      std::vector<char> rows(values.size() * float_type_bytes(type));
+      convert(values.data(), zfcFloat32, values.size(), 1.0f, rows.data(), type);
+      std::vector<float> want(kTargets * kDim, 0.0f);
+      std::vector<float> got(kTargets * kDim, std::numeric_limits<float>::quiet_NaN());
+      scatter_add_rows(rows.data(), type, pos.data(), n, kDim, want.data());
+      scatter_rows_to_zeroed(rows.data(), type, pos.data(), n, kDim, got.data(), kTargets);
+      for (size_t i = 0; i < want.size(); ++i) {
+        ASSERT_EQ(f32_bits(got[i]), f32_bits(want[i])) << "type " << type << " n " << n
+                                                        << " at " << i;
+      }
+    }
+  }
+}
+
 TEST(Cast, ConvertBetweenRowTypes) {
   const std::vector<float> v = {1.5f, -2.0f, 3.0e-5f};
   std::vector<uint16_t> h(3), b(3);
