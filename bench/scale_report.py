@@ -151,6 +151,14 @@ def main():
         for name in sorted({e[0] for e in errs}):
             es = [abs(e[4]) for e in errs if e[0] == name]
             f.write(f"  {name:32s} median |err| {statistics.median(es):.3f} max {max(es):.3f}\n")
+        # Per algorithm and wire over the sweep's G = 2..8 rows: the model's target is
+        # |err| <= 25 % for every one of them.
+        f.write("model error per algorithm and wire (G = 2..8): median |err|, worst |err|, "
+                "rows within 25%\n")
+        for algo, wire in sorted({(e[1], e[2]) for e in errs if 2 <= e[3] <= 8}):
+            es = [abs(e[4]) for e in errs if (e[1], e[2]) == (algo, wire) and 2 <= e[3] <= 8]
+            f.write(f"  {algo:18s} {wire:5s} median {statistics.median(es):.3f} "
+                    f"worst {max(es):.3f} {sum(1 for e in es if e <= 0.25)}/{len(es)}\n")
         allabs = [abs(e[4]) for e in errs]
         f.write(f"all rows: median |err| {statistics.median(allabs):.3f}, "
                 f"{sum(1 for e in allabs if e <= 0.25)}/{len(allabs)} within 25%\n")
