@@ -10,6 +10,7 @@
 #include "algo/rank_order.hpp"
 #include "base/enum_value.hpp"
 #include "kernels/cast.hpp"
+#include "kernels/wire_format.hpp"
 
 namespace zfc {
 namespace {
@@ -43,7 +44,7 @@ class AllReduceCall final : public CollectiveCall {
   // ranks see the same sizes, so all decide alike, and order the group's calls alike.
   Status check_agreed(const Agreed& agreed) override {
     const size_t riding_bytes =
-        count_ * kernels::float_type_bytes(kernels::wire_type(compression_.kind));
+        count_ * kernels::wire_format(compression_.kind).element_bytes;
     rides_ = in_group_ && count_ > 0 && count_ <= kRidingValues && agreed.payload != nullptr;
     for (int r = 0; r < comm_.size() && rides_; ++r) rides_ = agreed.bytes[r] == riding_bytes;
     return Status::Ok();

@@ -204,7 +204,7 @@ Status exchange_hierarchical(SparseCall<K>& call, Transport& node, Transport& ra
   const NodeOwnerMap map = balanced_node_owners(at, ug, call.nodes, ws);
   // The communicator's ledger: the node and rail transports see only their own group.
   for (int r = 0; r < call.transport.size(); ++r) {
-    call.transport.note_received(r, map.received_rows[r] * dim * wire.bytes);
+    call.transport.note_received(r, map.received_rows[r] * wire.row_bytes(dim));
   }
   const float* partial = static_cast<const float*>(local_partial_rows(call, zfcFloat32, 1.0f));
   unsigned char* present = ws.get<unsigned char>(Slot::kOwnerScratch, ug);
@@ -215,7 +215,7 @@ Status exchange_hierarchical(SparseCall<K>& call, Transport& node, Transport& ra
          ws,
          wire,
          dim,
-         dim * wire.bytes,
+         wire.row_bytes(dim),
          me,
          call.nodes.local_index(me),
          call.nodes.node_of(me),

@@ -99,13 +99,13 @@ Status exchange_key_routed(SparseCall<K>& call) {
   if (call.apply != nullptr) return stream_and_apply(call, uniq, acc, u, routed.from_peers);
 
   PhaseTimer timer(call.op, zfcPhaseRowExchange);
-  const PairBlock shared{sizeof(OwnerReport), sizeof(K), dim * wire.bytes};
+  const PairBlock shared{sizeof(OwnerReport), sizeof(K), wire.row_bytes(dim)};
   const OwnerReport mine{u, routed.from_peers};
   char* own = nullptr;
   ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kWireSend, shared.bytes(u), &own));
   ZFC_RETURN_IF_ERROR(k.upload(own, &mine, sizeof mine));
   ZFC_RETURN_IF_ERROR(k.copy(own + shared.lead, uniq, u * sizeof(K)));
-  const size_t rows_end = shared.rows_at(u) + u * dim * wire.bytes;
+  const size_t rows_end = shared.rows_at(u) + u * wire.row_bytes(dim);
   // The padding too, so that every byte sent is defined.
   ZFC_RETURN_IF_ERROR(k.zero(own + shared.lead + u * sizeof(K),
                              shared.rows_at(u) - shared.lead - u * sizeof(K)));

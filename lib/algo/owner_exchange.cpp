@@ -50,14 +50,14 @@ OwnerLayout owner_layout(const OwnerMap& map, const RankPositions& at, int me, s
 // This rank's locally summed rows (fp32, in position order) laid out by owner on the wire.
 char* pack_by_owner(const OwnerMap& map, const RankPositions& at, int me, const float* partial,
                     size_t dim, const Wire& wire, const OwnerLayout& l, Workspace& ws) {
-  const size_t row_bytes = dim * wire.bytes;
+  const size_t row_bytes = wire.row_bytes(dim);
   char* packed = ws.get<char>(Slot::kWireSend, at.counts[me] * row_bytes);
   size_t* cursor = ws.get<size_t>(Slot::kPeerReceived, static_cast<size_t>(map.parts));
   std::copy(l.send_displs, l.send_displs + map.parts, cursor);
   for (size_t i = 0; i < at.counts[me]; ++i) {
     char* dst = packed + cursor[map.owner[at.of(me)[i]]];
     cursor[map.owner[at.of(me)[i]]] += row_bytes;
-    kernels::encode(partial + i * dim, dim, wire.type, wire.scale, dst);
+    wire.format->encode_rows(partial + i * dim, 1, dim, wire.scale, dst);
   }
   return packed;
 }
@@ -70,7 +70,7 @@ char* pack_by_owner(const OwnerMap& map, const RankPositions& at, int me, const 
 void sum_owned(const OwnerMap& map, const NodeMap& nodes, Workspace& ws, int me,
                const char* rows_in, const char* self_in, const OwnerLayout& l, const Wire& wire,
                size_t dim, float* acc) {
-  const size_t mine = map.owned_count[me], row_bytes = dim * wire.bytes;
+  const size_t mine = map.owned_count[me], row_bytes = wire.row_bytes(dim);
   const int parts = map.parts;
   // Rank r's slots at first[r]: the others' blocks as they arrived, then this rank's.
   size_t* first = ws.get<size_t>(Slot::kPeerReceived, 2 * static_cast<size_t>(parts) + 1);
@@ -116,7 +116,7 @@ Status exchange_owner_partitioned(SparseCall<K>& call) {
   const int size = t.size(), me = t.rank();
   const size_t dim = call.spec.dim, ug = call.set.global_count();
   const Wire wire = wire_of(call.spec);
-  const size_t row_bytes = dim * wire.bytes;
+  const size_t row_bytes = wire.row_bytes(dim);
 
   size_t* sizes = ws.get<size_t>(Slot::kExchangeSizes, 6 * static_cast<size_t>(size));
   OwnerMap map;

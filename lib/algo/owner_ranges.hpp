@@ -9,20 +9,23 @@
 #include "algo/sparse_exchange.hpp"
 #include "kernels/cast.hpp"
 #include "kernels/rows.hpp"
+#include "kernels/wire_format.hpp"
 
 namespace zfc {
 
-// How rows travel: the wire type, the scale applied before sending, bytes per element.
+// How rows travel: the plan's wire format (kernels/wire_format.hpp), its element type, and
+// the scale applied before sending (1 for a format without one).
 struct Wire {
+  const kernels::WireFormat* format;
   zfcDataType_t type;
   float scale;
-  size_t bytes;
+
+  size_t row_bytes(size_t dim) const { return format->row_bytes(dim); }
 };
 
 inline Wire wire_of(const PlanSpec& spec) {
-  if (spec.compression.kind == zfcCompressNone) return {zfcFloat32, 1.0f, 4};
-  const zfcDataType_t t = kernels::wire_type(spec.compression.kind);
-  return {t, spec.compression.scale, kernels::float_type_bytes(t)};
+  const kernels::WireFormat& f = kernels::wire_format(spec.compression.kind);
+  return {&f, f.element, f.scaled ? spec.compression.scale : 1.0f};
 }
 
 // The global positions of every rank's distinct keys, rank r's (sorted) at
@@ -67,11 +70,11 @@ const void* local_partial_rows(SparseCall<K>& call, zfcDataType_t wire, float sc
 // matrix out (dim columns). Returns whether every value is finite.
 inline bool decode_rows_to(const char* rows, const int32_t* dest, size_t n, size_t dim,
                            const Wire& wire, float* out) {
-  const size_t row_bytes = dim * wire.bytes;
+  const size_t row_bytes = wire.row_bytes(dim);
   bool finite = true;
   for (size_t k = 0; k < n; ++k) {
-    finite &= kernels::decode(rows + k * row_bytes, dim, wire.type, wire.scale,
-                              out + static_cast<size_t>(dest[k]) * dim);
+    finite &= wire.format->decode_rows(rows + k * row_bytes, 1, dim, wire.scale,
+                                       out + static_cast<size_t>(dest[k]) * dim);
   }
   return finite;
 }

@@ -108,7 +108,7 @@ Status route_pairs(SparseCall<K>& call, const Wire& wire, RoutedPairs* out) {
   const int size = t.size();
   const size_t G = static_cast<size_t>(size), dim = call.spec.dim;
   const size_t ui = call.set.local_unique_count();
-  const PairBlock pairs{sizeof(uint64_t), sizeof(K), dim * wire.bytes};
+  const PairBlock pairs{sizeof(uint64_t), sizeof(K), wire.row_bytes(dim)};
   size_t* sizes = ws.get<size_t>(Slot::kExchangeSizes, 4 * G);
   const PairSizes s{sizes, sizes + G, sizes + 2 * G, sizes + 3 * G};
   uint64_t* counts = ws.get<uint64_t>(Slot::kCounts, 2 * G);
@@ -137,7 +137,7 @@ Status route_pairs(SparseCall<K>& call, const Wire& wire, RoutedPairs* out) {
   {
     PhaseTimer timer(call.op, zfcPhaseRowExchange);
     const Route route = routed_route(call.machine, call.agreed, size, call.nodes.node_count(),
-                                     static_cast<double>(sizeof(K) + dim * wire.bytes));
+                                     static_cast<double>(sizeof(K) + wire.row_bytes(dim)));
     ZFC_RETURN_IF_ERROR(t.alltoallv_blocks(send, s.send_bytes, s.send_displs, s.recv_bytes,
                                            s.recv_displs, [&](size_t total) {
                                              in = place_in(k, Slot::kRoutedPairs, total);

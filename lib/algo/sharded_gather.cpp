@@ -134,7 +134,7 @@ Status ShardedGatherCall<K>::answer(const Agreed& agreed, zfcOpStats_t* op, cons
   const int size = t.size(), me = t.rank();
   const size_t G = static_cast<size_t>(size), dim = spec.dim;
   const Wire wire = wire_of(spec);
-  const size_t row_bytes = dim * wire.bytes;
+  const size_t row_bytes = wire.row_bytes(dim);
   replies_ = RoundSizes{ws.get<size_t>(Slot::kReduceSizes, 4 * G), G};
   uint64_t* received = ws.get<uint64_t>(Slot::kCounts, G);
   ReplyHead head = 0;

@@ -14,6 +14,7 @@
 #include "algo/cost_model.hpp"
 #include "core/memory_space.hpp"
 #include "kernels/cast.hpp"
+#include "kernels/wire_format.hpp"
 
 namespace zfc {
 namespace {
@@ -42,7 +43,7 @@ CostInputs cost_inputs(const OpHeader* all, int size, int nodes, const PlanSpec&
   in.vocab = spec.vocab;
   in.dim = spec.dim;
   in.key_bytes = key_bytes;
-  in.row_bytes = kernels::float_type_bytes(kernels::wire_type(spec.compression.kind));
+  in.row_bytes = kernels::wire_format(spec.compression.kind).element_bytes;
   in.input_bytes = kernels::float_type_bytes(spec.row_type);
   return in;
 }

@@ -30,7 +30,7 @@ static_assert(sizeof(StreamReport) == 24, "an owner's report is 24 bytes on the 
 // the unfused exchange would find it after decoding the shared rows.
 bool finite_on_wire(const float* acc, size_t u, size_t dim, const Wire& wire, Workspace& ws) {
   if (wire.type == zfcFloat32) return kernels::all_finite(acc, u * dim);  // scale 1
-  char* encoded = ws.get<char>(Slot::kWireRecv, dim * wire.bytes);
+  char* encoded = ws.get<char>(Slot::kWireRecv, wire.row_bytes(dim));
   float* row = ws.get<float>(Slot::kPartial, dim);
   for (size_t p = 0; p < u; ++p) {
     kernels::encode(acc + p * dim, dim, wire.type, 1.0f, encoded);  // already scaled
@@ -132,7 +132,7 @@ template <class K>
 Status apply_block(SparseCall<K>& call, const char* base, size_t n, const Wire& wire,
                    float* row) {
   const StreamApply& apply = *call.apply;
-  const size_t dim = call.spec.dim, row_bytes = dim * wire.bytes;
+  const size_t dim = call.spec.dim, row_bytes = wire.row_bytes(dim);
   const PairBlock block{0, sizeof(K), row_bytes};  // offsets past the lead
   const K* keys = reinterpret_cast<const K*>(base);
   const char* rows = base + block.rows_at(n);
@@ -162,7 +162,7 @@ Status stream_and_apply(SparseCall<K>& call, const K* keys, const float* acc, si
   const int size = t.size(), me = t.rank();
   const size_t G = static_cast<size_t>(size), dim = call.spec.dim;
   const Wire wire = wire_of(call.spec);
-  const size_t pair_bytes = sizeof(K) + dim * wire.bytes;
+  const size_t pair_bytes = sizeof(K) + wire.row_bytes(dim);
   const Rounds plan = plan_rounds(call.spec.stream_chunk_bytes, G, pair_bytes);
   StreamReport mine{u, received_bytes, 0};
   {
@@ -177,7 +177,7 @@ Status stream_and_apply(SparseCall<K>& call, const K* keys, const float* acc, si
   bool finite = true;
   for (size_t c = 0; c < rounds; ++c) {
     const PairBlock block{c == 0 ? sizeof(StreamReport) : sizeof(uint64_t), sizeof(K),
-                          dim * wire.bytes};
+                          wire.row_bytes(dim)};
     const size_t n = plan.pairs(me, u, c);
     const uint64_t count = n;
     char* own = nullptr;

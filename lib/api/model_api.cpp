@@ -6,6 +6,7 @@
 #include "api/api_guard.hpp"
 #include "core/comm.hpp"
 #include "kernels/cast.hpp"
+#include "kernels/wire_format.hpp"
 
 using zfc::error;
 using zfc::Status;
@@ -57,7 +58,7 @@ Status check_shape(const zfcStepShape_t& s) {
     return error(zfcInvalidArgument, "shape row_type %d is not a float type",
                  static_cast<int>(s.row_type));
   }
-  if (s.compression < zfcCompressNone || s.compression > zfcCompressBf16) {
+  if (zfc::kernels::find_wire_format(s.compression) == nullptr) {
     return error(zfcInvalidArgument, "shape compression %d is not a zfcCompressionKind_t",
                  static_cast<int>(s.compression));
   }
@@ -100,7 +101,7 @@ Status read_prediction_inputs(const zfcMachineModel_t* model, const zfcStepShape
   in.vocab = full.vocab_size;
   in.dim = full.dim;
   in.key_bytes = static_cast<uint64_t>(full.vocab_size) <= (uint64_t{1} << 32) ? 4 : 8;
-  in.row_bytes = zfc::kernels::float_type_bytes(zfc::kernels::wire_type(full.compression));
+  in.row_bytes = zfc::kernels::wire_format(full.compression).element_bytes;
   in.input_bytes = zfc::kernels::float_type_bytes(full.row_type);
   in.stream_chunk = full.stream_chunk_bytes;
   return Status::Ok();

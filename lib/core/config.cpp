@@ -5,10 +5,12 @@
 #include <cstring>
 #include <string>
 
+#include "kernels/wire_format.hpp"
+
 namespace zfc {
 
 Status check_compression(const Compression& c) {
-  if (c.kind != zfcCompressNone && c.kind != zfcCompressFp16 && c.kind != zfcCompressBf16) {
+  if (kernels::find_wire_format(c.kind) == nullptr) {
     return error(zfcInvalidArgument, "compression kind %d is not a zfcCompressionKind_t",
                  static_cast<int>(c.kind));
   }
@@ -20,7 +22,7 @@ Status check_compression(const Compression& c) {
 }
 
 Status make_compression(int kind, float scale, Compression* out) {
-  if (kind != zfcCompressNone && kind != zfcCompressFp16 && kind != zfcCompressBf16) {
+  if (kernels::find_wire_format(kind) == nullptr) {
     return error(zfcInvalidArgument, "compression kind %d is not a zfcCompressionKind_t",
                  kind);
   }

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kernels/cast_x86.hpp"
+#include "kernels/wire_format.hpp"
 
 namespace zfc {
 namespace kernels {
@@ -16,13 +17,7 @@ size_t float_type_bytes(zfcDataType_t type) {
   }
 }
 
-zfcDataType_t wire_type(zfcCompressionKind_t kind) {
-  switch (kind) {
-    case zfcCompressFp16: return zfcFloat16;
-    case zfcCompressBf16: return zfcBFloat16;
-    default: return zfcFloat32;
-  }
-}
+zfcDataType_t wire_type(zfcCompressionKind_t kind) { return wire_format(kind).element; }
 
 void encode(const float* src, size_t n, zfcDataType_t wire, float scale, void* dst) {
   if (wire == zfcFloat32) {

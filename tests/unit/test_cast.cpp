@@ -12,6 +12,7 @@
 #include "kernels/cast.hpp"
 #include "kernels/cast_x86.hpp"
 #include "kernels/rows.hpp"
+#include "kernels/wire_format.hpp"
 #include "workload/random.hpp"
 
 namespace zfc {
@@ -325,6 +326,35 @@ TEST(Cast, ScatterToZeroedRowsGivesTheBitsOfZeroFillThenAdd) {
                                                         << " at " << i;
       }
     }
+  }
+}
+
+// The wire formats' table: one row per compression kind, none for other numbers, the row
+// size computed from it, and its rows' encode and decode those of the element type (fp32
+// unscaled whatever the scale).
+TEST(WireFormats, OneRowPerCompressionKind) {
+  EXPECT_EQ(find_wire_format(-1), nullptr);
+  EXPECT_EQ(find_wire_format(zfcCompressBf16 + 1), nullptr);
+  const struct { zfcCompressionKind_t kind; const char* name; zfcDataType_t element; } want[] = {
+      {zfcCompressNone, "none", zfcFloat32},
+      {zfcCompressFp16, "fp16", zfcFloat16},
+      {zfcCompressBf16, "bf16", zfcBFloat16}};
+  const std::vector<float> row = {1.5f, -3.0f, 1024.0f};
+  for (const auto& w : want) {
+    const WireFormat* f = find_wire_format(w.kind);
+    ASSERT_NE(f, nullptr);
+    EXPECT_STREQ(f->name, w.name);
+    EXPECT_EQ(f->element, w.element);
+    EXPECT_EQ(f->row_bytes(3), 3 * float_type_bytes(w.element));
+    EXPECT_EQ(wire_type(w.kind), w.element);
+    std::vector<char> wire(f->row_bytes(3));
+    std::vector<float> back(3);
+    f->encode_rows(row.data(), 1, 3, 4.0f, wire.data());
+    EXPECT_TRUE(f->decode_rows(wire.data(), 1, 3, 4.0f, back.data()));
+    EXPECT_EQ(back, row) << w.name;  // these values survive every format
+    std::vector<char> direct(wire.size());
+    encode(row.data(), 3, w.element, w.kind == zfcCompressNone ? 1.0f : 4.0f, direct.data());
+    EXPECT_EQ(direct, wire) << w.name;
   }
 }
 
