@@ -4,11 +4,8 @@
 #include "algo/collectives.hpp"
 #include "api/api_guard.hpp"
 #include "core/memory_space.hpp"
+#include "exec/local_ops.hpp"
 #include "kernels/row_update.hpp"
-#include "kernels/rows.hpp"
-#if ZIPFCOLL_HAVE_CUDA
-#include "algo/device_local_ops.hpp"
-#endif
 
 using zfc::error;
 using zfc::Status;
@@ -77,24 +74,8 @@ zfcResult_t zfcScatterToDense(const void* rows, zfcDataType_t row_type,
       return error(zfcInvalidArgument, "dense is NULL with num_unique %zu and dim %zu",
                    num_unique, dim);
     }
-#if ZIPFCOLL_HAVE_CUDA
-    if (space == zfc::MemorySpace::kDevice) {
-      return zfc::scatter_to_dense_on_device(rows, row_type, positions, count, dim, dense,
-                                             num_unique, stream);
-    }
-#endif
-    const size_t bad = zfc::kernels::find_bad_position(positions, count, num_unique);
-    if (bad < count) {
-      return error(zfcInvalidArgument, "positions[%zu] = %d is outside [0, %zu)", bad,
-                   positions[bad], num_unique);
-    }
-    if (has_rows) {
-      zfc::kernels::scatter_rows_to_zeroed(rows, row_type, positions, count, dim, dense,
-                                           num_unique);
-    } else {
-      zfc::kernels::zero_rows(dense, num_unique, dim);
-    }
-    return Status::Ok();
+    return zfc::exec::scatter_to_dense(space, rows, row_type, positions, count, dim, dense,
+                                       num_unique, stream);
   });
 }
 
@@ -108,15 +89,8 @@ zfcResult_t zfcApplyRows(float* table, int64_t vocab_size, size_t dim, const voi
     ZFC_RETURN_IF_ERROR(check_row_targets(table, vocab_size, dim, indices, index_type, rows,
                                           num_rows));
     if (num_rows == 0) return Status::Ok();
-#if ZIPFCOLL_HAVE_CUDA
-    if (space == zfc::MemorySpace::kDevice) {
-      return zfc::apply_rows_on_device(table, vocab_size, dim, indices, index_type, rows,
-                                       num_rows, alpha, stream);
-    }
-#endif
-    ZFC_RETURN_IF_ERROR(zfc::check_index_values(indices, index_type, num_rows, vocab_size));
-    if (dim > 0) zfc::kernels::apply_rows(table, dim, indices, index_type, rows, num_rows, alpha);
-    return Status::Ok();
+    return zfc::exec::apply_rows(space, table, vocab_size, dim, indices, index_type, rows,
+                                 num_rows, alpha, stream);
   });
 }
 
@@ -141,11 +115,8 @@ zfcResult_t zfcApplyUpdate(float* table, float* state, int64_t vocab_size, size_
       return error(zfcInvalidArgument, "state is NULL, but an Adagrad update needs the "
                    "accumulator rows");
     }
-    ZFC_RETURN_IF_ERROR(zfc::check_index_values(indices, index_type, num_rows, vocab_size));
-    if (dim > 0) {
-      zfc::kernels::update_rows(table, state, dim, indices, index_type, rows, num_rows, u);
-    }
-    return Status::Ok();
+    return zfc::exec::apply_update(space, table, state, dim, vocab_size, indices, index_type,
+                                   rows, num_rows, u);
   });
 }
 

@@ -1,4 +1,4 @@
-#include "algo/device_local_ops.hpp"
+#include "exec/device_local_ops.hpp"
 
 #include "device_kernels.hpp"
 #include "device_runtime.hpp"

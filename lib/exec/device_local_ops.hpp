@@ -1,5 +1,7 @@
-// The local operations (scatter-to-dense, apply rows) on device buffers, queued on the
-// caller's stream after the arguments are checked. Built with CUDA only.
+// The device backend of the local operations (exec/local_ops.hpp): scatter-to-dense and
+// apply rows on device buffers, queued on the caller's stream after the arguments are
+// checked. Defined by local_ops_device.cpp in a CUDA build and by local_ops_no_device.cpp
+// otherwise (where no device buffer gets this far: resolve_memory_space refuses them).
 #pragma once
 
 #include <cstddef>
