@@ -137,7 +137,7 @@ void IndexSet<K>::merge_gathered(int me) {
     runs.places[r] = rank_positions_ + rank_displs_[r];
   }
   global_ = ws_.get<K>(Slot::kGlobalUnique, gathered_count_);
-  global_count_ = merge_key_runs(ws_, runs, global_);
+  global_count_ = merge_key_runs(ws_, runs, static_cast<uint64_t>(vocab_), global_);
   global_on_host_ = true;
   locate_ = rank_positions_ + rank_displs_[me];
 }

@@ -84,22 +84,28 @@ Status HostStepKernels<K>::locate_sorted(const K* sub, size_t n_sub, const K* fu
 }
 
 template <class K>
-size_t merge_key_runs(Workspace& ws, const KeyRuns<K>& runs, K* out) {
-  void* scratch = ws.get<char>(Slot::kSortScratch, kernels::merge_scratch_bytes<K>(runs.n));
-  return kernels::merge_sorted_runs(runs.keys, runs.counts, runs.n, out, runs.places, scratch);
+size_t merge_key_runs(Workspace& ws, const KeyRuns<K>& runs, uint64_t bound, K* out) {
+  size_t total = 0;
+  for (int r = 0; r < runs.n; ++r) total += runs.counts[r];
+  const kernels::RunMerge m = kernels::run_merge_method(bound, total);
+  void* scratch =
+      ws.get<uint64_t>(Slot::kSortScratch, kernels::merge_scratch_bytes<K>(m, runs.n, bound) / 8);
+  return kernels::merge_sorted_runs_using(m, runs.keys, runs.counts, runs.n, bound, out,
+                                          runs.places, scratch);
 }
 
 template <class K>
-Status HostStepKernels<K>::merge_runs(const KeyRuns<K>& runs, uint64_t, K* uniq, size_t* u) {
-  *u = merge_key_runs(ws_, runs, uniq);
+Status HostStepKernels<K>::merge_runs(const KeyRuns<K>& runs, uint64_t bound, K* uniq,
+                                      size_t* u) {
+  *u = merge_key_runs(ws_, runs, bound, uniq);
   ++fetches_;  // the host learns the size, which a device would read back
   return Status::Ok();
 }
 
 template <class K>
-Status HostStepKernels<K>::merge_disjoint_runs(const KeyRuns<K>& runs, uint64_t, K* uniq,
-                                               size_t n, uint64_t* count) {
-  *count = merge_key_runs(ws_, runs, uniq);
+Status HostStepKernels<K>::merge_disjoint_runs(const KeyRuns<K>& runs, uint64_t bound,
+                                               K* uniq, size_t n, uint64_t* count) {
+  *count = merge_key_runs(ws_, runs, bound, uniq);
   if (*count < n) std::fill(uniq + *count, uniq + n, std::numeric_limits<K>::max());
   return Status::Ok();
 }
@@ -222,8 +228,10 @@ Status HostStepKernels<K>::bounded_finish(const BoundedVerdict* verdict, const K
   return Status::Ok();
 }
 
-template size_t merge_key_runs<uint32_t>(Workspace&, const KeyRuns<uint32_t>&, uint32_t*);
-template size_t merge_key_runs<uint64_t>(Workspace&, const KeyRuns<uint64_t>&, uint64_t*);
+template size_t merge_key_runs<uint32_t>(Workspace&, const KeyRuns<uint32_t>&, uint64_t,
+                                         uint32_t*);
+template size_t merge_key_runs<uint64_t>(Workspace&, const KeyRuns<uint64_t>&, uint64_t,
+                                         uint64_t*);
 template class HostStepKernels<uint32_t>;
 template class HostStepKernels<uint64_t>;
 

@@ -72,11 +72,12 @@ struct KeyRuns {
   int n;
 };
 
-// The union of `runs` (sorted, distinct, in host memory) into out (room for their lengths'
-// sum) with each run's places in it; returns its size. One merge, O(U log n)
+// The union of `runs` (sorted, distinct, below `bound`, in host memory) into out (room for
+// their lengths' sum) with each run's places in it; returns its size. One merge: a bitmap of
+// the range when it is small next to the keys, else a tournament, O(U log n)
 // (kernels/merge_runs.hpp; scratch: workspace kSortScratch).
 template <class K>
-size_t merge_key_runs(Workspace& ws, const KeyRuns<K>& runs, K* out);
+size_t merge_key_runs(Workspace& ws, const KeyRuns<K>& runs, uint64_t bound, K* out);
 
 template <class K>
 class StepKernels {

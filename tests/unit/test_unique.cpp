@@ -137,9 +137,9 @@ TEST(Locate, MergeWalkAndBinarySearchAgree) {
 }
 
 
-// The merge of sorted distinct runs gives the sorted union and each run's places in it, for
-// runs that overlap (what an owner receives), disjoint runs (what the owners share), empty
-// runs and one run, at 32- and 64-bit keys.
+// The merge of sorted distinct runs gives the sorted union and each run's places in it, by
+// the tournament and by the bitmap, for runs that overlap (what an owner receives), disjoint
+// runs (what the owners share), empty runs and one run, at 32- and 64-bit keys.
 template <class K>
 void check_merge(int n_runs, uint64_t bound, bool disjoint, uint64_t seed) {
   std::vector<std::vector<K>> runs(static_cast<size_t>(n_runs));
@@ -164,14 +164,17 @@ void check_merge(int n_runs, uint64_t bound, bool disjoint, uint64_t seed) {
     pos_heads.push_back(pos[r].data());
   }
   std::vector<K> out(all.size() + 1);
-  std::vector<uint64_t> scratch(merge_scratch_bytes<K>(n_runs) / 8 + 1);
-  const size_t n = merge_sorted_runs(heads.data(), counts.data(), n_runs, out.data(),
-                                     pos_heads.data(), scratch.data());
-  ASSERT_EQ(n, all.size());
-  ASSERT_TRUE(std::equal(all.begin(), all.end(), out.begin()));
-  for (size_t r = 0; r < runs.size(); ++r) {
-    for (size_t i = 0; i < runs[r].size(); ++i) {
-      ASSERT_EQ(out[static_cast<size_t>(pos[r][i])], runs[r][i]) << "run " << r << " key " << i;
+  for (RunMerge m : {RunMerge::kTournament, RunMerge::kBitmap}) {
+    if (m == RunMerge::kBitmap && bound > (uint64_t{1} << 24)) continue;  // its range is bits
+    std::vector<uint64_t> scratch(merge_scratch_bytes<K>(m, n_runs, bound) / 8 + 1);
+    const size_t n = merge_sorted_runs_using(m, heads.data(), counts.data(), n_runs, bound,
+                                             out.data(), pos_heads.data(), scratch.data());
+    ASSERT_EQ(n, all.size());
+    ASSERT_TRUE(std::equal(all.begin(), all.end(), out.begin()));
+    for (size_t r = 0; r < runs.size(); ++r) {
+      for (size_t i = 0; i < runs[r].size(); ++i) {
+        ASSERT_EQ(out[static_cast<size_t>(pos[r][i])], runs[r][i]) << "run " << r << " key " << i;
+      }
     }
   }
 }
