@@ -149,6 +149,58 @@ TEST_F(StepAllocations, SteadyReduceIntoAndFusedApplyAllocateNothing) {
   }
 }
 
+// A sharded table's step (zfcShardedGather, then zfcShardedReduceApply with Adagrad), and the
+// deterministic allreduce of a dense gradient, in fp32 and fp16.
+TEST_F(StepAllocations, SteadyShardedStepsAndAllReducesAllocateNothing) {
+  const Workload w = step_workload(size_);
+  const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
+  const std::vector<char> ids = typed_indices(mine.indices, zfcInt32);
+  size_t shard_rows = 0;
+  ASSERT_EQ(zfcShardRows(kVocab, size_, rank_, &shard_rows), zfcSuccess);
+  std::vector<float> shard(shard_rows * kDim, 0.5f), state(shard_rows * kDim, 0.0f);
+  zfcRowUpdate_t adagrad = ZFC_ROW_UPDATE_INITIALIZER;
+  adagrad.kind = zfcUpdateAdagrad;
+  adagrad.alpha = 0.01f;
+  std::vector<float> dense(4096, 0.25f), summed(dense.size());
+  for (int compression : {-1, static_cast<int>(zfcCompressFp16)}) {
+    zfcSparsePlan_t plan = make_plan(comm_, zfcAlgoKeyRouted, compression);
+    ASSERT_NE(plan, nullptr);
+    const std::string what = describe(zfcAlgoKeyRouted, compression, rank_);
+    const long long gathered = steady_allocations([&] {
+      zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
+      const zfcResult_t r = zfcShardedGather(plan, shard.data(), shard_rows, ids.data(),
+                                             mine.indices.size(), &out, nullptr, nullptr);
+      EXPECT_EQ(r, zfcSuccess) << what << ": " << zfcGetLastError(comm_);
+      return r == zfcSuccess;
+    });
+    EXPECT_EQ(gathered, 0) << what << ": zfcShardedGather allocations in steps 2.." << kSteps;
+    const long long applied = steady_allocations([&] {
+      int overflowed = -1;
+      const zfcResult_t r = zfcShardedReduceApply(plan, ids.data(), mine.indices.size(),
+                                                  mine.rows.data(), &adagrad, shard.data(),
+                                                  state.data(), shard_rows, &overflowed,
+                                                  nullptr);
+      EXPECT_EQ(r, zfcSuccess) << what << ": " << zfcGetLastError(comm_);
+      return r == zfcSuccess;
+    });
+    EXPECT_EQ(applied, 0) << what << ": zfcShardedReduceApply allocations in steps 2.."
+                          << kSteps;
+    EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
+    zfcCompression_t how{};
+    how.kind = compression < 0 ? zfcCompressNone : static_cast<zfcCompressionKind_t>(compression);
+    how.scale = 1.0f;
+    const long long reduced = steady_allocations([&] {
+      int overflowed = -1;
+      const zfcResult_t r = zfcAllReduce(comm_, dense.data(), summed.data(), dense.size(),
+                                         zfcFloat32, &how, &overflowed, nullptr);
+      EXPECT_EQ(r, zfcSuccess) << what << ": " << zfcGetLastError(comm_);
+      return r == zfcSuccess;
+    });
+    EXPECT_EQ(reduced, 0) << "zfcAllReduce" << (compression < 0 ? " fp32" : " fp16")
+                          << ", rank " << rank_ << ": allocations in steps 2.." << kSteps;
+  }
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace zfc
