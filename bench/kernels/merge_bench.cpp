@@ -66,9 +66,9 @@ void BM_MergeRuns(benchmark::State& state) {
   std::vector<uint64_t> scratch(zfc::kernels::merge_scratch_bytes<uint32_t>(m, g, kBound) / 8 +
                                 1);
   for (auto _ : state) {
-    const size_t n = zfc::kernels::merge_sorted_runs_using(m, r.heads.data(), r.counts.data(),
-                                                           g, kBound, out.data(),
-                                                           r.place_heads.data(), scratch.data());
+    const size_t n = zfc::kernels::merge_sorted_runs(m, r.heads.data(), r.counts.data(), g,
+                                                     kBound, out.data(), r.place_heads.data(),
+                                                     scratch.data());
     benchmark::DoNotOptimize(n);
   }
   report(state, g);

@@ -90,8 +90,8 @@ size_t merge_key_runs(Workspace& ws, const KeyRuns<K>& runs, uint64_t bound, K* 
   const kernels::RunMerge m = kernels::run_merge_method(bound, total);
   void* scratch =
       ws.get<uint64_t>(Slot::kSortScratch, kernels::merge_scratch_bytes<K>(m, runs.n, bound) / 8);
-  return kernels::merge_sorted_runs_using(m, runs.keys, runs.counts, runs.n, bound, out,
-                                          runs.places, scratch);
+  return kernels::merge_sorted_runs(m, runs.keys, runs.counts, runs.n, bound, out, runs.places,
+                                    scratch);
 }
 
 template <class K>

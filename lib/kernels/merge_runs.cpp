@@ -132,19 +132,18 @@ size_t merge_scratch_bytes(RunMerge m, int n_runs, uint64_t bound) {
 }
 
 template <class K>
-size_t merge_sorted_runs_using(RunMerge m, const K* const* runs, const size_t* counts,
-                               int n_runs, uint64_t bound, K* out, int32_t* const* positions,
-                               void* scratch) {
+size_t merge_sorted_runs(RunMerge m, const K* const* runs, const size_t* counts, int n_runs,
+                         uint64_t bound, K* out, int32_t* const* positions, void* scratch) {
   if (m == RunMerge::kBitmap) {
     return merge_by_bitmap(runs, counts, n_runs, bound, out, positions, scratch);
   }
   return merge_by_tournament(runs, counts, n_runs, out, positions, scratch);
 }
 
-#define ZFC_INSTANTIATE_MERGE(K)                                                        \
-  template size_t merge_scratch_bytes<K>(RunMerge, int, uint64_t);                      \
-  template size_t merge_sorted_runs_using<K>(RunMerge, const K* const*, const size_t*, int, \
-                                             uint64_t, K*, int32_t* const*, void*);
+#define ZFC_INSTANTIATE_MERGE(K)                                                  \
+  template size_t merge_scratch_bytes<K>(RunMerge, int, uint64_t);                \
+  template size_t merge_sorted_runs<K>(RunMerge, const K* const*, const size_t*, int, \
+                                       uint64_t, K*, int32_t* const*, void*);
 ZFC_INSTANTIATE_MERGE(uint32_t)
 ZFC_INSTANTIATE_MERGE(uint64_t)
 #undef ZFC_INSTANTIATE_MERGE

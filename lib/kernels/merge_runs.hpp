@@ -29,9 +29,8 @@ size_t merge_scratch_bytes(RunMerge m, int n_runs, uint64_t bound);
 // in out of runs[r][i] to positions[r][i] (positions[r] may be NULL: not wanted). scratch:
 // merge_scratch_bytes(m, ...), 8-byte aligned. Returns the number of keys written.
 template <class K>
-size_t merge_sorted_runs_using(RunMerge m, const K* const* runs, const size_t* counts,
-                               int n_runs, uint64_t bound, K* out, int32_t* const* positions,
-                               void* scratch);
+size_t merge_sorted_runs(RunMerge m, const K* const* runs, const size_t* counts, int n_runs,
+                         uint64_t bound, K* out, int32_t* const* positions, void* scratch);
 
 }  // namespace kernels
 }  // namespace zfc

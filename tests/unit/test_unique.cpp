@@ -167,8 +167,8 @@ void check_merge(int n_runs, uint64_t bound, bool disjoint, uint64_t seed) {
   for (RunMerge m : {RunMerge::kTournament, RunMerge::kBitmap}) {
     if (m == RunMerge::kBitmap && bound > (uint64_t{1} << 24)) continue;  // its range is bits
     std::vector<uint64_t> scratch(merge_scratch_bytes<K>(m, n_runs, bound) / 8 + 1);
-    const size_t n = merge_sorted_runs_using(m, heads.data(), counts.data(), n_runs, bound,
-                                             out.data(), pos_heads.data(), scratch.data());
+    const size_t n = merge_sorted_runs(m, heads.data(), counts.data(), n_runs, bound, out.data(),
+                                       pos_heads.data(), scratch.data());
     ASSERT_EQ(n, all.size());
     ASSERT_TRUE(std::equal(all.begin(), all.end(), out.begin()));
     for (size_t r = 0; r < runs.size(); ++r) {
