@@ -1,8 +1,10 @@
 // A wire format: how a row of D fp32 values travels. Its element type, the bytes of a row
 // (the values, and any per-row scale or metadata after them), whether the compression scale
 // applies, and the encode and decode of whole rows. fp32, fp16 and bf16 are its instances,
-// one row each of the table in wire_format.cpp; the row size is computed here and nowhere
-// else, so that a format with per-row scales is one more row and its two functions.
+// one row each of the table in wire_format.cpp. The exchanges take a row's size and its
+// placing decode from here; their sums of wire rows (scatter_add_rows and its kin), the
+// allreduce's blocks and the device kernels still take the element type and assume rows of
+// values only (row_extra_bytes 0), which a format with per-row scales must change too.
 #pragma once
 
 #include <cstddef>

@@ -145,10 +145,14 @@ class MpiTransport final : public Transport {
   MpiTransport(MPI_Comm comm, int rank, int size, int timeout_ms)
       : Transport(rank, size), comm_(comm), waits_(rank, timeout_ms), timeout_ms_(timeout_ms) {}
   ~MpiTransport() override {
-    // A send still in flight reads these buffers: they are left to MPI_Finalize too.
+    // A send still in flight reads these buffers, and a collective its counts and requests:
+    // they are left to MPI_Finalize too (moving a vector keeps its memory where MPI has it).
     if (waits_.unfinished()) {
       new BlockGatherBuffers(std::move(blocks_));
       new ForwardBuffers(std::move(forward_));
+      new std::vector<int>(std::move(counts_));
+      new std::vector<MPI_Request>(std::move(block_sends_));
+      new std::vector<MPI_Message>(std::move(block_messages_));
     }
     // An operation still in flight keeps its communicator and types; MPI_Finalize frees
     // them. An abandoned communicator with nothing in flight is freed: Open MPI and MPICH
