@@ -90,7 +90,10 @@ TEST_F(StepAllocations, SteadyReducesAllocateNothing) {
   const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
   const std::vector<char> ids = typed_indices(mine.indices, zfcInt32);
   for (int compression : {-1, static_cast<int>(zfcCompressFp16)}) {
-    for (const auto& [a, comm] : algorithms()) {
+    for (const auto& run : algorithms()) {
+      // Named copies: a lambda may not capture a structured binding in C++17.
+      const zfcAlgorithm_t a = run.first;
+      const zfcComm_t comm = run.second;
       zfcSparsePlan_t plan = make_plan(comm, a, compression);
       ASSERT_NE(plan, nullptr);
       const std::string what = describe(a, compression, rank_);
@@ -121,7 +124,10 @@ TEST_F(StepAllocations, SteadyReduceIntoAndFusedApplyAllocateNothing) {
   sgd.kind = zfcUpdateSgd;
   sgd.alpha = 0.01f;
   for (int compression : {-1, static_cast<int>(zfcCompressFp16)}) {
-    for (const auto& [a, comm] : algorithms()) {
+    for (const auto& run : algorithms()) {
+      // Named copies: a lambda may not capture a structured binding in C++17.
+      const zfcAlgorithm_t a = run.first;
+      const zfcComm_t comm = run.second;
       zfcSparsePlan_t plan = make_plan(comm, a, compression, 64 * kDim);
       ASSERT_NE(plan, nullptr);
       const std::string what = describe(a, compression, rank_);
