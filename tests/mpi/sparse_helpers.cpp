@@ -86,5 +86,21 @@ std::vector<char> typed_indices(const std::vector<int64_t>& ids, zfcDataType_t t
   return out;
 }
 
+zfcSparsePlan_t make_test_plan(zfcComm_t comm, size_t dim, int64_t vocab,
+                               zfcAlgorithm_t algorithm, zfcDataType_t index_type,
+                               int compression, float scale, size_t stream_chunk_bytes) {
+  zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
+  cfg.dim = dim;
+  cfg.vocab_size = vocab;
+  cfg.index_type = index_type;
+  cfg.algorithm = algorithm;
+  cfg.compression = compression;
+  cfg.compress_scale = scale;
+  cfg.stream_chunk_bytes = stream_chunk_bytes;
+  zfcSparsePlan_t plan = nullptr;
+  EXPECT_EQ(zfcSparsePlanCreate(comm, &cfg, &plan), zfcSuccess) << zfcGetLastError(comm);
+  return plan;
+}
+
 }  // namespace test
 }  // namespace zfc

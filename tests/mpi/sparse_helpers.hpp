@@ -2,6 +2,7 @@
 #pragma once
 
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "common/mpi_world.hpp"
@@ -71,6 +72,45 @@ std::vector<char> typed_indices(const std::vector<int64_t>& ids, zfcDataType_t t
 // Creates a plan, runs one sparse reduce on `mine`, copies the result out, destroys the plan.
 PlanRun run_plan(zfcComm_t comm, const RankInput& mine, size_t dim, int64_t vocab,
                  const PlanOptions& options);
+
+// A plan of `algorithm` with the fields the tests vary; a failure to make it is a test
+// failure (and NULL).
+zfcSparsePlan_t make_test_plan(zfcComm_t comm, size_t dim, int64_t vocab,
+                               zfcAlgorithm_t algorithm, zfcDataType_t index_type,
+                               int compression = -1, float scale = 1.0f,
+                               size_t stream_chunk_bytes = 0);
+
+// Every algorithm a plan can name, auto included.
+inline constexpr zfcAlgorithm_t kEveryAlgorithm[] = {
+    zfcAlgoAllGather,        zfcAlgoUniqueAllReduce, zfcAlgoDenseVocab, zfcAlgoUniqueAllGather,
+    zfcAlgoOwnerPartitioned, zfcAlgoKeyRouted,       zfcAlgoHierarchical, zfcAlgoAuto};
+
+// The world's communicator, and one of nodes of two ranks where that makes several nodes
+// (hierarchical needs them): every algorithm that runs here, with the communicator it runs on.
+class EveryAlgorithmTest : public WorldTest {
+ protected:
+  void SetUp() override {
+    WorldTest::SetUp();
+    if (size_ > 2 && size_ % 2 == 0) {
+      zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
+      cfg.ranks_per_node = 2;
+      ASSERT_EQ(open_world_comm(&nodes_, &cfg), zfcSuccess) << zfcGetLastError(nullptr);
+    }
+  }
+  void TearDown() override {
+    if (nodes_ != nullptr) zfcCommDestroy(nodes_);
+    WorldTest::TearDown();
+  }
+  std::vector<std::pair<zfcAlgorithm_t, zfcComm_t>> algorithms() const {
+    std::vector<std::pair<zfcAlgorithm_t, zfcComm_t>> runs;
+    for (zfcAlgorithm_t a : kEveryAlgorithm) {
+      zfcComm_t comm = a == zfcAlgoHierarchical ? nodes_ : comm_;
+      if (comm != nullptr) runs.emplace_back(a, comm);
+    }
+    return runs;
+  }
+  zfcComm_t nodes_ = nullptr;
+};
 
 }  // namespace test
 }  // namespace zfc

@@ -15,10 +15,6 @@ namespace zfc {
 namespace test {
 namespace {
 
-const zfcAlgorithm_t kAlgorithms[] = {zfcAlgoAllGather,        zfcAlgoUniqueAllReduce,
-                                      zfcAlgoDenseVocab,       zfcAlgoUniqueAllGather,
-                                      zfcAlgoOwnerPartitioned, zfcAlgoKeyRouted,
-                                      zfcAlgoHierarchical,     zfcAlgoAuto};
 constexpr size_t kDim = 12;
 constexpr int64_t kVocab = 2000;
 
@@ -49,16 +45,7 @@ struct Call {
 
 zfcSparsePlan_t make_plan(zfcComm_t comm, zfcAlgorithm_t algorithm, zfcDataType_t index_type,
                           int compression = -1, float scale = 1.0f) {
-  zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
-  cfg.dim = kDim;
-  cfg.vocab_size = kVocab;
-  cfg.index_type = index_type;
-  cfg.algorithm = algorithm;
-  cfg.compression = compression;
-  cfg.compress_scale = scale;
-  zfcSparsePlan_t plan = nullptr;
-  EXPECT_EQ(zfcSparsePlanCreate(comm, &cfg, &plan), zfcSuccess);
-  return plan;
+  return make_test_plan(comm, kDim, kVocab, algorithm, index_type, compression, scale);
 }
 
 // One call on a fresh plan: zfcSparseReduce, or, with `rows_out`, zfcSparseReduceInto.
@@ -90,38 +77,28 @@ Call reduce(zfcComm_t comm, zfcAlgorithm_t algorithm, zfcDataType_t index_type,
   return c;
 }
 
-// A communicator of nodes of two ranks where that makes several nodes (hierarchical needs
-// them), else the test's own.
-class IntoTest : public WorldTest {
+class IntoTest : public EveryAlgorithmTest {
  protected:
-  void SetUp() override {
-    WorldTest::SetUp();
-    if (size_ > 2 && size_ % 2 == 0) {
-      zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
-      cfg.ranks_per_node = 2;
-      ASSERT_EQ(open_world_comm(&nodes_, &cfg), zfcSuccess) << zfcGetLastError(nullptr);
-    }
-  }
-  void TearDown() override {
-    if (nodes_ != nullptr) zfcCommDestroy(nodes_);
-    WorldTest::TearDown();
-  }
-  // The algorithms that run here, each with the communicator it runs on.
-  std::vector<std::pair<zfcAlgorithm_t, zfcComm_t>> algorithms() const {
-    std::vector<std::pair<zfcAlgorithm_t, zfcComm_t>> runs;
-    for (zfcAlgorithm_t a : kAlgorithms) {
-      zfcComm_t comm = a == zfcAlgoHierarchical ? nodes_ : comm_;
-      if (comm != nullptr) runs.emplace_back(a, comm);
-    }
-    return runs;
-  }
   Workload workload() const {
     return zipf_workload(size_, kDim, kVocab, 1.1, 17, [](int r) {
       return r == 1 ? size_t{0} : 90 + 23 * static_cast<size_t>(r);
     });
   }
-  zfcComm_t nodes_ = nullptr;
 };
+
+// One zfcSparseReduce of `mine` on a new plan of `a`; false (a test failure) when the plan
+// or the call fails. The plan, which owns *out, is the caller's to destroy.
+bool reduce_once(zfcComm_t comm, zfcAlgorithm_t a, const RankInput& mine,
+                 const std::vector<char>& ids, int compression, float scale,
+                 zfcSparsePlan_t* plan, zfcSparseResult_t* out) {
+  *plan = make_plan(comm, a, zfcInt32, compression, scale);
+  if (*plan == nullptr) return false;
+  *out = ZFC_SPARSE_RESULT_INITIALIZER;
+  const zfcResult_t r =
+      zfcSparseReduce(*plan, ids.data(), mine.indices.size(), mine.rows.data(), out, nullptr);
+  EXPECT_EQ(r, zfcSuccess) << zfcGetAlgorithmName(a) << ": " << zfcGetLastError(comm);
+  return r == zfcSuccess;
+}
 
 TEST_F(IntoTest, TheCallersBuffersGetTheBitsOfThePlansResult) {
   const Workload w = workload();
@@ -169,13 +146,9 @@ TEST_F(IntoTest, AnOverflowOnlyTheDecodeMakesIsAgreedByEveryAlgorithm) {
   const RankInput& mine = w.ranks[static_cast<size_t>(rank_)];
   const std::vector<char> ids = typed_indices(mine.indices, zfcInt32);
   for (const auto& [a, comm] : algorithms()) {
-    zfcSparsePlan_t plan = make_plan(comm, a, zfcInt32, zfcCompressBf16, 0.125f);
-    ASSERT_NE(plan, nullptr);
-    zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
-    ASSERT_EQ(zfcSparseReduce(plan, ids.data(), mine.indices.size(), mine.rows.data(), &out,
-                              nullptr),
-              zfcSuccess)
-        << zfcGetLastError(comm);
+    zfcSparsePlan_t plan = nullptr;
+    zfcSparseResult_t out;
+    ASSERT_TRUE(reduce_once(comm, a, mine, ids, zfcCompressBf16, 0.125f, &plan, &out));
     EXPECT_EQ(out.overflowed, 1) << zfcGetAlgorithmName(a);
     EXPECT_TRUE(same_on_all_ranks(out.overflowed)) << zfcGetAlgorithmName(a);
     EXPECT_EQ(zfcSparsePlanDestroy(plan), zfcSuccess);
@@ -191,13 +164,9 @@ TEST_F(IntoTest, RowsOfNegativeZeroSumToPositiveZeroInEveryAlgorithm) {
   const std::vector<char> ids = typed_indices(mine.indices, zfcInt32);
   for (int compression : {-1, static_cast<int>(zfcCompressFp16)}) {
     for (const auto& [a, comm] : algorithms()) {
-      zfcSparsePlan_t plan = make_plan(comm, a, zfcInt32, compression);
-      ASSERT_NE(plan, nullptr);
-      zfcSparseResult_t out = ZFC_SPARSE_RESULT_INITIALIZER;
-      ASSERT_EQ(zfcSparseReduce(plan, ids.data(), mine.indices.size(), mine.rows.data(), &out,
-                                nullptr),
-                zfcSuccess)
-          << zfcGetLastError(comm);
+      zfcSparsePlan_t plan = nullptr;
+      zfcSparseResult_t out;
+      ASSERT_TRUE(reduce_once(comm, a, mine, ids, compression, 1.0f, &plan, &out));
       size_t negative = 0;
       for (size_t i = 0; i < out.num_unique * kDim; ++i) negative += std::signbit(out.rows[i]);
       EXPECT_EQ(negative, 0u) << zfcGetAlgorithmName(a) << " compression " << compression;

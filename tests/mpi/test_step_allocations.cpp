@@ -13,52 +13,16 @@ namespace zfc {
 namespace test {
 namespace {
 
-const zfcAlgorithm_t kAlgorithms[] = {zfcAlgoAllGather,        zfcAlgoUniqueAllReduce,
-                                      zfcAlgoDenseVocab,       zfcAlgoUniqueAllGather,
-                                      zfcAlgoOwnerPartitioned, zfcAlgoKeyRouted,
-                                      zfcAlgoHierarchical,     zfcAlgoAuto};
 constexpr size_t kDim = 16;
 constexpr int64_t kVocab = 3000;
 constexpr int kSteps = 4;
 
-// Nodes of two ranks where that makes several nodes (hierarchical needs them).
-class StepAllocations : public WorldTest {
- protected:
-  void SetUp() override {
-    WorldTest::SetUp();
-    if (size_ > 2 && size_ % 2 == 0) {
-      zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
-      cfg.ranks_per_node = 2;
-      ASSERT_EQ(open_world_comm(&nodes_, &cfg), zfcSuccess) << zfcGetLastError(nullptr);
-    }
-  }
-  void TearDown() override {
-    if (nodes_ != nullptr) zfcCommDestroy(nodes_);
-    WorldTest::TearDown();
-  }
-  std::vector<std::pair<zfcAlgorithm_t, zfcComm_t>> algorithms() const {
-    std::vector<std::pair<zfcAlgorithm_t, zfcComm_t>> runs;
-    for (zfcAlgorithm_t a : kAlgorithms) {
-      zfcComm_t comm = a == zfcAlgoHierarchical ? nodes_ : comm_;
-      if (comm != nullptr) runs.emplace_back(a, comm);
-    }
-    return runs;
-  }
-  zfcComm_t nodes_ = nullptr;
-};
+using StepAllocations = EveryAlgorithmTest;
 
 zfcSparsePlan_t make_plan(zfcComm_t comm, zfcAlgorithm_t algorithm, int compression,
                           size_t stream_chunk_bytes = 0) {
-  zfcSparsePlanConfig_t cfg = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
-  cfg.stream_chunk_bytes = stream_chunk_bytes;
-  cfg.dim = kDim;
-  cfg.vocab_size = kVocab;
-  cfg.index_type = zfcInt32;
-  cfg.algorithm = algorithm;
-  cfg.compression = compression;
-  zfcSparsePlan_t plan = nullptr;
-  EXPECT_EQ(zfcSparsePlanCreate(comm, &cfg, &plan), zfcSuccess) << zfcGetLastError(comm);
-  return plan;
+  return make_test_plan(comm, kDim, kVocab, algorithm, zfcInt32, compression, 1.0f,
+                        stream_chunk_bytes);
 }
 
 // The operator new allocations of steps 2..kSteps on this rank; `step` runs one.

@@ -227,13 +227,21 @@ TEST(Cast, ADecodeThatScalesPastFloatRangeIsNotFinite) {
   }
 }
 
-// The same for each vector loop this CPU has, called directly (the dispatch above takes one).
+// The same for each vector loop this CPU has, called directly (the dispatch above takes one),
+// and for the dispatch itself, so that a CPU without vector loops still checks its own.
 TEST(Cast, EveryVectorDecodeFlagsAValueItsScaleTakesPastFloatRange) {
   using Decode = bool (*)(const uint16_t*, size_t, float, float*);
-  std::vector<std::pair<const char*, Decode>> bf16_loops;
+  std::vector<std::pair<const char*, Decode>> bf16_loops = {
+      {"dispatch", [](const uint16_t* in, size_t n, float scale, float* out) {
+         return decode(in, n, zfcBFloat16, scale, out);
+       }}};
+  std::vector<std::pair<const char*, Decode>> f16_loops = {
+      {"dispatch", [](const uint16_t* in, size_t n, float scale, float* out) {
+         return decode(in, n, zfcFloat16, scale, out);
+       }}};
   if (x86::has_avx2()) bf16_loops.emplace_back("avx2", x86::decode_bf16);
   if (x86::has_avx512bw()) bf16_loops.emplace_back("avx512", x86::decode_bf16_avx512);
-  if (bf16_loops.empty() && !x86::has_f16c()) GTEST_SKIP() << "no vector decode on this CPU";
+  if (x86::has_f16c()) f16_loops.emplace_back("f16c", x86::decode_f16);
   for (size_t n : {size_t{16}, size_t{37}}) {
     for (size_t at : {size_t{0}, size_t{9}, n - 1}) {
       std::vector<float> back(n);
@@ -244,11 +252,14 @@ TEST(Cast, EveryVectorDecodeFlagsAValueItsScaleTakesPastFloatRange) {
         EXPECT_TRUE(std::isinf(back[at])) << name;
         EXPECT_TRUE(decode_fn(bf16.data(), n, 0.25f, back.data())) << name << " " << at;
       }
-      if (x86::has_f16c()) {
-        std::vector<uint16_t> half(n, 0x3c00);
-        half[at] = 0x7bff;  // 65504
-        EXPECT_FALSE(x86::decode_f16(half.data(), n, std::ldexp(1.0f, -120), back.data())) << at;
-        EXPECT_TRUE(x86::decode_f16(half.data(), n, std::ldexp(1.0f, -100), back.data())) << at;
+      std::vector<uint16_t> half(n, 0x3c00);
+      half[at] = 0x7bff;  // 65504
+      for (const auto& [name, decode_fn] : f16_loops) {
+        EXPECT_FALSE(decode_fn(half.data(), n, std::ldexp(1.0f, -120), back.data()))
+            << name << " " << at;
+        EXPECT_TRUE(std::isinf(back[at])) << name;
+        EXPECT_TRUE(decode_fn(half.data(), n, std::ldexp(1.0f, -100), back.data()))
+            << name << " " << at;
       }
     }
   }
