@@ -41,7 +41,7 @@ const char* pack_by_local(const Hier& h, const float* partial, const size_t* dis
   std::copy(displs, displs + h.map.locals, cursor);
   for (size_t i = 0; i < n; ++i) {
     const int j = h.map.local[h.at.of(h.me)[i]];
-    kernels::encode(partial + i * h.dim, h.dim, h.wire.type, h.wire.scale, packed + cursor[j]);
+    kernels::encode(partial + i * h.dim, h.dim, h.wire.type(), h.wire.scale, packed + cursor[j]);
     cursor[j] += h.row_bytes;
   }
   return packed;
@@ -106,14 +106,14 @@ Status reduce_in_node(Hier& h, Transport& node, const float* partial, size_t* ra
       rel[c++] = h.present[p] ? h.slot[p] : -1 - h.slot[p];
       h.present[p] = 1;
     }
-    kernels::scatter_first_or_add_rows(in + recv_displs[i], h.wire.type, rel, c, h.dim, sums);
+    kernels::scatter_first_or_add_rows(in + recv_displs[i], h.wire.type(), rel, c, h.dim, sums);
   }
   for (int i = 0; i < L; ++i) {  // present is clear again for the next use
     const int r = members[static_cast<size_t>(i)];
     for (size_t q = 0; q < h.at.counts[r]; ++q) h.present[h.at.of(r)[q]] = 0;
   }
   char* node_rows = h.ws.get<char>(Slot::kNodeRows, n * h.row_bytes);
-  kernels::encode(sums, n * h.dim, h.wire.type, 1.0f, node_rows);  // already scaled
+  kernels::encode(sums, n * h.dim, h.wire.type(), 1.0f, node_rows);  // already scaled
   *present_rows = n;
   return Status::Ok();
 }
@@ -165,7 +165,7 @@ Status reduce_across_nodes(Hier& h, Transport& rail, const size_t* send_bytes, s
       if (!h.present[p]) list[i] = -1 - list[i];
       h.present[p] = 1;
     }
-    kernels::scatter_first_or_add_rows(in + recv_displs[n], h.wire.type, list, rows, h.dim,
+    kernels::scatter_first_or_add_rows(in + recv_displs[n], h.wire.type(), list, rows, h.dim,
                                        acc);
   }
   for (size_t q = 0; q < len; ++q) h.present[owned[q]] = 0;
@@ -234,10 +234,10 @@ Status exchange_hierarchical(SparseCall<K>& call, Transport& node, Transport& ra
   const size_t mine = map.group_begin(h.j, h.m), len = map.group_len(h.j, h.m);
   char* gathered = ws.get<char>(Slot::kGatheredRows, ug * h.row_bytes);
   char* own = gathered + mine * h.row_bytes;
-  const bool fp32 = wire.type == zfcFloat32;
+  const bool fp32 = wire.type() == zfcFloat32;
   float* acc = fp32 ? reinterpret_cast<float*>(own) : ws.get<float>(Slot::kPartial, len * dim);
   ZFC_RETURN_IF_ERROR(reduce_across_nodes(h, rail, rail_bytes, present_rows, acc));
-  if (!fp32) kernels::encode(acc, len * dim, wire.type, 1.0f, own);
+  if (!fp32) kernels::encode(acc, len * dim, wire.type(), 1.0f, own);
   ZFC_RETURN_IF_ERROR(share(h, node, rail, gathered));
   // Row q of the gathered rows belongs at position order[q]: one pass puts each there
   // (decoding a compressed wire) and tests it for finiteness.

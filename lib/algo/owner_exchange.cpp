@@ -73,8 +73,8 @@ void sum_owned(const OwnerMap& map, const NodeMap& nodes, Workspace& ws, int me,
   const size_t mine = map.owned_count[me], row_bytes = wire.row_bytes(dim);
   const int parts = map.parts;
   // Rank r's slots at first[r]: the others' blocks as they arrived, then this rank's.
-  size_t* first = ws.get<size_t>(Slot::kPeerReceived, 2 * static_cast<size_t>(parts) + 1);
-  size_t* cursor = first + parts + 1;
+  size_t* first = ws.get<size_t>(Slot::kPeerReceived, 2 * static_cast<size_t>(parts));
+  size_t* cursor = first + parts;
   const size_t arrived = (l.recv_displs[parts - 1] + l.recv_bytes[parts - 1]) / row_bytes;
   for (int r = 0; r < parts; ++r) first[r] = r == me ? arrived : l.recv_displs[r] / row_bytes;
   int32_t* slots = ws.get<int32_t>(Slot::kPositions, arrived + l.self_rows);
@@ -96,14 +96,14 @@ void sum_owned(const OwnerMap& map, const NodeMap& nodes, Workspace& ws, int me,
     for (int r = 0; r < parts; ++r) {
       size_t n = 0;
       const char* in = rows_of(r, &n);
-      kernels::scatter_first_or_add_rows(in, wire.type, slots + first[r], n, dim, acc);
+      kernels::scatter_first_or_add_rows(in, wire.type(), slots + first[r], n, dim, acc);
     }
     return;
   }
   accumulate_in_rank_order(nodes, ws, acc, mine, dim, [&](int r, float* dst) {
     size_t n = 0;
     const char* in = rows_of(r, &n);
-    kernels::scatter_add_rows(in, wire.type, slots + first[r], n, dim, dst);
+    kernels::scatter_add_rows(in, wire.type(), slots + first[r], n, dim, dst);
   });
 }
 
@@ -145,12 +145,12 @@ Status exchange_owner_partitioned(SparseCall<K>& call) {
   const size_t mine = map.owned_count[me];
   char* gathered = ws.get<char>(Slot::kGatheredRows, ug * row_bytes);
   char* own = gathered + l.gather_displs[me];
-  float* acc = wire.type == zfcFloat32 ? reinterpret_cast<float*>(own)
+  float* acc = wire.type() == zfcFloat32 ? reinterpret_cast<float*>(own)
                                        : ws.get<float>(Slot::kDense, mine * dim);
   {
     PhaseTimer timer(call.op, zfcPhaseScatter);
     sum_owned(map, call.nodes, ws, me, rows_in, send + l.send_displs[me], l, wire, dim, acc);
-    if (wire.type != zfcFloat32) kernels::encode(acc, mine * dim, wire.type, 1.0f, own);
+    if (wire.type() != zfcFloat32) kernels::encode(acc, mine * dim, wire.type(), 1.0f, own);
   }
   PhaseTimer timer(call.op, zfcPhaseRowExchange);
   float* out = nullptr;

@@ -13,19 +13,19 @@
 
 namespace zfc {
 
-// How rows travel: the plan's wire format (kernels/wire_format.hpp), its element type, and
-// the scale applied before sending (1 for a format without one).
+// How rows travel: the plan's wire format (kernels/wire_format.hpp) and the scale applied
+// before sending (1 for a format without one).
 struct Wire {
   const kernels::WireFormat* format;
-  zfcDataType_t type;
   float scale;
 
+  zfcDataType_t type() const { return format->element; }
   size_t row_bytes(size_t dim) const { return format->row_bytes(dim); }
 };
 
 inline Wire wire_of(const PlanSpec& spec) {
   const kernels::WireFormat& f = kernels::wire_format(spec.compression.kind);
-  return {&f, f.element, f.scaled ? spec.compression.scale : 1.0f};
+  return {&f, f.scaled ? spec.compression.scale : 1.0f};
 }
 
 // The global positions of every rank's distinct keys, rank r's (sorted) at

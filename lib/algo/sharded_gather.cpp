@@ -165,7 +165,7 @@ Status ShardedGatherCall<K>::answer(const Agreed& agreed, zfcOpStats_t* op, cons
       std::memcpy(out, &head, sizeof head);
       for (size_t c = 0; c < n; ++c) {
         const uint64_t row = shard_local_row(ids[c], size);
-        kernels::encode(this->shard_.table + row * dim, dim, wire.type, 1.0f,
+        kernels::encode(this->shard_.table + row * dim, dim, wire.type(), 1.0f,
                         out + sizeof head + c * row_bytes);
       }
     }

@@ -96,25 +96,18 @@ Status Transport::alltoallv(const void* send, const size_t* send_bytes,
     }
     std::vector<size_t>& got = arrived_;
     got.resize(2 * n);
-    // Where the blocks land, behind one pointer: a PlaceFn holding one pointer keeps it in
-    // the std::function itself, so a steady step allocates nothing here.
-    struct Landing {
-      size_t packed;
-      void* recv;
-      std::vector<char>* scratch;
-      char* landed;
-    } land{packed, recv, &unpacked_, nullptr};
+    std::vector<char>& scratch = unpacked_;
+    char* landed = nullptr;
     ZFC_RETURN_IF_ERROR(alltoallv_blocks(send, send_bytes, send_displs, got.data(),
-                                         got.data() + n, [l = &land](size_t total) {
-                                           if (total == l->packed) {
-                                             l->landed = static_cast<char*>(l->recv);
+                                         got.data() + n, [&](size_t total) {
+                                           if (total == packed) {
+                                             landed = static_cast<char*>(recv);
                                            } else {
-                                             l->scratch->resize(total);
-                                             l->landed = l->scratch->data();
+                                             scratch.resize(total);
+                                             landed = scratch.data();
                                            }
-                                           return l->landed;
+                                           return landed;
                                          }, route));
-    char* landed = land.landed;
     for (int j = 0; j < size_; ++j) {
       if (got[static_cast<size_t>(j)] != recv_bytes[j]) {
         return note(error(zfcTransportError, "rank %d: rank %d sent %zu bytes in an exchange "

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "host_device/status.hpp"
@@ -147,7 +148,22 @@ class Transport {
 
   // Where a call whose receive sizes only the senders know puts what arrives: given the
   // total, a buffer of at least that many bytes, valid until the caller's next use of it.
-  using PlaceFn = std::function<char*(size_t total)>;
+  // It refers to the caller's callable (which outlives the call it is passed to) instead of
+  // holding a copy, so that no capture, however large, allocates in a step.
+  class PlaceFn {
+   public:
+    template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, PlaceFn>>>
+    PlaceFn(F&& f)  // NOLINT: converts from any callable, as std::function does
+        : callable_(const_cast<void*>(static_cast<const void*>(&f))),
+          call_([](void* c, size_t total) -> char* {
+            return (*static_cast<std::remove_reference_t<F>*>(c))(total);
+          }) {}
+    char* operator()(size_t total) const { return call_(callable_, total); }
+
+   private:
+    void* callable_;
+    char* (*call_)(void*, size_t);
+  };
 
   // An allgather of blocks whose sizes only their senders know: rank r contributes `bytes`
   // bytes; every rank learns recv_bytes[r] and finds block r at place(total) + displs[r],
