@@ -94,23 +94,20 @@ Status reduce_in_node(Hier& h, Transport& node, const float* partial, size_t* ra
     rail_bytes[k] = in_group * h.row_bytes;
   }
   // Their sums, members in rank order, each member's rows in its position order: a row's
-  // first member writes it from +0 (present marks the rows written), the others add.
+  // first member writes it from +0, the others add.
   float* sums = h.ws.get<float>(Slot::kDense, n * h.dim);
   int32_t* rel = h.ws.get<int32_t>(Slot::kNodeLists, most);
+  uint8_t* touched = h.ws.get<uint8_t>(Slot::kTouchedRows, n);
+  std::fill(touched, touched + n, uint8_t{0});
   for (int i = 0; i < L; ++i) {
     const int r = members[static_cast<size_t>(i)];
     size_t c = 0;
     for (size_t q = 0; q < h.at.counts[r]; ++q) {
       const int32_t p = h.at.of(r)[q];
-      if (h.map.local[p] != h.j) continue;
-      rel[c++] = h.present[p] ? h.slot[p] : -1 - h.slot[p];
-      h.present[p] = 1;
+      if (h.map.local[p] == h.j) rel[c++] = h.slot[p];
     }
-    kernels::scatter_first_or_add_rows(in + recv_displs[i], h.wire.type(), rel, c, h.dim, sums);
-  }
-  for (int i = 0; i < L; ++i) {  // present is clear again for the next use
-    const int r = members[static_cast<size_t>(i)];
-    for (size_t q = 0; q < h.at.counts[r]; ++q) h.present[h.at.of(r)[q]] = 0;
+    kernels::scatter_rows_first_touch(in + recv_displs[i], h.wire.type(), rel, c, h.dim, sums,
+                                      touched);
   }
   char* node_rows = h.ws.get<char>(Slot::kNodeRows, n * h.row_bytes);
   kernels::encode(sums, n * h.dim, h.wire.type(), 1.0f, node_rows);  // already scaled
@@ -155,20 +152,15 @@ Status reduce_across_nodes(Hier& h, Transport& rail, const size_t* send_bytes, s
   const char* node_rows = h.ws.get<char>(Slot::kNodeRows, present * h.row_bytes);
   ZFC_RETURN_IF_ERROR(rail.alltoallv(node_rows, send_bytes, send_displs, in, recv_bytes,
                                      recv_displs));
-  // The sum over nodes in node order: a row's first node writes it from +0 (present marks
-  // the owned rows written), the others add. Every owned row has a holding node.
+  // The sum over nodes in node order: a row's first node writes it from +0, the others
+  // add. Every owned row has a holding node.
+  uint8_t* touched = h.ws.get<uint8_t>(Slot::kTouchedRows, len);
+  std::fill(touched, touched + len, uint8_t{0});
   for (int n = 0; n < N; ++n) {
-    int32_t* list = lists + recv_displs[n] / h.row_bytes;
-    const size_t rows = recv_bytes[n] / h.row_bytes;
-    for (size_t i = 0; i < rows; ++i) {
-      const int32_t p = owned[list[i]];
-      if (!h.present[p]) list[i] = -1 - list[i];
-      h.present[p] = 1;
-    }
-    kernels::scatter_first_or_add_rows(in + recv_displs[n], h.wire.type(), list, rows, h.dim,
-                                       acc);
+    kernels::scatter_rows_first_touch(in + recv_displs[n], h.wire.type(),
+                                      lists + recv_displs[n] / h.row_bytes,
+                                      recv_bytes[n] / h.row_bytes, h.dim, acc, touched);
   }
-  for (size_t q = 0; q < len; ++q) h.present[owned[q]] = 0;
   return Status::Ok();
 }
 

@@ -79,24 +79,24 @@ void sum_owned(const OwnerMap& map, const NodeMap& nodes, Workspace& ws, int me,
   for (int r = 0; r < parts; ++r) first[r] = r == me ? arrived : l.recv_displs[r] / row_bytes;
   int32_t* slots = ws.get<int32_t>(Slot::kPositions, arrived + l.self_rows);
   std::copy(first, first + parts, cursor);
-  const bool plain = !nodes.grouped();
   for (size_t q = 0; q < mine; ++q) {
     const int32_t p = map.owned_by(me)[q];
     for (int32_t k = map.holder_displs[p]; k < map.holder_displs[p + 1]; ++k) {
-      const bool writes = plain && k == map.holder_displs[p];
-      slots[cursor[map.holders[k]]++] = writes ? -1 - static_cast<int32_t>(q)
-                                               : static_cast<int32_t>(q);
+      slots[cursor[map.holders[k]]++] = static_cast<int32_t>(q);
     }
   }
   auto rows_of = [&](int r, size_t* n) {
     *n = r == me ? l.self_rows : l.recv_bytes[r] / row_bytes;
     return r == me ? self_in : rows_in + l.recv_displs[r];
   };
-  if (plain) {
+  if (!nodes.grouped()) {  // plain rank order: each row written by its first holder
+    uint8_t* touched = ws.get<uint8_t>(Slot::kTouchedRows, mine);
+    std::fill(touched, touched + mine, uint8_t{0});
     for (int r = 0; r < parts; ++r) {
       size_t n = 0;
       const char* in = rows_of(r, &n);
-      kernels::scatter_first_or_add_rows(in, wire.type(), slots + first[r], n, dim, acc);
+      kernels::scatter_rows_first_touch(in, wire.type(), slots + first[r], n, dim, acc,
+                                        touched);
     }
     return;
   }

@@ -28,6 +28,7 @@ enum class Slot : int {
   kRankPositions,   // positions in the global set of one rank's keys
   kMergedPositions, // every rank's keys' positions in the global set, from the merge
   kMergeRuns,       // the heads, lengths and places of the runs a merge takes
+  kTouchedRows,     // a byte per row a first-touch sum has written (scatter_rows_first_touch)
   kHeaders,         // per-rank operation headers
   kFirstSend,       // this rank's header and what rides with it (algo/agreement.hpp)
   kFirstBlocks,     // every rank's header and what rode with it, as they arrived

@@ -113,6 +113,11 @@ void scatter_add_rows(const void* rows, zfcDataType_t row_type, const int32_t* p
   scatter_rows(rows, row_type, pos, n, dim, dst, nullptr);
 }
 
+void scatter_rows_first_touch(const void* rows, zfcDataType_t row_type, const int32_t* pos,
+                              size_t n, size_t dim, float* dst, uint8_t* touched) {
+  scatter_rows(rows, row_type, pos, n, dim, dst, touched);
+}
+
 void scatter_rows_to_zeroed(const void* rows, zfcDataType_t row_type, const int32_t* pos,
                             size_t n, size_t dim, float* dst, size_t dst_rows) {
   static thread_local std::vector<uint8_t> touched;  // kept: a steady step allocates nothing
@@ -120,20 +125,6 @@ void scatter_rows_to_zeroed(const void* rows, zfcDataType_t row_type, const int3
   scatter_rows(rows, row_type, pos, n, dim, dst, touched.data());
   for (size_t p = 0; p < dst_rows; ++p) {
     if (touched[p] == 0) zero_rows(dst + p * dim, 1, dim);
-  }
-}
-
-void scatter_first_or_add_rows(const void* rows, zfcDataType_t row_type, const int32_t* pos,
-                               size_t n, size_t dim, float* dst) {
-  const size_t row_bytes = dim * float_type_bytes(row_type);
-  const char* in = static_cast<const char*>(rows);
-  for (size_t i = 0; i < n; ++i) {
-    if (pos[i] >= 0) {
-      add_to(in + i * row_bytes, row_type, dim, dst + static_cast<size_t>(pos[i]) * dim);
-    } else {  // sum_blocks of one block: 0 + fp32(row), in the same pass that writes it
-      sum_blocks(in + i * row_bytes, 1, dim, row_type,
-                 dst + static_cast<size_t>(-1 - pos[i]) * dim);
-    }
   }
 }
 

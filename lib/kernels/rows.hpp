@@ -26,13 +26,12 @@ void scatter_add_rows(const void* rows, zfcDataType_t row_type, const int32_t* p
 void scatter_rows_to_zeroed(const void* rows, zfcDataType_t row_type, const int32_t* pos,
                             size_t n, size_t dim, float* dst, size_t dst_rows);
 
-// For calls whose targets do not repeat: row i goes to row t_i of dst, t_i = pos[i] when
-// pos[i] >= 0 and -1 - pos[i] otherwise. A row with pos[i] >= 0 is added (dst += fp32(row)),
-// one with pos[i] < 0 is the first contribution to its target and is written from +0
-// (dst = 0 + fp32(row)), so a sum needs no zero fill and is still never -0. Rows as in
-// scatter_add_rows, unscaled.
-void scatter_first_or_add_rows(const void* rows, zfcDataType_t row_type, const int32_t* pos,
-                               size_t n, size_t dim, float* dst);
+// scatter_add_rows into rows not all written yet: touched holds a byte per target, 0 for
+// one no row has reached. A target's first row is written from +0 (dst = 0 + fp32(row)) and
+// its byte set; the others are added. Calls made in the order of sums, sharing `touched`,
+// give the bits of a zero fill and their adds without the fill (and no sum is -0).
+void scatter_rows_first_touch(const void* rows, zfcDataType_t row_type, const int32_t* pos,
+                              size_t n, size_t dim, float* dst, uint8_t* touched);
 
 // Index of the first pos[i] outside [0, bound), or n when all are inside.
 size_t find_bad_position(const int32_t* pos, size_t n, size_t bound);

@@ -287,7 +287,7 @@ TEST(Cast, FirstWriteThenAddGivesTheBitsOfAZeroFillThenAdd) {
     // Two "ranks": the first holds targets 0, 2, 4, the second 0, 1, 2, 3 (first for 1 and 3).
     const std::vector<std::vector<int32_t>> targets = {{0, 2, 4}, {0, 1, 2, 3}};
     std::vector<float> filled(kTargets * kDim, 0.0f), first(kTargets * kDim, -1.0f);
-    std::vector<bool> written(kTargets, false);
+    std::vector<uint8_t> touched(kTargets, 0);
     uint64_t seed = 3;
     for (const std::vector<int32_t>& t : targets) {
       std::vector<float> values(t.size() * kDim);
@@ -298,14 +298,11 @@ TEST(Cast, FirstWriteThenAddGivesTheBitsOfAZeroFillThenAdd) {
       }
       std::vector<char> rows(values.size() * bytes);
       convert(values.data(), zfcFloat32, values.size(), 1.0f, rows.data(), type);
-      std::vector<int32_t> pos(t.size());
-      for (size_t i = 0; i < t.size(); ++i) {
-        pos[i] = written[static_cast<size_t>(t[i])] ? t[i] : -1 - t[i];
-        written[static_cast<size_t>(t[i])] = true;
-      }
       scatter_add_rows(rows.data(), type, t.data(), t.size(), kDim, filled.data());
-      scatter_first_or_add_rows(rows.data(), type, pos.data(), t.size(), kDim, first.data());
+      scatter_rows_first_touch(rows.data(), type, t.data(), t.size(), kDim, first.data(),
+                               touched.data());
     }
+    EXPECT_EQ(touched, std::vector<uint8_t>(kTargets, 1));
     for (size_t i = 0; i < filled.size(); ++i) {
       ASSERT_EQ(f32_bits(first[i]), f32_bits(filled[i])) << "type " << type << " at " << i;
     }
