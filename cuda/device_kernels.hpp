@@ -135,6 +135,18 @@ Status apply_rows(void* d_temp, size_t* temp_bytes, float* d_table, int64_t voca
                   const void* d_idx, zfcDataType_t index_type, const float* d_rows, uint32_t n,
                   float alpha, void* stream);
 
+// d_out[p] = row d_rows[p] of d_table (dim fp32 values each), p in [0, n).
+Status gather_rows(const float* d_table, size_t dim, const uint64_t* d_rows, uint32_t n,
+                   float* d_out, void* stream);
+
+// The row update `kind` (zfcUpdateKind_t) of d_table[d_idx[p]] (and of d_state[d_idx[p]],
+// Adagrad's accumulator; unused otherwise) with d_rows[p], for p in [0, n) in order of p, with
+// the host's bits (kernels::update_rows). Indices as for apply_rows.
+Status update_rows(void* d_temp, size_t* temp_bytes, float* d_table, float* d_state,
+                   int64_t vocab, size_t dim, const void* d_idx, zfcDataType_t index_type,
+                   const float* d_rows, uint32_t n, int kind, float alpha, float epsilon,
+                   void* stream);
+
 // ---- the key-routed step's pairs -----------------------------------------------------------
 
 // d_keys[i] = d_indices[i] (zfcInt32 or zfcInt64) as K, or 0 for an index outside
@@ -158,7 +170,7 @@ Status owner_counts(const K* d_keys, uint32_t room, const uint64_t* d_count, int
                     int32_t* d_owner_of, uint64_t* d_counts, void* stream);
 
 // The layout of one owner's block of pairs: `lead` bytes (its count), then the keys, then
-// the rows, each part padded to 8 bytes (core/step_kernels.hpp's PairBlock).
+// the rows, each part padded to 8 bytes (exec/step_kernels.hpp's PairBlock).
 struct PairFrame {
   size_t lead, key_bytes, row_bytes;
 };

@@ -135,25 +135,39 @@ __global__ void __launch_bounds__(kSliceThreads)
   }
 }
 
-// The same grouping for the table update: each table row gets alpha * row added for its
-// updates in input order, so repeated indices give the host's result too. No contraction:
-// the product is rounded before the sum, as on the host.
-template <class K>
-__global__ void apply_runs_kernel(float* table, size_t dim, const K* target,
-                                  const uint32_t* order, const uint32_t* run_start,
-                                  const uint32_t* num_runs, uint32_t n, const float* rows,
-                                  float alpha) {
+// One update of a table value w (and its state s) with the gradient g, as the host's
+// kernels::update_row makes it: each product, quotient, root and sum rounded alone (no
+// contraction), so a device table gets the host's bits.
+template <int kKind>
+__device__ __forceinline__ float update_value(float w, float* s, float g, float alpha,
+                                              float epsilon) {
+  if (kKind == zfcUpdateAdd) return __fadd_rn(w, __fmul_rn(alpha, g));
+  if (kKind == zfcUpdateSgd) return __fsub_rn(w, __fmul_rn(alpha, g));
+  *s = __fadd_rn(*s, __fmul_rn(g, g));
+  return __fsub_rn(w, __fmul_rn(alpha, __fdiv_rn(g, __fadd_rn(__fsqrt_rn(*s), epsilon))));
+}
+
+// The same grouping for the table update: each table row (and Adagrad's state row) gets its
+// updates in input order, so repeated indices give the host's result too.
+template <int kKind, class K>
+__global__ void update_runs_kernel(float* table, float* state, size_t dim, const K* target,
+                                   const uint32_t* order, const uint32_t* run_start,
+                                   const uint32_t* num_runs, uint32_t n, const float* rows,
+                                   float alpha, float epsilon) {
   const uint32_t runs = *num_runs;
   for (uint32_t r = blockIdx.x; r < runs; r += gridDim.x) {
     const uint32_t begin = run_start[r];
     const uint32_t end = r + 1 < runs ? run_start[r + 1] : n;
-    float* t = table + static_cast<size_t>(target[begin]) * dim;
+    const size_t at = static_cast<size_t>(target[begin]) * dim;
     for (size_t c = threadIdx.x; c < dim; c += blockDim.x) {
-      float v = t[c];
+      float w = table[at + c];
+      float s = kKind == zfcUpdateAdagrad ? state[at + c] : 0.0f;
       for (uint32_t j = begin; j < end; ++j) {
-        v = __fadd_rn(v, __fmul_rn(alpha, rows[static_cast<size_t>(order[j]) * dim + c]));
+        w = update_value<kKind>(w, &s, rows[static_cast<size_t>(order[j]) * dim + c], alpha,
+                                epsilon);
       }
-      t[c] = v;
+      table[at + c] = w;
+      if (kKind == zfcUpdateAdagrad) state[at + c] = s;
     }
   }
 }
@@ -246,9 +260,9 @@ struct Grouping {
 };
 
 template <class K>
-Status apply_grouped(void* d_temp, size_t* temp_bytes, float* d_table, size_t dim,
-                     const K* keys, uint64_t vocab, const float* d_rows, uint32_t n,
-                     float alpha, cudaStream_t s) {
+Status update_grouped(void* d_temp, size_t* temp_bytes, float* d_table, float* d_state,
+                      size_t dim, const K* keys, uint64_t vocab, const float* d_rows,
+                      uint32_t n, int kind, float alpha, float epsilon, cudaStream_t s) {
   ScratchLayout l(d_temp);
   Grouping<K> g(l, n, vocab, false, nullptr);
   size_t cub_bytes = 0;
@@ -259,11 +273,28 @@ Status apply_grouped(void* d_temp, size_t* temp_bytes, float* d_table, size_t di
   }
   if (n == 0 || dim == 0) return Status::Ok();
   ZFC_RETURN_IF_ERROR(g.run(keys, n, l.rest(), cub_bytes, s));
-  apply_runs_kernel<<<row_blocks(n), row_threads(dim), 0, s>>>(
-      d_table, dim, g.target, g.order, g.run_start, g.num_runs, n, d_rows, alpha);
-  return launch_check("apply_runs_kernel");
+  const unsigned blocks = row_blocks(n), threads = row_threads(dim);
+  switch (kind) {
+    case zfcUpdateAdd:
+      update_runs_kernel<zfcUpdateAdd><<<blocks, threads, 0, s>>>(
+          d_table, d_state, dim, g.target, g.order, g.run_start, g.num_runs, n, d_rows, alpha,
+          epsilon);
+      break;
+    case zfcUpdateSgd:
+      update_runs_kernel<zfcUpdateSgd><<<blocks, threads, 0, s>>>(
+          d_table, d_state, dim, g.target, g.order, g.run_start, g.num_runs, n, d_rows, alpha,
+          epsilon);
+      break;
+    case zfcUpdateAdagrad:
+      update_runs_kernel<zfcUpdateAdagrad><<<blocks, threads, 0, s>>>(
+          d_table, d_state, dim, g.target, g.order, g.run_start, g.num_runs, n, d_rows, alpha,
+          epsilon);
+      break;
+    default:
+      return error(zfcInvalidArgument, "update kind %d is not an update", kind);
+  }
+  return launch_check("update_runs_kernel");
 }
-
 
 unsigned scatter_block_limit = 0;  // set_scatter_block_limit_for_tests
 
@@ -484,19 +515,49 @@ Status scatter_add_rows_in_order(void* d_temp, size_t* temp_bytes, const void* d
                       nullptr, n, dim, d_dst, m, true, stream);
 }
 
-Status apply_rows(void* d_temp, size_t* temp_bytes, float* d_table, int64_t vocab, size_t dim,
-                  const void* d_idx, zfcDataType_t index_type, const float* d_rows, uint32_t n,
-                  float alpha, void* stream) {
+Status update_rows(void* d_temp, size_t* temp_bytes, float* d_table, float* d_state,
+                   int64_t vocab, size_t dim, const void* d_idx, zfcDataType_t index_type,
+                   const float* d_rows, uint32_t n, int kind, float alpha, float epsilon,
+                   void* stream) {
   // Indices are checked to lie in [0, vocab) by the caller: as unsigned keys they are below
   // vocab.
   const uint64_t bound = static_cast<uint64_t>(vocab);
   if (index_type == zfcInt32) {
-    return apply_grouped(d_temp, temp_bytes, d_table, dim,
-                         static_cast<const uint32_t*>(d_idx), bound, d_rows, n, alpha,
-                         as_stream(stream));
+    return update_grouped(d_temp, temp_bytes, d_table, d_state, dim,
+                          static_cast<const uint32_t*>(d_idx), bound, d_rows, n, kind, alpha,
+                          epsilon, as_stream(stream));
   }
-  return apply_grouped(d_temp, temp_bytes, d_table, dim, static_cast<const uint64_t*>(d_idx),
-                       bound, d_rows, n, alpha, as_stream(stream));
+  return update_grouped(d_temp, temp_bytes, d_table, d_state, dim,
+                        static_cast<const uint64_t*>(d_idx), bound, d_rows, n, kind, alpha,
+                        epsilon, as_stream(stream));
+}
+
+namespace {
+
+__global__ void gather_rows_kernel(const float* table, size_t dim, const uint64_t* rows,
+                                   uint32_t n, float* out) {
+  for (uint32_t p = blockIdx.x; p < n; p += gridDim.x) {
+    const float* from = table + rows[p] * dim;
+    float* to = out + static_cast<size_t>(p) * dim;
+    for (size_t c = threadIdx.x; c < dim; c += blockDim.x) to[c] = from[c];
+  }
+}
+
+}  // namespace
+
+Status gather_rows(const float* d_table, size_t dim, const uint64_t* d_rows, uint32_t n,
+                   float* d_out, void* stream) {
+  if (n == 0 || dim == 0) return Status::Ok();
+  gather_rows_kernel<<<row_blocks(n), row_threads(dim), 0, as_stream(stream)>>>(
+      d_table, dim, d_rows, n, d_out);
+  return launch_check("gather_rows_kernel");
+}
+
+Status apply_rows(void* d_temp, size_t* temp_bytes, float* d_table, int64_t vocab, size_t dim,
+                  const void* d_idx, zfcDataType_t index_type, const float* d_rows, uint32_t n,
+                  float alpha, void* stream) {
+  return update_rows(d_temp, temp_bytes, d_table, nullptr, vocab, dim, d_idx, index_type,
+                     d_rows, n, zfcUpdateAdd, alpha, 0.0f, stream);
 }
 
 }  // namespace cuda

@@ -401,7 +401,8 @@ ZFC_API const char* zfcGetPhaseName(int phase);
 /* Where a phase's data lived and its work ran (zfcOpStats_t.path). */
 typedef enum {
   zfcPathNone = 0,   /* not marked: an allreduce marks its local, header and row-exchange
-                        phases, a sparse reduce all of them; other calls none */
+                        phases, a sparse reduce and the sharded-table calls all of them;
+                        other calls none */
   zfcPathHost = 1,   /* host buffers, host kernels */
   zfcPathStaged = 2, /* device buffers copied through host memory, host kernels */
   zfcPathDevice = 3  /* device buffers kept on the device: device kernels on the caller's
@@ -603,10 +604,13 @@ ZFC_API zfcResult_t zfcSparseReduce(zfcSparsePlan_t plan, const void* indices, s
  * what is needed); when some rank's capacity is below U_g, every rank fails alike with
  * zfcInvalidArgument naming that rank, before any buffer is written (if the transport
  * itself fails part-way, out_rows may be partly written). out_rows may overlap the input
- * rows; the result then passes through the plan. Host buffers only in this version
- * (device buffers are zfcUnsupported). May be recorded in a group; the result then passes
- * through the plan's workspace and the buffers are written at zfcGroupEnd, once every call
- * of the group has succeeded. */
+ * rows; the result then passes through the plan. Host or device buffers, all of one kind:
+ * device inputs are copied through pinned host memory, the exchange runs on the host, and
+ * the result is copied to out_indices and out_rows on `stream` before the call returns; a
+ * call on device buffers runs alone (recorded in a group, it fails the group with
+ * zfcUnsupported in this version). On host buffers it may be recorded in a group; the
+ * result then passes through the plan's workspace and the buffers are written at
+ * zfcGroupEnd, once every call of the group has succeeded. */
 ZFC_API zfcResult_t zfcSparseReduceInto(zfcSparsePlan_t plan, const void* indices, size_t count,
                                         const void* rows, void* out_indices, float* out_rows,
                                         size_t capacity, zfcSparseResult_t* out, void* stream);
@@ -732,7 +736,8 @@ typedef struct {
  * holds Adagrad's accumulators and is not read otherwise (it may then be NULL). Indices are
  * checked before anything is written. Applied to a zfcSparseReduce result, it is the
  * replicated twin of zfcShardedReduceApply: the same rows and update give the same bits.
- * Host buffers only in this version (device buffers are zfcUnsupported). */
+ * Host or device buffers (see the top of this file); on the device each table row's updates
+ * are applied in input order by one CUDA thread per column, with the host's bits. */
 ZFC_API zfcResult_t zfcApplyUpdate(float* table, float* state, int64_t vocab_size, size_t dim,
                                    const void* indices, zfcDataType_t index_type,
                                    const float* rows, size_t num_rows,
@@ -750,8 +755,10 @@ ZFC_API zfcResult_t zfcApplyUpdate(float* table, float* state, int64_t vocab_siz
  * named in the plan runs whole and its result is then applied. When any reduced value is
  * not finite the table is left as it was and *overflowed (may be NULL) is 1 on every rank,
  * else 0. Bad arguments fail every rank alike, as for zfcSparseReduce. Indices and rows may
- * be host or device buffers (device ones pass through the host); table and state are host
- * buffers in this version. Refused inside a group (the table is written as rows arrive). If
+ * be host or device buffers (device ones pass through the host); table and state may be host
+ * or device memory, whatever the inputs are (a device table gets each streamed round, or the
+ * whole result, copied to the device and applied there on `stream`, with the host's bits;
+ * host inputs then need stream NULL). Refused inside a group (the table is written as rows arrive). If
  * the transport fails part-way, rows already applied stay applied. */
 ZFC_API zfcResult_t zfcSparseReduceApply(zfcSparsePlan_t plan, const void* indices,
                                          size_t count, const void* rows,
@@ -778,8 +785,12 @@ ZFC_API zfcResult_t zfcShardLocate(int64_t vocab_size, int ranks, int64_t index,
  * indices[i] among them. Rows travel in the plan's compression type, unscaled (with fp16 or
  * bf16 they arrive rounded to it); out->overflowed is 0 and out->algorithm
  * zfcAlgoKeyRouted. A bad id, or a shard_rows that is not this rank's, fails every rank
- * alike. Outputs are owned by the plan, as for zfcSparseReduce. Host buffers only in this
- * version. May be recorded in a group. */
+ * alike. Outputs are owned by the plan, as for zfcSparseReduce. Host or device buffers, all of
+ * one kind: with device buffers the ids are copied to the host, the owners read the rows
+ * asked of them from their device shards, and out->indices, out->rows (device memory owned
+ * by the plan) and positions are written on `stream` before the call returns; such a call
+ * runs alone (recorded in a group, it fails the group with zfcUnsupported in this version).
+ * On host buffers it may be recorded in a group. */
 ZFC_API zfcResult_t zfcShardedGather(zfcSparsePlan_t plan, const float* shard,
                                      size_t shard_rows, const void* indices, size_t count,
                                      zfcSparseResult_t* out, int32_t* positions, void* stream);
@@ -792,7 +803,11 @@ ZFC_API zfcResult_t zfcShardedGather(zfcSparsePlan_t plan, const float* shard,
  * replicated table updated with zfcSparseReduce and zfcApplyUpdate. When any summed value
  * is not finite, on any owner, no shard is changed and *overflowed (may be NULL) is 1 on
  * every rank, else 0: the step a loss scaler skips. Errors are agreed as for the gather.
- * Host buffers only in this version. May be recorded in a group; the shard is then written
+ * Host or device buffers, all of one kind: with device buffers the ids and rows are copied to
+ * the host, where the exchange runs, and each owner updates its device shard on `stream`
+ * with the host's bits before the call returns; such a call runs alone (recorded in a group,
+ * it fails the group with zfcUnsupported in this version). On host buffers it may be
+ * recorded in a group; the shard is then written
  * at zfcGroupEnd, once every call of the group has succeeded, and only when no call of the
  * group overflowed (an allreduce's or a sparse reduction's value not finite counts too): a
  * grouped step is skipped whole, and *overflowed is then 1. */

@@ -15,7 +15,7 @@
 
 #include "host_device/op_header.hpp"
 #include "host_device/status.hpp"
-#include "core/workspace.hpp"
+#include "exec/workspace.hpp"
 #include "transport/transport.hpp"
 
 namespace zfc {

@@ -11,8 +11,8 @@
 #include "host_device/status.hpp"
 #include "core/config.hpp"
 #include "core/node_map.hpp"
-#include "core/wire_kernels.hpp"
-#include "core/workspace.hpp"
+#include "exec/wire_kernels.hpp"
+#include "exec/workspace.hpp"
 #include "transport/transport.hpp"
 
 namespace zfc {

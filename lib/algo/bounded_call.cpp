@@ -23,7 +23,7 @@
 #include "algo/call_path.hpp"
 #include "algo/index_set.hpp"
 #include "algo/sparse_reduce.hpp"
-#include "core/memory_space.hpp"
+#include "exec/memory_space.hpp"
 #include "core/stats.hpp"
 
 namespace zfc {

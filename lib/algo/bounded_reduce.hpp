@@ -5,7 +5,7 @@
 // at their global positions and allreduces it. The verdict (a disagreement, a bad index
 // somewhere, or U_g above the capacity) is formed from the gathered blocks by a kernel, so
 // alike on every rank, and the last kernel writes the caller's buffers only when it is a
-// success. Written once against core/step_kernels.hpp: the host runs it on lib/kernels, a
+// success. Written once against exec/step_kernels.hpp: the host runs it on lib/kernels, a
 // device on cuda/, and neither reads a size back (fetch) on the way. The call around it
 // (algo/bounded_call.cpp) agrees on the host the first time a plan sees a capacity, and in
 // the kernels after that.
@@ -16,8 +16,8 @@
 #include "algo/agreement.hpp"
 #include "algo/sparse_exchange.hpp"
 #include "core/node_map.hpp"
-#include "core/step_kernels.hpp"
-#include "core/workspace.hpp"
+#include "exec/step_kernels.hpp"
+#include "exec/workspace.hpp"
 #include "transport/transport.hpp"
 
 struct zfcSparsePlan;

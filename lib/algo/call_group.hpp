@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "algo/collective_call.hpp"
-#include "core/host_staging.hpp"
+#include "exec/host_staging.hpp"
 
 namespace zfc {
 

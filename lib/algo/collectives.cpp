@@ -8,7 +8,7 @@
 #include "algo/agreement.hpp"
 #include "algo/collective_call.hpp"
 #include "algo/index_set.hpp"
-#include "core/host_staging.hpp"
+#include "exec/host_staging.hpp"
 #include "topo/topology.hpp"
 
 namespace zfc {

@@ -9,8 +9,8 @@
 #include <cstdint>
 
 #include "algo/agreement.hpp"
-#include "core/step_kernels.hpp"
-#include "core/workspace.hpp"
+#include "exec/step_kernels.hpp"
+#include "exec/workspace.hpp"
 #include "kernels/index_keys.hpp"
 #include "transport/transport.hpp"
 

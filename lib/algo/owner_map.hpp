@@ -16,7 +16,7 @@
 
 #include "algo/owner_ranges.hpp"
 #include "core/node_map.hpp"
-#include "core/workspace.hpp"
+#include "exec/workspace.hpp"
 
 namespace zfc {
 

@@ -9,9 +9,9 @@
 #include <cstddef>
 
 #include "core/node_map.hpp"
-#include "core/step_kernels.hpp"
-#include "core/wire_kernels.hpp"
-#include "core/workspace.hpp"
+#include "exec/step_kernels.hpp"
+#include "exec/wire_kernels.hpp"
+#include "exec/workspace.hpp"
 #include "kernels/cast.hpp"
 #include "kernels/rows.hpp"
 

@@ -11,7 +11,7 @@
 #include "algo/owner_ranges.hpp"
 #include "algo/rank_order.hpp"
 #include "core/stats.hpp"
-#include "core/step_kernels.hpp"
+#include "exec/step_kernels.hpp"
 
 namespace zfc {
 

@@ -12,6 +12,7 @@
 
 #include "algo/routed_pairs.hpp"
 #include "algo/sharded_call.hpp"
+#include "exec/table_update.hpp"
 #include "kernels/cast.hpp"
 
 namespace zfc {
@@ -48,6 +49,7 @@ class ShardedApplyCall final : public ShardedCall<K> {
 
  private:
   Status sum_at_owner(SparseCall<K>& call, const RoutedPairs& routed, ApplyReport* report);
+  Status update_shard();
 
   kernels::RowUpdate update_;
   int* overflowed_;
@@ -99,6 +101,10 @@ Status ShardedApplyCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
     if (j != me) t.note_received(j, reports[j].received_bytes);
   }
   overflow_ = overflow;
+  // A device shard is updated here, the call being alone (ShardedCall): no other call of a
+  // group can hold it back, and a failure of the device is this call's.
+  if (this->staging_.on_device() && !overflow_) ZFC_RETURN_IF_ERROR(update_shard());
+  this->note_where(op);
   op->local_unique += this->set_.local_unique_count();
   op->algorithm = zfcAlgoKeyRouted;
   op->overflows += overflow ? 1 : 0;
@@ -106,9 +112,23 @@ Status ShardedApplyCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
 }
 
 template <class K>
+Status ShardedApplyCall<K>::update_shard() {
+  const size_t dim = this->plan_.spec.dim;
+  const int size = this->transport().size();
+  uint64_t* rows = this->plan_.ws.template get<uint64_t>(Slot::kTableRows, owned_count_);
+  for (size_t p = 0; p < owned_count_; ++p) rows[p] = shard_local_row(owned_[p], size);
+  TableUpdate shard(MemorySpace::kDevice, this->shard_.table, this->shard_.state,
+                    static_cast<int64_t>(this->shard_.rows), dim, update_, this->stream_);
+  ZFC_RETURN_IF_ERROR(shard.apply(rows, sizeof(uint64_t), sums_, owned_count_));
+  const Status done = shard.finish();
+  this->device_waits_ += shard.waits();
+  return done;
+}
+
+template <class K>
 void ShardedApplyCall<K>::publish() {
   if (overflowed_ != nullptr) *overflowed_ = overflow_ ? 1 : 0;
-  if (overflow_) return;
+  if (overflow_ || this->staging_.on_device()) return;
   const size_t dim = this->plan_.spec.dim;
   const int size = this->transport().size();
   const bool with_state = kernels::update_has_state(update_);

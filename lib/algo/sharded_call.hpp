@@ -3,9 +3,12 @@
 #pragma once
 
 #include "algo/call_group.hpp"
+#include "algo/call_path.hpp"
 #include "algo/shard_layout.hpp"
 #include "algo/sharded_table.hpp"
-#include "core/memory_space.hpp"
+#include "exec/host_staging.hpp"
+#include "exec/memory_space.hpp"
+#include "kernels/cast.hpp"
 
 namespace zfc {
 
@@ -21,7 +24,8 @@ class ShardedCall : public CollectiveCall {
       : plan_(plan), shard_(shard), indices_(indices), count_(count), rows_(rows),
         caller_check_(caller_check), stream_(stream),
         mine_(plan_header(op, plan.spec, count)), set_(plan.ws, plan.spec.vocab),
-        host_kernels_(plan.ws) {}
+        host_kernels_(plan.ws), staging_(plan.staging),
+        alone_(plan.comm->group_depth == 0) {}
 
   // This rank's checks and its distinct ids; a failure goes into the header.
   void load(zfcOpStats_t* op, bool with_rows, bool with_state) {
@@ -43,6 +47,13 @@ class ShardedCall : public CollectiveCall {
 
   Transport& transport() { return *plan_.comm->transport; }
 
+  // zfcOpStats_t's path: staged for device buffers (the ids and rows copied to the host, the
+  // shard's rows read or updated on the device), with the waits for the stream.
+  void note_where(zfcOpStats_t* op) {
+    note_path(staging_.on_device() ? CallPath::kStaged : CallPath::kHost,
+              staging_.waits() + device_waits_, op);
+  }
+
   // The route of an alltoallv of one item of `item_bytes` per distinct id (routed_route).
   Route route(const Agreed& agreed, double item_bytes) {
     zfcComm& comm = *plan_.comm;
@@ -60,22 +71,39 @@ class ShardedCall : public CollectiveCall {
   LocalHeader mine_;
   IndexSet<K> set_;
   HostStepKernels<K> host_kernels_;
+  // Device buffers: the ids and rows are copied to the host, where the exchange runs; the
+  // shard stays on the device, its rows read (gather) and updated (apply) there.
+  HostStaging staging_;
+  bool alone_;  // not recorded in a group
+  uint32_t device_waits_ = 0;  // for the shard's rows, besides the staging's
+
+  MemorySpace shard_space() const {
+    return staging_.on_device() ? MemorySpace::kDevice : MemorySpace::kHost;
+  }
 
  private:
   Status check_and_load(bool with_rows, bool with_state) {
-    MemorySpace space = MemorySpace::kHost;
-    ZFC_RETURN_IF_ERROR(resolve_memory_space({{"indices", indices_},
-                                              {"rows", with_rows ? rows_ : nullptr},
-                                              {"shard", shard_.table},
-                                              {"state", with_state ? shard_.state : nullptr}},
-                                             stream_, &space));
-    if (space == MemorySpace::kDevice) {
-      return error(zfcUnsupported, "sharded tables take host buffers in this version");
+    ZFC_RETURN_IF_ERROR(staging_.begin({{"indices", indices_},
+                                        {"rows", with_rows ? rows_ : nullptr},
+                                        {"shard", shard_.table},
+                                        {"state", with_state ? shard_.state : nullptr}},
+                                       stream_));
+    if (staging_.on_device() && !alone_) {
+      // A group writes its outputs at zfcGroupEnd, once every call succeeded, and a write
+      // to the device can fail.
+      return error(zfcUnsupported, "sharded-table calls on device buffers run alone, not "
+                   "recorded in a group, in this version");
     }
     ZFC_RETURN_IF_ERROR(caller_check_);
     ZFC_RETURN_IF_ERROR(check_plan_call(indices_, count_, rows_, with_rows));
     const Transport& t = *plan_.comm->transport;
     const PlanSpec& spec = plan_.spec;
+    const size_t index_bytes = spec.index_type == zfcInt32 ? 4 : 8;
+    ZFC_RETURN_IF_ERROR(staging_.input(0, indices_, count_ * index_bytes, &indices_));
+    if (with_rows) {
+      ZFC_RETURN_IF_ERROR(staging_.input(
+          1, rows_, count_ * spec.dim * kernels::float_type_bytes(spec.row_type), &rows_));
+    }
     const uint64_t rows = shard_row_count(spec.vocab, t.size(), t.rank());
     if (shard_.rows != rows) {
       return error(zfcInvalidArgument, "shard_rows is %zu, but this rank's shard of a "

@@ -13,6 +13,7 @@
 #include "algo/owner_ranges.hpp"
 #include "algo/sharded_call.hpp"
 #include "algo/sparse_reduce.hpp"
+#include "exec/table_update.hpp"
 #include "kernels/index_keys.hpp"
 
 namespace zfc {
@@ -53,7 +54,8 @@ class ShardedGatherCall final : public ShardedCall<K> {
     out_->overflowed = 0;
     if (out_->size > kSparseResultSize011) out_->overflow_flag = nullptr;
     out_->algorithm = zfcAlgoKeyRouted;
-    if (positions_ != nullptr) {
+    // Device positions were written at the end of run().
+    if (positions_ != nullptr && !this->staging_.on_device()) {
       std::copy(this->set_.inverse(), this->set_.inverse() + this->set_.count(), positions_);
     }
   }
@@ -61,6 +63,8 @@ class ShardedGatherCall final : public ShardedCall<K> {
  private:
   Status ask_owners(const Agreed& agreed, zfcOpStats_t* op, int32_t** order, char** asked);
   Status answer(const Agreed& agreed, zfcOpStats_t* op, const char* asked, char** replies);
+  Status read_asked_rows(const char* asked, int size, const float** rows);
+  Status to_device();
 
   zfcSparseResult_t* out_;
   int32_t* positions_;
@@ -158,15 +162,22 @@ Status ShardedGatherCall<K>::answer(const Agreed& agreed, zfcOpStats_t* op, cons
                             replies_.send_displs()[size - 1] + replies_.send_bytes()[size - 1]);
   {
     PhaseTimer timer(op, zfcPhaseLocal);
+    // A device shard: the rows asked for, read back to the host in one gather.
+    const float* read = nullptr;
+    if (this->staging_.on_device()) {
+      ZFC_RETURN_IF_ERROR(read_asked_rows(asked, size, &read));
+    }
+    size_t p = 0;
     for (int j = 0; j < size; ++j) {
       const K* ids = reinterpret_cast<const K*>(asked + ids_.recv_displs()[j]);
       const size_t n = ids_.recv_bytes()[j] / sizeof(K);
       char* out = send + replies_.send_displs()[j];
       std::memcpy(out, &head, sizeof head);
-      for (size_t c = 0; c < n; ++c) {
-        const uint64_t row = shard_local_row(ids[c], size);
-        kernels::encode(this->shard_.table + row * dim, dim, wire.type(), 1.0f,
-                        out + sizeof head + c * row_bytes);
+      for (size_t c = 0; c < n; ++c, ++p) {
+        const float* from = read != nullptr
+                                ? read + p * dim
+                                : this->shard_.table + shard_local_row(ids[c], size) * dim;
+        kernels::encode(from, dim, wire.type(), 1.0f, out + sizeof head + c * row_bytes);
       }
     }
   }
@@ -176,6 +187,44 @@ Status ShardedGatherCall<K>::answer(const Agreed& agreed, zfcOpStats_t* op, cons
   return t.alltoallv(send, replies_.send_bytes(), replies_.send_displs(), *replies,
                      replies_.recv_bytes(), replies_.recv_displs(), received,
                      this->route(agreed, static_cast<double>(row_bytes)));
+}
+
+// The rows of a device shard every rank asked for, in the order asked, in host memory.
+template <class K>
+Status ShardedGatherCall<K>::read_asked_rows(const char* asked, int size, const float** rows) {
+  Workspace& ws = this->plan_.ws;
+  const size_t dim = this->plan_.spec.dim;
+  size_t total = 0;
+  for (int j = 0; j < size; ++j) total += ids_.recv_bytes()[j] / sizeof(K);
+  uint64_t* local = ws.get<uint64_t>(Slot::kTableRows, total);
+  size_t p = 0;
+  for (int j = 0; j < size; ++j) {
+    const K* ids = reinterpret_cast<const K*>(asked + ids_.recv_displs()[j]);
+    const size_t n = ids_.recv_bytes()[j] / sizeof(K);
+    for (size_t c = 0; c < n; ++c) local[p++] = shard_local_row(ids[c], size);
+  }
+  float* out = ws.get<float>(Slot::kAppliedRows, total * dim);
+  ZFC_RETURN_IF_ERROR(read_table_rows(MemorySpace::kDevice, this->shard_.table, dim, local,
+                                      total, out, this->stream_));
+  if (total > 0 && dim > 0) ++this->device_waits_;
+  *rows = out;
+  return Status::Ok();
+}
+
+// A call on device buffers: its result in the plan's device memory, its positions in the
+// caller's device buffer.
+template <class K>
+Status ShardedGatherCall<K>::to_device() {
+  const PlanSpec& spec = this->plan_.spec;
+  const size_t ui = this->set_.local_unique_count();
+  const size_t index_bytes = spec.index_type == zfcInt32 ? 4 : 8;
+  ZFC_RETURN_IF_ERROR(this->plan_.device_result.store(
+      indices_out_, ui * index_bytes, rows_out_, ui * spec.dim * sizeof(float), this->stream_,
+      &indices_out_, &rows_out_));
+  ++this->device_waits_;  // the store waits for its copies  if (positions_ == nullptr || this->set_.count() == 0) return Status::Ok();
+  ZFC_RETURN_IF_ERROR(this->staging_.copy_out(positions_, this->set_.inverse(),
+                                              this->set_.count() * sizeof(int32_t)));
+  return this->staging_.finish();
 }
 
 template <class K>
@@ -210,6 +259,8 @@ Status ShardedGatherCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   kernels::store_keys(this->set_.local_unique(), ui, spec.index_type, ids);
   indices_out_ = ids;
   rows_out_ = rows;
+  if (this->staging_.on_device()) ZFC_RETURN_IF_ERROR(to_device());
+  this->note_where(op);
   op->local_unique += ui;
   op->algorithm = zfcAlgoKeyRouted;
   return Status::Ok();

@@ -14,8 +14,9 @@
 #include "core/config.hpp"
 #include "core/machine_model.hpp"
 #include "core/node_map.hpp"
-#include "core/step_kernels.hpp"
-#include "core/workspace.hpp"
+#include "exec/step_kernels.hpp"
+#include "exec/table_update.hpp"
+#include "exec/workspace.hpp"
 #include "kernels/row_update.hpp"
 #include "transport/transport.hpp"
 
@@ -60,6 +61,9 @@ struct SparseCall {
   // streamed exchanges do as rows arrive, leaving out_rows NULL; the others leave it to the
   // caller of the exchange).
   const StreamApply* apply = nullptr;
+  // Where the streamed exchanges apply their rows (the table's memory space), set by the
+  // caller with `apply`.
+  TableUpdate* table_update = nullptr;
   float* out_rows = nullptr;  // set by the exchange: U_g x dim
   size_t applied_unique = 0;  // set by a streamed exchange: U_g
   bool finite = true;         // set by the exchange

@@ -6,13 +6,15 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "algo/algorithms.hpp"
 #include "algo/call_group.hpp"
 #include "algo/call_path.hpp"
 #include "algo/collectives.hpp"
 #include "algo/cost_model.hpp"
-#include "core/memory_space.hpp"
+#include "exec/memory_space.hpp"
+#include "exec/table_update.hpp"
 #include "kernels/cast.hpp"
 #include "kernels/wire_format.hpp"
 
@@ -169,17 +171,15 @@ Status check_algorithm(const zfcComm& comm, const PlanSpec& spec) {
   return Status::Ok();
 }
 
-// This rank's checks of a fused apply's table (and Adagrad's state): host buffers, there.
-Status check_apply_target(const StreamApply& apply) {
+// This rank's checks of a fused apply's table (and Adagrad's state), there, and where they
+// live (*space): host memory, or device memory the rows are applied to on the call's stream.
+// The exchange is the same either way; only where its rows are applied differs.
+Status check_apply_target(const StreamApply& apply, MemorySpace* space) {
   const bool with_state = kernels::update_has_state(apply.update);
-  MemorySpace space = MemorySpace::kHost;
   // Only where the table lives: the call's stream goes with its (maybe device) inputs.
   ZFC_RETURN_IF_ERROR(resolve_memory_space(
       {{"table", apply.table}, {"state", with_state ? apply.state : nullptr}}, nullptr,
-      &space));
-  if (space == MemorySpace::kDevice) {
-    return error(zfcUnsupported, "zfcSparseReduceApply takes a host table in this version");
-  }
+      space));
   if (apply.table == nullptr) return error(zfcInvalidArgument, "table is NULL");
   if (with_state && apply.state == nullptr) {
     return error(zfcInvalidArgument, "state is NULL, but an Adagrad update needs the "
@@ -237,9 +237,17 @@ class SparseReduceCall final : public CollectiveCall {
                                    &device_kernels_, &path_, &queues_, &host_rows_));
     if (path_ == CallPath::kResident) mine_.color = kResidentColor;
     if (apply_ != nullptr && mine_.status == zfcSuccess) {
-      header_fail(&mine_, check_apply_target(*apply_));
+      MemorySpace table_space = MemorySpace::kHost;
+      header_fail(&mine_, check_apply_target(*apply_, &table_space));
+      table_update_.emplace(table_space, apply_->table, apply_->state, plan_.spec.vocab,
+                            plan_.spec.dim, apply_->update, stream_);
     }
-    if (has_into_ && mine_.status == zfcSuccess) header_fail(&mine_, check_into());
+    if (has_into_ && mine_.status == zfcSuccess) {
+      header_fail(&mine_, check_into());
+      // Device outputs are written at the end of run(), the result passing through the plan.
+      into_device_ = mine_.status == zfcSuccess && staging_.on_device();
+      if (into_device_) direct_ = false;
+    }
     mine_.local_unique = static_cast<int64_t>(set_.local_unique_count());
     // A device-resident rank's keys ride for the uniqueness technique (its zfcAlgoAuto);
     // the key-routed exchange needs none.
@@ -261,7 +269,7 @@ class SparseReduceCall final : public CollectiveCall {
       if (overflowed_ != nullptr) *overflowed_ = result_.overflowed ? 1 : 0;
       return;
     }
-    if (has_into_ && !direct_) copy_to_caller();
+    if (has_into_ && !direct_ && !into_device_) copy_to_caller();
     out_->indices = result_.indices;
     out_->rows = result_.rows;
     out_->num_unique = result_.num_unique;
@@ -293,9 +301,11 @@ class SparseReduceCall final : public CollectiveCall {
   const void* host_rows_ = nullptr;  // the rows the exchange sends (device memory: resident)
   bool ride_ = false;
   const StreamApply* apply_;
+  std::optional<TableUpdate> table_update_;  // where apply_'s rows go (prepare)
   int* overflowed_;
   CallerOutput into_;
   bool has_into_;
+  bool into_device_ = false;  // zfcSparseReduceInto's buffers are device memory
   bool alone_;  // not recorded in a group
   // Alone, the exchange writes the caller's buffers itself. In a group the result passes
   // through the plan and is copied at publish, so that a call of the group that fails
@@ -314,14 +324,22 @@ Status SparseReduceCall<K>::check_into() const {
   if (into_.capacity > 0 && plan_.spec.dim > 0 && into_.rows == nullptr) {
     return error(zfcInvalidArgument, "out_rows is NULL with capacity %zu", into_.capacity);
   }
+  // The outputs are in the inputs' memory space (the stream, if any, was checked with them).
   MemorySpace space = MemorySpace::kHost;
-  if (!staging_.on_device()) {
-    ZFC_RETURN_IF_ERROR(resolve_memory_space({{"out_indices", into_.indices},
-                                              {"out_rows", into_.rows}},
-                                             nullptr, &space));
+  ZFC_RETURN_IF_ERROR(resolve_memory_space({{"out_indices", into_.indices},
+                                            {"out_rows", into_.rows}},
+                                           stream_, &space));
+  if ((space == MemorySpace::kDevice) != staging_.on_device()) {
+    return error(zfcInvalidArgument, "out_indices and out_rows are %s memory but indices and "
+                 "rows are %s memory: a call's buffers must all be on the device or all on "
+                 "the host", space == MemorySpace::kDevice ? "device" : "host",
+                 staging_.on_device() ? "device" : "host");
   }
-  if (staging_.on_device() || space == MemorySpace::kDevice) {
-    return error(zfcUnsupported, "zfcSparseReduceInto takes host buffers in this version");
+  if (space == MemorySpace::kDevice && !alone_) {
+    // A group writes its outputs only once every call succeeded (publish), and a copy to
+    // the device can fail.
+    return error(zfcUnsupported, "zfcSparseReduceInto on device buffers runs alone, not "
+                 "recorded in a group, in this version");
   }
   return Status::Ok();
 }
@@ -365,6 +383,7 @@ Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   SparseCall<K> call{*comm->transport, comm->nodes, ws,  spec, op, set_, agreed, host_rows_,
                      {comm->node_transport.get(), comm->rail_transport.get()}};
   call.apply = apply_;
+  if (apply_ != nullptr) call.table_update = &*table_update_;
   call.caller_rows = direct_ ? into_.rows : nullptr;
   call.machine = &comm->machine;
   StepKernels<K>& k =
@@ -400,15 +419,29 @@ Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   if (!streamed) ZFC_RETURN_IF_ERROR(place_indices(k, ug, &result_indices));
   // The step's last wait, once its whole result is queued: complete when the call returns.
   ZFC_RETURN_IF_ERROR(read_unread(call, call.leave_flag && !flag_to_caller));
-  if (apply_ != nullptr && !streamed && call.finite) {
-    // An exchange that does not stream: its whole result, as zfcApplyUpdate would apply it.
+  if (apply_ != nullptr) {
     PhaseTimer timer(op, zfcPhaseScatter);
-    kernels::update_rows(apply_->table, apply_->state, spec.dim, result_indices,
-                         spec.index_type, call.out_rows, ug, apply_->update);
+    if (!streamed && call.finite) {
+      // An exchange that does not stream: its whole result, as zfcApplyUpdate would apply
+      // it (the indices, sorted and below the vocabulary, read as unsigned keys).
+      ZFC_RETURN_IF_ERROR(
+          table_update_->apply(result_indices, index_bytes, call.out_rows, ug));
+    }
+    ZFC_RETURN_IF_ERROR(table_update_->finish());
+  }
+  if (into_device_) {
+    // The caller's device buffers, from the host's result or the plan's device memory.
+    ZFC_RETURN_IF_ERROR(staging_.copy_out(into_.indices, result_indices, ug * index_bytes));
+    ZFC_RETURN_IF_ERROR(
+        staging_.copy_out(into_.rows, call.out_rows, ug * spec.dim * sizeof(float)));
+    ZFC_RETURN_IF_ERROR(staging_.finish());
+    result_indices = into_.indices;
+    call.out_rows = into_.rows;
   }
   result_.indices = result_indices;
   result_.rows = call.out_rows;
-  uint32_t waits = k.syncs() + staging_.waits();
+  uint32_t waits = k.syncs() + staging_.waits() +
+                   (table_update_.has_value() ? table_update_->waits() : 0);
   plan_.last_reads = path_ == CallPath::kResident ? k.syncs() : host_kernels_.fetches();
   if (path_ == CallPath::kStaged && apply_ == nullptr && !has_into_) {
     ZFC_RETURN_IF_ERROR(plan_.device_result.store(result_indices, ug * index_bytes,

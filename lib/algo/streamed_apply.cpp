@@ -127,16 +127,16 @@ Status check_round(const char* in, const PairSizes& s, const PairBlock& block,
   return Status::Ok();
 }
 
-// Applies the n pairs of one owner's block to the table.
+// Applies the n pairs of one owner's block to the table: a row at a time as it is decoded
+// on the host; on a device, the block's rows decoded together and applied in one launch.
 template <class K>
 Status apply_block(SparseCall<K>& call, const char* base, size_t n, const Wire& wire,
                    float* row) {
-  const StreamApply& apply = *call.apply;
+  TableUpdate& target = *call.table_update;
   const size_t dim = call.spec.dim, row_bytes = wire.row_bytes(dim);
   const PairBlock block{0, sizeof(K), row_bytes};  // offsets past the lead
   const K* keys = reinterpret_cast<const K*>(base);
   const char* rows = base + block.rows_at(n);
-  const bool with_state = kernels::update_has_state(apply.update);
   for (size_t k = 0; k < n; ++k) {
     const uint64_t key = static_cast<uint64_t>(keys[k]);
     if (key >= static_cast<uint64_t>(call.spec.vocab)) {
@@ -144,10 +144,17 @@ Status apply_block(SparseCall<K>& call, const char* base, size_t n, const Wire& 
                    "vocabulary of %lld", call.transport.rank(),
                    static_cast<unsigned long long>(key), static_cast<long long>(call.spec.vocab));
     }
+  }
+  if (target.on_device()) {
+    float* decoded = call.ws.template get<float>(Slot::kAppliedRows, n * dim);
+    for (size_t k = 0; k < n; ++k) {
+      kernels::decode(rows + k * row_bytes, dim, wire.type(), wire.scale, decoded + k * dim);
+    }
+    return target.apply(keys, sizeof(K), decoded, n);
+  }
+  for (size_t k = 0; k < n; ++k) {
     kernels::decode(rows + k * row_bytes, dim, wire.type(), wire.scale, row);
-    const size_t at = static_cast<size_t>(key) * dim;
-    kernels::update_row(apply.table + at, with_state ? apply.state + at : nullptr, row, dim,
-                        apply.update);
+    ZFC_RETURN_IF_ERROR(target.apply(keys + k, sizeof(K), row, 1));
   }
   return Status::Ok();
 }

@@ -3,7 +3,7 @@
 #include "algo/call_group.hpp"
 #include "algo/collectives.hpp"
 #include "api/api_guard.hpp"
-#include "core/memory_space.hpp"
+#include "exec/memory_space.hpp"
 #include "exec/local_ops.hpp"
 #include "kernels/row_update.hpp"
 
@@ -105,9 +105,6 @@ zfcResult_t zfcApplyUpdate(float* table, float* state, int64_t vocab_size, size_
     ZFC_RETURN_IF_ERROR(zfc::resolve_memory_space(
         {{"table", table}, {"state", with_state ? state : nullptr}, {"indices", indices},
          {"rows", rows}}, stream, &space));
-    if (space == zfc::MemorySpace::kDevice) {
-      return error(zfcUnsupported, "zfcApplyUpdate takes host buffers in this version");
-    }
     ZFC_RETURN_IF_ERROR(check_row_targets(table, vocab_size, dim, indices, index_type, rows,
                                           num_rows));
     if (num_rows == 0) return Status::Ok();
@@ -116,7 +113,7 @@ zfcResult_t zfcApplyUpdate(float* table, float* state, int64_t vocab_size, size_
                    "accumulator rows");
     }
     return zfc::exec::apply_update(space, table, state, dim, vocab_size, indices, index_type,
-                                   rows, num_rows, u);
+                                   rows, num_rows, u, stream);
   });
 }
 

@@ -6,11 +6,7 @@
 #include <cstdio>
 #include <thread>
 
-#if ZIPFCOLL_HAVE_CUDA
-#include <cuda_runtime_api.h>
-
-#include "cuda_check.hpp"
-#endif
+#include "exec/stream_readback.hpp"
 
 namespace zfc {
 
@@ -82,23 +78,13 @@ std::string describe_verdict(const BoundedVerdict& v, int64_t vocab) {
   return text;
 }
 
-// A device call's verdict on its way to the host: pinned memory the stream copies it to,
-// and the event after the copy.
+// A device call's verdict on its way to the host.
 struct AsyncErrors::Pending {
-  BoundedVerdict* host = nullptr;  // pinned
-  void* event = nullptr;           // cudaEvent_t
+  StreamReadback readback;  // the verdict, read without waiting
   int64_t vocab = 0;
-  ~Pending();
+  BoundedVerdict& verdict() { return *static_cast<BoundedVerdict*>(readback.host()); }
 };
 
-#if ZIPFCOLL_HAVE_CUDA
-
-AsyncErrors::Pending::~Pending() {
-  if (event != nullptr) cudaEventDestroy(static_cast<cudaEvent_t>(event));
-  if (host != nullptr) cudaFreeHost(host);
-}
-
-// Pinned memory and events are made once and reused: cudaFreeHost would wait for the device.
 Status AsyncErrors::note_device(const BoundedVerdict* d_verdict, const void* stream,
                                 int64_t vocab) {
   return queue(d_verdict, stream, vocab);
@@ -106,49 +92,27 @@ Status AsyncErrors::note_device(const BoundedVerdict* d_verdict, const void* str
 
 Status AsyncErrors::note_device_end(const void* stream) { return queue(nullptr, stream, 0); }
 
+// Readbacks are made once and reused (spare_): their pinned memory is slow to free.
 Status AsyncErrors::queue(const BoundedVerdict* d_verdict, const void* stream,
                           int64_t vocab) {
   // A call being captured in a CUDA graph: what runs later are the graph's launches, which
-  // this call cannot follow (an event recorded in a capture is no point of the stream to
-  // wait for); their verdicts reach the caller's status only.
-  cudaStream_t s = static_cast<cudaStream_t>(const_cast<void*>(stream));
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  ZFC_RETURN_IF_ERROR(
-      cuda::cuda_check(cudaStreamIsCapturing(s, &capture), "cudaStreamIsCapturing"));
-  if (capture != cudaStreamCaptureStatusNone) return Status::Ok();
+  // this call cannot follow; their verdicts reach the caller's status only.
+  bool captured = false;
+  ZFC_RETURN_IF_ERROR(StreamReadback::capturing(stream, &captured));
+  if (captured) return Status::Ok();
   Pending* p = nullptr;
   if (!spare_.empty()) {
     p = spare_.back();
     spare_.pop_back();
   } else {
     p = new Pending;
-    void* host = nullptr;
-    cudaEvent_t ev = nullptr;
-    Status st =
-        cuda::cuda_check(cudaMallocHost(&host, sizeof(BoundedVerdict)), "cudaMallocHost");
-    p->host = static_cast<BoundedVerdict*>(host);
-    if (st.ok()) {
-      st = cuda::cuda_check(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming),
-                            "cudaEventCreateWithFlags");
-      p->event = ev;
-    }
-    if (!st.ok()) {
-      delete p;
-      return st;
-    }
   }
-  p->vocab = vocab;
-  Status st;
-  if (d_verdict != nullptr) {
-    st = cuda::cuda_check(cudaMemcpyAsync(p->host, d_verdict, sizeof(BoundedVerdict),
-                                          cudaMemcpyDeviceToHost, s),
-                          "cudaMemcpyAsync");
-  } else {
-    *p->host = BoundedVerdict{};  // result zfcSuccess: only the end is waited for
-  }
+  Status st = p->readback.reserve(sizeof(BoundedVerdict));
   if (st.ok()) {
-    st = cuda::cuda_check(cudaEventRecord(static_cast<cudaEvent_t>(p->event), s),
-                          "cudaEventRecord");
+    p->vocab = vocab;
+    // No verdict of its own: result zfcSuccess, only the end is waited for.
+    if (d_verdict == nullptr) p->verdict() = BoundedVerdict{};
+    st = p->readback.queue(d_verdict, sizeof(BoundedVerdict), stream);
   }
   if (!st.ok()) {
     spare_.push_back(p);
@@ -167,8 +131,9 @@ zfcResult_t AsyncErrors::take(const Wait* wait, std::string* detail) {
   const auto start = std::chrono::steady_clock::now();
   while (!pending_.empty()) {
     Pending* p = pending_.front();
-    const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(p->event));
-    if (e == cudaErrorNotReady) {
+    std::string device_error;
+    const StreamReadback::State state = p->readback.query(&device_error);
+    if (state == StreamReadback::State::kPending) {
       if (wait == nullptr) break;
       const Status polled = wait->poll ? wait->poll() : Status::Ok();
       const bool late = wait->timeout_ms > 0 &&
@@ -185,33 +150,16 @@ zfcResult_t AsyncErrors::take(const Wait* wait, std::string* detail) {
       continue;
     }
     pending_.pop_front();
-    if (e == cudaSuccess) {
-      fold(*p->host, p->vocab);
+    if (state == StreamReadback::State::kDone) {
+      fold(p->verdict(), p->vocab);
     } else if (first_ == zfcSuccess) {
       first_ = zfcSystemError;
-      first_detail_ = std::string("a call queued on the device failed: ") +
-                      cudaGetErrorString(e);
+      first_detail_ = "a call queued on the device failed: " + device_error;
     }
     spare_.push_back(p);
   }
   return finish_take(detail);
 }
-
-#else
-
-AsyncErrors::Pending::~Pending() {}
-
-Status AsyncErrors::note_device(const BoundedVerdict*, const void*, int64_t) {
-  return error(zfcUnsupported, "device buffers need a build with CUDA");
-}
-
-Status AsyncErrors::note_device_end(const void*) {
-  return error(zfcUnsupported, "device buffers need a build with CUDA");
-}
-
-zfcResult_t AsyncErrors::take(const Wait*, std::string* detail) { return finish_take(detail); }
-
-#endif
 
 AsyncErrors::~AsyncErrors() {
   for (Pending* p : pending_) delete p;

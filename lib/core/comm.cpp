@@ -4,7 +4,7 @@
 
 #include "bootstrap/rendezvous_transport.hpp"
 #include "bootstrap/tcp_rendezvous.hpp"
-#include "core/memory_space.hpp"
+#include "exec/memory_space.hpp"
 #include "transport/mpi/mpi_transport.hpp"
 #include "transport/nccl/nccl_transport.hpp"
 #include "transport/ucx/ucx_transport.hpp"

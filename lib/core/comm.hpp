@@ -9,12 +9,12 @@
 
 #include "core/async_errors.hpp"
 #include "core/config.hpp"
-#include "core/host_staging.hpp"
+#include "exec/host_staging.hpp"
 #include "core/machine_model.hpp"
 #include "core/node_map.hpp"
 #include "core/stats.hpp"
-#include "core/wire_kernels.hpp"
-#include "core/workspace.hpp"
+#include "exec/wire_kernels.hpp"
+#include "exec/workspace.hpp"
 #include "transport/transport.hpp"
 
 namespace zfc {

@@ -42,8 +42,10 @@ Status apply_rows(MemorySpace space, float* table, int64_t vocab_size, size_t di
                   const void* indices, zfcDataType_t index_type, const float* rows,
                   size_t num_rows, float alpha, void* stream) {
   if (space == MemorySpace::kDevice) {
-    return apply_rows_on_device(table, vocab_size, dim, indices, index_type, rows, num_rows,
-                                alpha, stream);
+    kernels::RowUpdate add;
+    add.alpha = alpha;
+    return update_rows_on_device(table, nullptr, vocab_size, dim, indices, index_type, rows,
+                                 num_rows, add, stream);
   }
   ZFC_RETURN_IF_ERROR(check_indices(indices, index_type, num_rows, vocab_size));
   if (dim > 0) kernels::apply_rows(table, dim, indices, index_type, rows, num_rows, alpha);
@@ -52,9 +54,11 @@ Status apply_rows(MemorySpace space, float* table, int64_t vocab_size, size_t di
 
 Status apply_update(MemorySpace space, float* table, float* state, size_t dim,
                     int64_t vocab_size, const void* indices, zfcDataType_t index_type,
-                    const float* rows, size_t num_rows, const kernels::RowUpdate& u) {
+                    const float* rows, size_t num_rows, const kernels::RowUpdate& u,
+                    void* stream) {
   if (space == MemorySpace::kDevice) {
-    return error(zfcUnsupported, "zfcApplyUpdate takes host buffers in this version");
+    return update_rows_on_device(table, state, vocab_size, dim, indices, index_type, rows,
+                                 num_rows, u, stream);
   }
   ZFC_RETURN_IF_ERROR(check_indices(indices, index_type, num_rows, vocab_size));
   if (dim > 0) kernels::update_rows(table, state, dim, indices, index_type, rows, num_rows, u);

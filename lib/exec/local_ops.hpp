@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/memory_space.hpp"
+#include "exec/memory_space.hpp"
 #include "host_device/status.hpp"
 #include "kernels/row_update.hpp"
 #include "zipfcoll/zipfcoll.h"
@@ -28,11 +28,11 @@ Status apply_rows(MemorySpace space, float* table, int64_t vocab_size, size_t di
                   const void* indices, zfcDataType_t index_type, const float* rows,
                   size_t num_rows, float alpha, void* stream);
 
-// zfcApplyUpdate: the row update u of every indexed row, in order (host buffers in this
-// version: a device table is zfcUnsupported).
+// zfcApplyUpdate: the row update u of every indexed row, in order.
 Status apply_update(MemorySpace space, float* table, float* state, size_t dim,
                     int64_t vocab_size, const void* indices, zfcDataType_t index_type,
-                    const float* rows, size_t num_rows, const kernels::RowUpdate& u);
+                    const float* rows, size_t num_rows, const kernels::RowUpdate& u,
+                    void* stream);
 
 }  // namespace exec
 }  // namespace zfc

@@ -9,9 +9,22 @@ Status scatter_to_dense_on_device(const void*, zfcDataType_t, const int32_t*, si
   return error(zfcInternalError, "a device scatter reached a build without device support");
 }
 
-Status apply_rows_on_device(float*, int64_t, size_t, const void*, zfcDataType_t, const float*,
-                            size_t, float, void*) {
+Status update_rows_on_device(float*, float*, int64_t, size_t, const void*, zfcDataType_t,
+                             const float*, size_t, const kernels::RowUpdate&, void*) {
   return error(zfcInternalError, "a device update reached a build without device support");
+}
+
+Status update_host_rows_on_device(float*, float*, int64_t, size_t, const void*, size_t,
+                                  const float*, size_t, const kernels::RowUpdate&, void*) {
+  return error(zfcInternalError, "a device table reached a build without device support");
+}
+
+Status read_rows_on_device(const float*, size_t, const uint64_t*, size_t, float*, void*) {
+  return error(zfcInternalError, "a device table reached a build without device support");
+}
+
+Status wait_for_device_stream(void*) {
+  return error(zfcInternalError, "a device stream reached a build without device support");
 }
 
 }  // namespace zfc

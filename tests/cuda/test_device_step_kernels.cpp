@@ -1,4 +1,4 @@
-// The device backend of the sparse step (core/step_kernels.hpp) against the host backend:
+// The device backend of the sparse step (exec/step_kernels.hpp) against the host backend:
 // one driver runs the local phases of a key-routed step -- read the indices, local unique,
 // owner map, summed rows, packed pairs, an owner's merge, decoding into result rows, the
 // indices written back -- on each backend, and every output must have the same bits; the
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "algo/agreement.hpp"
-#include "core/step_kernels.hpp"
+#include "exec/step_kernels.hpp"
 #include "device_test_util.hpp"
 #include "kernels/cast.hpp"
 #include "workload/random.hpp"

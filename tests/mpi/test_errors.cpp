@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/memory_space.hpp"
+#include "exec/memory_space.hpp"
 #include "sparse_helpers.hpp"
 
 namespace zfc {

@@ -8,7 +8,7 @@
 
 #include "algo/sparse_reduce.hpp"
 #include "core/config.hpp"
-#include "core/memory_space.hpp"
+#include "exec/memory_space.hpp"
 #include "transport/mpi/mpi_transport.hpp"
 #include "common/reference.hpp"
 #include "zipfcoll/zipfcoll.h"

@@ -1,7 +1,7 @@
-// The device side of core/step_kernels.hpp: the CUDA kernels of cuda/ on the caller's stream,
+// The device side of exec/step_kernels.hpp: the CUDA kernels of cuda/ on the caller's stream,
 // with the device scratch of the plan. Without CUDA the factory refuses with zfcUnsupported.
 // Every wait for the stream (fetch, settle, all_finite) is counted in syncs().
-#include "core/step_kernels.hpp"
+#include "exec/step_kernels.hpp"
 
 #if ZIPFCOLL_HAVE_CUDA
 #include <algorithm>

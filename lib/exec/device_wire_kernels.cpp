@@ -1,9 +1,9 @@
-// The device side of core/wire_kernels.hpp: the CUDA kernels of cuda/ on the caller's
+// The device side of exec/wire_kernels.hpp: the CUDA kernels of cuda/ on the caller's
 // stream. Without CUDA, the scratch and the factory refuse with zfcUnsupported.
 #include <array>
 #include <cstring>
 
-#include "core/wire_kernels.hpp"
+#include "exec/wire_kernels.hpp"
 #include "transport/transport.hpp"
 
 #if ZIPFCOLL_HAVE_CUDA

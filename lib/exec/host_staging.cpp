@@ -1,4 +1,4 @@
-#include "core/host_staging.hpp"
+#include "exec/host_staging.hpp"
 
 #if ZIPFCOLL_HAVE_CUDA
 #include "device_runtime.hpp"
@@ -99,6 +99,16 @@ Status HostStaging::output(int slot, void* dst, size_t bytes, void** host) {
   outputs_[static_cast<size_t>(slot)] = Pending{dst, buf, bytes};
   *host = buf;
   return Status::Ok();
+}
+
+Status HostStaging::copy_out(void* dst, const void* src, size_t bytes) {
+  if (!on_device()) return error(zfcInternalError, "a copy to the device of a host call");
+#if ZIPFCOLL_HAVE_CUDA
+  return cuda::copy_to_device(dst, src, bytes, stream_);
+#else
+  (void)dst, (void)src, (void)bytes;
+  return error(zfcUnsupported, "device buffers need a build with CUDA");
+#endif
 }
 
 Status HostStaging::finish() {

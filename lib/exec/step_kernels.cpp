@@ -1,5 +1,5 @@
-// The host side of core/step_kernels.hpp: the kernels of lib/kernels on the workspace.
-#include "core/step_kernels.hpp"
+// The host side of exec/step_kernels.hpp: the kernels of lib/kernels on the workspace.
+#include "exec/step_kernels.hpp"
 
 #include <algorithm>
 #include <cstring>

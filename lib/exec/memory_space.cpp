@@ -1,4 +1,4 @@
-#include "core/memory_space.hpp"
+#include "exec/memory_space.hpp"
 
 #if ZIPFCOLL_HAVE_CUDA
 #include "device_runtime.hpp"

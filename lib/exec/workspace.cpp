@@ -1,4 +1,4 @@
-#include "core/workspace.hpp"
+#include "exec/workspace.hpp"
 
 namespace zfc {
 namespace {

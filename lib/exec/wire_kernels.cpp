@@ -1,4 +1,4 @@
-#include "core/wire_kernels.hpp"
+#include "exec/wire_kernels.hpp"
 
 #include "kernels/cast.hpp"
 

@@ -4,7 +4,7 @@
 // or the CUDA kernels (cuda/) on the caller's stream with device scratch. The key-routed
 // exchange is written once against this interface (algo/routed_pairs.hpp,
 // algo/key_routed_exchange.cpp), so the suite's host runs go through the orchestration a
-// device run uses; what is device-only is the kernels and core/device_step_kernels.cpp.
+// device run uses; what is device-only is the kernels and exec/device_step_kernels.cpp.
 //
 // Sizes the host must know (distinct counts, pair counts, a bad index) are written to words
 // in this memory space and read with fetch(): on the device that is a wait for the stream,
@@ -19,8 +19,8 @@
 #include <memory>
 #include <new>
 
-#include "core/async_errors.hpp"
-#include "core/wire_kernels.hpp"
+#include "host_device/bounded_step.hpp"
+#include "exec/wire_kernels.hpp"
 
 namespace zfc {
 

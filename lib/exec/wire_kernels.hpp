@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "host_device/status.hpp"
-#include "core/workspace.hpp"
+#include "exec/workspace.hpp"
 #include "zipfcoll/zipfcoll.h"
 
 namespace zfc {

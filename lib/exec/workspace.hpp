@@ -51,11 +51,13 @@ enum class Slot : int {
   kOwnerReports,    // what each owner of a key-routed exchange summed and received
   kOwnerKeys,       // the distinct keys an owner of a key-routed exchange sums
   kNodeLists,       // row lists of the hierarchical exchange's node and rail steps
-  kStepWords,       // counts a step's kernels write for the host to fetch (core/step_kernels)
+  kStepWords,       // counts a step's kernels write for the host to fetch (exec/step_kernels)
   kUnreadWords,     // a count a step checks with its last read (SparseCall::unread)
   kBackendWords,    // a device step backend's own words (its counts as the kernels write them)
   kBackendTable,    // a device step backend's copy of the pair counts and offsets
   kHostUnique,      // the step words and distinct keys a device step reads back (host)
+  kAppliedRows,     // rows read from or applied to a device table, on the host (exec/table_update)
+  kTableRows,       // the row numbers of those rows in their table (a shard's local rows)
   kNumSlots
 };
 

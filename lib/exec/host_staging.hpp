@@ -12,7 +12,7 @@
 #include <memory>
 
 #include "host_device/status.hpp"
-#include "core/memory_space.hpp"
+#include "exec/memory_space.hpp"
 
 namespace zfc {
 
@@ -68,6 +68,11 @@ class HostStaging {
   // A host buffer of `bytes` bytes that finish() copies to `dst` (`dst` itself for host
   // buffers). Outputs are written to the device only by finish(), after success.
   Status output(int slot, void* dst, size_t bytes, void** host);
+
+  // Queues the copy of `bytes` bytes of host memory at src to the device buffer dst, on the
+  // call's stream, for finish() to wait for (a result that passed through the host, written
+  // to the caller's device buffers once the call succeeded).
+  Status copy_out(void* dst, const void* src, size_t bytes);
 
   // Copies every output to the device and waits for the copies.
   Status finish();
