@@ -100,10 +100,10 @@ void sum_owned(const OwnerMap& map, const NodeMap& nodes, Workspace& ws, int me,
     }
     return;
   }
-  accumulate_in_rank_order(nodes, ws, acc, mine, dim, [&](int r, float* dst) {
+  accumulate_in_rank_order(nodes, ws, acc, mine, dim, [&](int r, const RowSum& sum) {
     size_t n = 0;
     const char* in = rows_of(r, &n);
-    kernels::scatter_add_rows(in, wire.type(), slots + first[r], n, dim, dst);
+    sum.add(in, wire.type(), slots + first[r], n);
   });
 }
 

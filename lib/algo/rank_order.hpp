@@ -6,7 +6,9 @@
 // is (a sum started at +0 is never -0), so exchanges may skip absent contributions.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 #include "core/node_map.hpp"
 #include "exec/step_kernels.hpp"
@@ -23,40 +25,58 @@ namespace zfc {
 Status sum_rank_blocks(const NodeMap* nodes, int ranks, WireKernels& k, const void* blocks,
                        size_t n, zfcDataType_t wire, float* acc);
 
-// Zeroes the rows x dim matrix `out` and calls add(rank, dst) for every rank in the order
-// above; add must add that rank's contribution into dst, a rows x dim fp32 matrix (out, or
-// a zeroed node sum that is added into out once the node is done).
+// One sum over ranks into a rows x dim fp32 matrix, its contributions scattered in the order
+// of sums. With `touched` (a byte per row, zeroed), the first row to reach a target writes
+// it as 0 + x and the others add, so no fill comes first (and no sum is -0); the rows
+// nothing reached are zeroed by the owner of the sum once it is done. Without, rows are
+// added to what dst holds.
+struct RowSum {
+  float* dst;
+  size_t dim;
+  uint8_t* touched;
+  void add(const void* in, zfcDataType_t type, const int32_t* pos, size_t n) const {
+    if (touched != nullptr) {
+      kernels::scatter_rows_first_touch(in, type, pos, n, dim, dst, touched);
+    } else {
+      kernels::scatter_add_rows(in, type, pos, n, dim, dst);
+    }
+  }
+};
+
+// Calls add(rank, sum) for every rank in the order above; add must add that rank's
+// contribution through sum.add (RowSum): into `out` (rows x dim fp32), or into a node sum
+// that is added into out once the node is done. Every row of out is written, none filled
+// first: the bits of a zero fill and adds.
 template <class F>
 void accumulate_in_rank_order(const NodeMap& nodes, Workspace& ws, float* out, size_t rows,
                               size_t dim, F&& add) {
-  kernels::zero_rows(out, rows, dim);
+  uint8_t* touched = ws.get<uint8_t>(Slot::kTouchedRows, rows);
   for (int n = 0; n < nodes.node_count(); ++n) {
     const bool separate = n > 0 && nodes.members(n).size() > 1;
-    float* dst = out;
-    if (separate) {
-      dst = ws.get<float>(Slot::kNodeSum, rows * dim);
-      kernels::zero_rows(dst, rows, dim);
-    }
-    for (int r : nodes.members(n)) add(r, dst);
+    const bool fresh = n == 0 || separate;  // a sum that starts here
+    float* dst = separate ? ws.get<float>(Slot::kNodeSum, rows * dim) : out;
+    if (fresh) std::fill(touched, touched + rows, uint8_t{0});
+    const RowSum sum{dst, dim, fresh ? touched : nullptr};
+    for (int r : nodes.members(n)) add(r, sum);
+    if (fresh) kernels::zero_untouched_rows(dst, rows, dim, touched);
     if (separate) kernels::add_to(dst, zfcFloat32, rows * dim, out);
   }
 }
 
 // The same on k's memory space: add(rank, dst) returns a Status, and the first failure ends
-// the sums.
+// the sums. Each sum is opened with k.begin_sum and closed with k.end_sum, so a backend may
+// write every row's first contribution instead of filling first.
 template <class K, class F>
 Status sum_in_rank_order(const NodeMap& nodes, StepKernels<K>& k, float* out, size_t rows,
                          size_t dim, F&& add) {
-  const size_t bytes = rows * dim * sizeof(float);
-  ZFC_RETURN_IF_ERROR(k.zero(out, bytes));
   for (int n = 0; n < nodes.node_count(); ++n) {
     const bool separate = n > 0 && nodes.members(n).size() > 1;
+    const bool fresh = n == 0 || separate;
     float* dst = out;
-    if (separate) {
-      ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kNodeSum, rows * dim, &dst));
-      ZFC_RETURN_IF_ERROR(k.zero(dst, bytes));
-    }
+    if (separate) ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kNodeSum, rows * dim, &dst));
+    if (fresh) ZFC_RETURN_IF_ERROR(k.begin_sum(dst, rows, dim));
     for (int r : nodes.members(n)) ZFC_RETURN_IF_ERROR(add(r, dst));
+    if (fresh) ZFC_RETURN_IF_ERROR(k.end_sum());
     if (separate) ZFC_RETURN_IF_ERROR(k.wire().add_to(dst, zfcFloat32, rows * dim, out));
   }
   return Status::Ok();

@@ -64,7 +64,7 @@ void reduce_gathered_tokens(SparseCall<K>& call, const K* all_keys, const char* 
   void* scratch = ws.get<char>(Slot::kSortScratch,
                                kernels::unique_scratch_bytes<K>(max_tokens, bound, true));
   for (int r = 0, at = 0; r < size; at += static_cast<int>(tokens[r]), ++r) first[r] = at;
-  accumulate_in_rank_order(call.nodes, ws, out, ug, dim, [&](int r, float* dst) {
+  accumulate_in_rank_order(call.nodes, ws, out, ug, dim, [&](int r, const RowSum& sum) {
     const size_t n = tokens[r];
     const size_t u = kernels::unique_with_inverse(all_keys + first[r], n, bound, uniq, inverse,
                                                   scratch);
@@ -72,7 +72,7 @@ void reduce_gathered_tokens(SparseCall<K>& call, const K* all_keys, const char* 
     kernels::scatter_rows_to_zeroed(all_rows + first[r] * row_bytes, wire, inverse, n, dim,
                                     partial, u);
     kernels::locate_sorted(uniq, u, call.set.global(), ug, pos);
-    kernels::scatter_add_rows(partial, zfcFloat32, pos, u, dim, dst);
+    sum.add(partial, zfcFloat32, pos, u);
   });
 }
 
@@ -255,9 +255,8 @@ Status exchange_unique_allgather(SparseCall<K>& call) {
   ZFC_RETURN_IF_ERROR(t.allgatherv(own, all_rows, bytes, displs));
   float* out = nullptr;
   ZFC_RETURN_IF_ERROR(result_rows(call, ug, &out));
-  accumulate_in_rank_order(call.nodes, ws, out, ug, dim, [&](int r, float* dst) {
-    kernels::scatter_add_rows(all_rows + displs[r], wire.type, call.set.rank_positions(r),
-                              counts[r], dim, dst);
+  accumulate_in_rank_order(call.nodes, ws, out, ug, dim, [&](int r, const RowSum& sum) {
+    sum.add(all_rows + displs[r], wire.type, call.set.rank_positions(r), counts[r]);
   });
   call.out_rows = out;
   call.finite = finish_rows(out, ug * dim, wire);

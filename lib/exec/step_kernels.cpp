@@ -123,10 +123,33 @@ Status HostStepKernels<K>::owner_counts(const K* keys, size_t room, const uint64
 }
 
 template <class K>
+Status HostStepKernels<K>::begin_sum(float* dst, size_t rows, size_t dim) {
+  sum_dst_ = dst;
+  sum_rows_ = rows;
+  sum_dim_ = dim;
+  sum_touched_ = ws_.get<uint8_t>(Slot::kTouchedRows, rows);
+  std::fill(sum_touched_, sum_touched_ + rows, uint8_t{0});
+  return Status::Ok();
+}
+
+template <class K>
+Status HostStepKernels<K>::end_sum() {
+  if (sum_dst_ != nullptr) {
+    kernels::zero_untouched_rows(sum_dst_, sum_rows_, sum_dim_, sum_touched_);
+  }
+  sum_dst_ = nullptr;
+  return Status::Ok();
+}
+
+template <class K>
 Status HostStepKernels<K>::scatter_add_rows(const void* rows, zfcDataType_t type,
                                             const int32_t* pos, size_t n, size_t dim,
                                             float* dst, size_t, bool) {
-  kernels::scatter_add_rows(rows, type, pos, n, dim, dst);
+  if (dst == sum_dst_ && dim == sum_dim_) {
+    kernels::scatter_rows_first_touch(rows, type, pos, n, dim, dst, sum_touched_);
+  } else {
+    kernels::scatter_add_rows(rows, type, pos, n, dim, dst);
+  }
   return Status::Ok();
 }
 

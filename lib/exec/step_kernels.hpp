@@ -150,6 +150,14 @@ class StepKernels {
   virtual Status scatter_add_rows(const void* rows, zfcDataType_t type, const int32_t* pos,
                                   size_t n, size_t dim, float* dst, size_t dst_rows,
                                   bool in_order) = 0;
+  // A sum into dst (rows x dim) that the scatter_add_rows calls until end_sum() build, with
+  // the bits of zero() and those adds: by default exactly that; the host instead writes
+  // each row's first contribution (0 + x) and zeroes at end_sum() only the rows no call
+  // reached, so no fill comes first. One sum open at a time.
+  virtual Status begin_sum(float* dst, size_t rows, size_t dim) {
+    return zero(dst, rows * dim * sizeof(float));
+  }
+  virtual Status end_sum() { return Status::Ok(); }
   // The same into zeroed rows: the bits of zero() then scatter_add_rows. A device writes
   // every row that has input whole and zeroes only the others, so no dst_rows x dim fill
   // comes first and no row is read. `grouping` is that of the unique whose inverse pos
@@ -267,6 +275,8 @@ class HostStepKernels final : public StepKernels<K> {
   // How many times fetch() was called: on a device, each would have been a wait.
   uint32_t fetches() const { return fetches_; }
   Status zero(void* dst, size_t bytes) override;
+  Status begin_sum(float* dst, size_t rows, size_t dim) override;
+  Status end_sum() override;
   Status copy(void* dst, const void* src, size_t bytes) override;
   Status upload(void* dst, const void* host_src, size_t bytes) override;
   Status fetch(void* host_dst, const void* src, size_t bytes) override;
@@ -305,6 +315,10 @@ class HostStepKernels final : public StepKernels<K> {
                         size_t dim, const BoundedOutput& out) override;
 
  private:
+  // The sum begin_sum opened: its rows, and a byte per row once written.
+  float* sum_dst_ = nullptr;
+  size_t sum_rows_ = 0, sum_dim_ = 0;
+  uint8_t* sum_touched_ = nullptr;
   Workspace& ws_;
   HostWireKernels wire_;
   uint32_t fetches_ = 0;

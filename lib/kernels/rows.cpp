@@ -118,14 +118,18 @@ void scatter_rows_first_touch(const void* rows, zfcDataType_t row_type, const in
   scatter_rows(rows, row_type, pos, n, dim, dst, touched);
 }
 
+void zero_untouched_rows(float* dst, size_t rows, size_t dim, const uint8_t* touched) {
+  for (size_t p = 0; p < rows; ++p) {
+    if (touched[p] == 0) zero_rows(dst + p * dim, 1, dim);
+  }
+}
+
 void scatter_rows_to_zeroed(const void* rows, zfcDataType_t row_type, const int32_t* pos,
                             size_t n, size_t dim, float* dst, size_t dst_rows) {
   static thread_local std::vector<uint8_t> touched;  // kept: a steady step allocates nothing
   touched.assign(dst_rows, 0);
   scatter_rows(rows, row_type, pos, n, dim, dst, touched.data());
-  for (size_t p = 0; p < dst_rows; ++p) {
-    if (touched[p] == 0) zero_rows(dst + p * dim, 1, dim);
-  }
+  zero_untouched_rows(dst, dst_rows, dim, touched.data());
 }
 
 size_t find_bad_position(const int32_t* pos, size_t n, size_t bound) {

@@ -33,6 +33,10 @@ void scatter_rows_to_zeroed(const void* rows, zfcDataType_t row_type, const int3
 void scatter_rows_first_touch(const void* rows, zfcDataType_t row_type, const int32_t* pos,
                               size_t n, size_t dim, float* dst, uint8_t* touched);
 
+// The rows of dst (rows x dim) whose touched byte is 0 set to +0: what a first-touch sum
+// leaves for the rows no contribution reached.
+void zero_untouched_rows(float* dst, size_t rows, size_t dim, const uint8_t* touched);
+
 // Index of the first pos[i] outside [0, bound), or n when all are inside.
 size_t find_bad_position(const int32_t* pos, size_t n, size_t bound);
 
