@@ -28,7 +28,7 @@ struct Hier {
   Wire wire;
   size_t dim, row_bytes;
   int me, j, m;            // world rank, local index, node
-  size_t* sizes;           // 6 lists of max(L, N) entries
+  size_t* sizes;           // 8 lists of max(L, N) entries
   int32_t* slot;           // U_g entries: a position's row among this rank's node sums
   unsigned char* present;  // U_g flags, clear between uses
 };
@@ -62,6 +62,9 @@ Status reduce_in_node(Hier& h, Transport& node, const float* partial, size_t* ra
   }
   pack_displacements(send_bytes, send_displs, L);
   const char* send = pack_by_local(h, partial, send_displs);
+  // This member's own block is read where it was packed, not sent to itself.
+  const char* own = send + send_displs[h.j];
+  send_bytes[h.j] = 0;
   size_t most = 0;  // a member's rows of local index j, the longest list below
   for (int i = 0; i < L; ++i) {
     const int r = members[static_cast<size_t>(i)];
@@ -73,7 +76,7 @@ Status reduce_in_node(Hier& h, Transport& node, const float* partial, size_t* ra
         h.present[p] = 1;
       }
     }
-    recv_bytes[i] = n * h.row_bytes;
+    recv_bytes[i] = i == h.j ? 0 : n * h.row_bytes;
     most = std::max(most, n);
   }
   pack_displacements(recv_bytes, recv_displs, L);
@@ -106,8 +109,8 @@ Status reduce_in_node(Hier& h, Transport& node, const float* partial, size_t* ra
       const int32_t p = h.at.of(r)[q];
       if (h.map.local[p] == h.j) rel[c++] = h.slot[p];
     }
-    kernels::scatter_rows_first_touch(in + recv_displs[i], h.wire.type(), rel, c, h.dim, sums,
-                                      touched);
+    kernels::scatter_rows_first_touch(i == h.j ? own : in + recv_displs[i], h.wire.type(), rel,
+                                      c, h.dim, sums, touched);
   }
   char* node_rows = h.ws.get<char>(Slot::kNodeRows, n * h.row_bytes);
   kernels::encode(sums, n * h.dim, h.wire.type(), 1.0f, node_rows);  // already scaled
@@ -140,26 +143,45 @@ Status reduce_across_nodes(Hier& h, Transport& rail, const size_t* send_bytes, s
       }
     }
   };
-  std::fill(recv_bytes, recv_bytes + N, 0);
-  each_holding_node([&](int n, size_t) { recv_bytes[n] += h.row_bytes; });
+  // Lists of the owned rows each node sends, in node order (this node's included), and
+  // where each node's list starts (`cursor`, then its end).
+  size_t* start = h.sizes + 4 * static_cast<size_t>(std::max(h.map.locals, N));
+  std::fill(start, start + N, 0);
+  each_holding_node([&](int n, size_t) { ++start[n]; });
+  size_t total = 0;
+  for (int n = 0; n < N; ++n) {
+    const size_t c = start[n];
+    start[n] = total;
+    total += c;
+    // This node's own sums are read where step 1 left them, not sent to itself.
+    recv_bytes[n] = n == h.m ? 0 : c * h.row_bytes;
+  }
   pack_displacements(recv_bytes, recv_displs, N);
   const size_t arrived = (recv_displs[N - 1] + recv_bytes[N - 1]) / h.row_bytes;
-  int32_t* lists = h.ws.get<int32_t>(Slot::kNodeLists, arrived);
-  size_t* cursor = h.sizes + 4 * static_cast<size_t>(std::max(h.map.locals, N));
-  for (int n = 0; n < N; ++n) cursor[n] = recv_displs[n] / h.row_bytes;
-  each_holding_node([&](int n, size_t q) { lists[cursor[n]++] = static_cast<int32_t>(q); });
+  int32_t* lists = h.ws.get<int32_t>(Slot::kNodeLists, total);
+  {
+    size_t* cursor = h.sizes + 6 * static_cast<size_t>(std::max(h.map.locals, N));
+    std::copy(start, start + N, cursor);
+    each_holding_node([&](int n, size_t q) { lists[cursor[n]++] = static_cast<int32_t>(q); });
+  }
   char* in = h.ws.get<char>(Slot::kOwnerRows, arrived * h.row_bytes);
   const char* node_rows = h.ws.get<char>(Slot::kNodeRows, present * h.row_bytes);
-  ZFC_RETURN_IF_ERROR(rail.alltoallv(node_rows, send_bytes, send_displs, in, recv_bytes,
+  const char* own = node_rows + send_displs[h.m];
+  const size_t own_rows = send_bytes[h.m] / h.row_bytes;
+  size_t* rail_send = h.sizes + 7 * static_cast<size_t>(std::max(h.map.locals, N));
+  std::copy(send_bytes, send_bytes + N, rail_send);
+  rail_send[h.m] = 0;
+  ZFC_RETURN_IF_ERROR(rail.alltoallv(node_rows, rail_send, send_displs, in, recv_bytes,
                                      recv_displs));
   // The sum over nodes in node order: a row's first node writes it from +0, the others
   // add. Every owned row has a holding node.
   uint8_t* touched = h.ws.get<uint8_t>(Slot::kTouchedRows, len);
   std::fill(touched, touched + len, uint8_t{0});
   for (int n = 0; n < N; ++n) {
-    kernels::scatter_rows_first_touch(in + recv_displs[n], h.wire.type(),
-                                      lists + recv_displs[n] / h.row_bytes,
-                                      recv_bytes[n] / h.row_bytes, h.dim, acc, touched);
+    const bool self = n == h.m;
+    const size_t rows = self ? own_rows : recv_bytes[n] / h.row_bytes;
+    kernels::scatter_rows_first_touch(self ? own : in + recv_displs[n], h.wire.type(),
+                                      lists + start[n], rows, h.dim, acc, touched);
   }
   return Status::Ok();
 }
@@ -211,7 +233,7 @@ Status exchange_hierarchical(SparseCall<K>& call, Transport& node, Transport& ra
          me,
          call.nodes.local_index(me),
          call.nodes.node_of(me),
-         ws.get<size_t>(Slot::kExchangeSizes, 6 * static_cast<size_t>(std::max(L, N))),
+         ws.get<size_t>(Slot::kExchangeSizes, 8 * static_cast<size_t>(std::max(L, N))),
          ws.get<int32_t>(Slot::kPositions, ug),
          present};
   local.stop();
