@@ -5,6 +5,7 @@
 #include "algo/rank_order.hpp"
 #include "algo/reduce_scatter_lists.hpp"
 #include "kernels/cast.hpp"
+#include "kernels/wire_format.hpp"
 
 namespace zfc {
 namespace {
@@ -105,9 +106,17 @@ Status gather_compressed(Transport& t, WireKernels& k, const NodeMap* nodes, flo
 
 }  // namespace
 
+Status check_element_wire(const Compression& compression) {
+  const kernels::WireFormat& f = kernels::wire_format(compression.kind);
+  if (f.element_only()) return Status::Ok();
+  return error(zfcUnsupported, "the allreduce cuts its values anywhere, not at rows: wire "
+               "format %s, which has a per-row part, is not supported there", f.name);
+}
+
 Status allreduce_sum(Transport& t, Workspace& ws, WireKernels& k, const float* send,
                      float* recv, size_t n, const Compression& compression, bool* finite,
                      const NodeMap* nodes, RecvWrites writes) {
+  ZFC_RETURN_IF_ERROR(check_element_wire(compression));
   Step s{};
   s.wire = kernels::wire_type(compression.kind);
   s.scale = compression.kind == zfcCompressNone ? 1.0f : compression.scale;

@@ -22,6 +22,10 @@ namespace zfc {
 // transfer has succeeded, for a caller's buffer that a failure must leave unmodified.
 enum class RecvWrites { kInPlace, kAfterLastTransfer };
 
+// zfcUnsupported for a wire format with a per-row part (kernels/wire_format.hpp): the
+// allreduce cuts its values into chunks anywhere, and such a format needs them at rows.
+Status check_element_wire(const Compression& compression);
+
 // Sums n fp32 values over all ranks into recv (recv may equal send), in the order of
 // algo/rank_order.hpp for `nodes` (NULL: rank order). The callers have agreed n and the
 // compression. *finite is false when some result element is not finite.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "algo/allreduce.hpp"
 #include "algo/reduce_scatter_lists.hpp"
 #include "kernels/cast.hpp"
 
@@ -30,6 +31,7 @@ Status hierarchical_allreduce_sum(Transport& world, Transport& node, Transport& 
                                   const NodeMap& nodes, Workspace& ws, WireKernels& k,
                                   const float* send, float* recv, size_t n,
                                   const Compression& compression, bool* finite) {
+  ZFC_RETURN_IF_ERROR(check_element_wire(compression));
   const zfcDataType_t wire = kernels::wire_type(compression.kind);
   const float scale = compression.kind == zfcCompressNone ? 1.0f : compression.scale;
   const size_t w = kernels::float_type_bytes(wire);

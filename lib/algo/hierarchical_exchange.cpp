@@ -41,7 +41,7 @@ const char* pack_by_local(const Hier& h, const float* partial, const size_t* dis
   std::copy(displs, displs + h.map.locals, cursor);
   for (size_t i = 0; i < n; ++i) {
     const int j = h.map.local[h.at.of(h.me)[i]];
-    kernels::encode(partial + i * h.dim, h.dim, h.wire.type(), h.wire.scale, packed + cursor[j]);
+    h.wire.format->encode_rows(partial + i * h.dim, 1, h.dim, h.wire.scale, packed + cursor[j]);
     cursor[j] += h.row_bytes;
   }
   return packed;
@@ -109,11 +109,11 @@ Status reduce_in_node(Hier& h, Transport& node, const float* partial, size_t* ra
       const int32_t p = h.at.of(r)[q];
       if (h.map.local[p] == h.j) rel[c++] = h.slot[p];
     }
-    kernels::scatter_rows_first_touch(i == h.j ? own : in + recv_displs[i], h.wire.type(), rel,
-                                      c, h.dim, sums, touched);
+    h.wire.format->accumulate_rows(i == h.j ? own : in + recv_displs[i], rel, c, h.dim, sums,
+                                   touched);
   }
   char* node_rows = h.ws.get<char>(Slot::kNodeRows, n * h.row_bytes);
-  kernels::encode(sums, n * h.dim, h.wire.type(), 1.0f, node_rows);  // already scaled
+  h.wire.format->encode_rows(sums, n, h.dim, 1.0f, node_rows);  // already scaled
   *present_rows = n;
   return Status::Ok();
 }
@@ -180,8 +180,8 @@ Status reduce_across_nodes(Hier& h, Transport& rail, const size_t* send_bytes, s
   for (int n = 0; n < N; ++n) {
     const bool self = n == h.m;
     const size_t rows = self ? own_rows : recv_bytes[n] / h.row_bytes;
-    kernels::scatter_rows_first_touch(self ? own : in + recv_displs[n], h.wire.type(),
-                                      lists + start[n], rows, h.dim, acc, touched);
+    h.wire.format->accumulate_rows(self ? own : in + recv_displs[n], lists + start[n], rows,
+                                   h.dim, acc, touched);
   }
   return Status::Ok();
 }
@@ -248,10 +248,10 @@ Status exchange_hierarchical(SparseCall<K>& call, Transport& node, Transport& ra
   const size_t mine = map.group_begin(h.j, h.m), len = map.group_len(h.j, h.m);
   char* gathered = ws.get<char>(Slot::kGatheredRows, ug * h.row_bytes);
   char* own = gathered + mine * h.row_bytes;
-  const bool fp32 = wire.type() == zfcFloat32;
+  const bool fp32 = wire.plain_fp32();
   float* acc = fp32 ? reinterpret_cast<float*>(own) : ws.get<float>(Slot::kPartial, len * dim);
   ZFC_RETURN_IF_ERROR(reduce_across_nodes(h, rail, rail_bytes, present_rows, acc));
-  if (!fp32) kernels::encode(acc, len * dim, wire.type(), 1.0f, own);
+  if (!fp32) wire.format->encode_rows(acc, len, dim, 1.0f, own);
   ZFC_RETURN_IF_ERROR(share(h, node, rail, gathered));
   // Row q of the gathered rows belongs at position order[q]: one pass puts each there
   // (decoding a compressed wire) and tests it for finiteness.

@@ -72,8 +72,9 @@ Status place_shared(SparseCall<K>& call, const char* gathered, const OwnerReport
   ZFC_RETURN_IF_ERROR(result_rows(call, ug, out));
   for (int j = 0; j < size; ++j) {
     const size_t n = runs.counts[j];
-    ZFC_RETURN_IF_ERROR(k.decode_rows_to(gathered + displs[j] + block.rows_at(n),
-                                         runs.places[j], n, dim, wire.type(), wire.scale, *out));
+    ZFC_RETURN_IF_ERROR(k.decode_wire_rows_to(*wire.format,
+                                              gathered + displs[j] + block.rows_at(n),
+                                              runs.places[j], n, dim, wire.scale, *out));
   }
   // A device's flag is left for the caller, which reads it last or hands it on.
   return call.leave_flag ? Status::Ok() : k.wire().all_finite(finite);
@@ -111,7 +112,8 @@ Status exchange_key_routed(SparseCall<K>& call) {
                              shared.rows_at(u) - shared.lead - u * sizeof(K)));
   ZFC_RETURN_IF_ERROR(k.zero(own + rows_end, shared.bytes(u) - rows_end));
   // Already scaled: the pairs were summed as they came off the wire.
-  ZFC_RETURN_IF_ERROR(k.wire().encode(acc, u * dim, wire.type(), 1.0f, own + shared.rows_at(u)));
+  ZFC_RETURN_IF_ERROR(
+      k.wire().encode_rows(*wire.format, acc, u, dim, 1.0f, own + shared.rows_at(u)));
   ZFC_RETURN_IF_ERROR(k.wire().settle());  // the transport reads it next
   char* gathered = nullptr;
   ZFC_RETURN_IF_ERROR(t.allgather_blocks(own, shared.bytes(u), s.recv_bytes, s.recv_displs,

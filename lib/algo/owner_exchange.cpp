@@ -95,15 +95,14 @@ void sum_owned(const OwnerMap& map, const NodeMap& nodes, Workspace& ws, int me,
     for (int r = 0; r < parts; ++r) {
       size_t n = 0;
       const char* in = rows_of(r, &n);
-      kernels::scatter_rows_first_touch(in, wire.type(), slots + first[r], n, dim, acc,
-                                        touched);
+      wire.format->accumulate_rows(in, slots + first[r], n, dim, acc, touched);
     }
     return;
   }
   accumulate_in_rank_order(nodes, ws, acc, mine, dim, [&](int r, const RowSum& sum) {
     size_t n = 0;
     const char* in = rows_of(r, &n);
-    sum.add(in, wire.type(), slots + first[r], n);
+    sum.add(in, *wire.format, slots + first[r], n);
   });
 }
 
@@ -145,12 +144,13 @@ Status exchange_owner_partitioned(SparseCall<K>& call) {
   const size_t mine = map.owned_count[me];
   char* gathered = ws.get<char>(Slot::kGatheredRows, ug * row_bytes);
   char* own = gathered + l.gather_displs[me];
-  float* acc = wire.type() == zfcFloat32 ? reinterpret_cast<float*>(own)
-                                       : ws.get<float>(Slot::kDense, mine * dim);
+  float* acc = wire.plain_fp32() ? reinterpret_cast<float*>(own)
+                                : ws.get<float>(Slot::kDense, mine * dim);
   {
     PhaseTimer timer(call.op, zfcPhaseScatter);
     sum_owned(map, call.nodes, ws, me, rows_in, send + l.send_displs[me], l, wire, dim, acc);
-    if (wire.type() != zfcFloat32) kernels::encode(acc, mine * dim, wire.type(), 1.0f, own);
+    // Already scaled: the rows were summed as they came off the wire.
+    if (!wire.plain_fp32()) wire.format->encode_rows(acc, mine, dim, 1.0f, own);
   }
   PhaseTimer timer(call.op, zfcPhaseRowExchange);
   float* out = nullptr;

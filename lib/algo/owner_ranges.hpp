@@ -21,6 +21,11 @@ struct Wire {
 
   zfcDataType_t type() const { return format->element; }
   size_t row_bytes(size_t dim) const { return format->row_bytes(dim); }
+  // Whether rows travel as their fp32 values, so that sums may be formed where they are sent
+  // from and checked as they are.
+  bool plain_fp32() const {
+    return format->element == zfcFloat32 && format->element_only() && !format->scaled;
+  }
 };
 
 inline Wire wire_of(const PlanSpec& spec) {
@@ -70,13 +75,7 @@ const void* local_partial_rows(SparseCall<K>& call, zfcDataType_t wire, float sc
 // matrix out (dim columns). Returns whether every value is finite.
 inline bool decode_rows_to(const char* rows, const int32_t* dest, size_t n, size_t dim,
                            const Wire& wire, float* out) {
-  const size_t row_bytes = wire.row_bytes(dim);
-  bool finite = true;
-  for (size_t k = 0; k < n; ++k) {
-    finite &= wire.format->decode_rows(rows + k * row_bytes, 1, dim, wire.scale,
-                                       out + static_cast<size_t>(dest[k]) * dim);
-  }
-  return finite;
+  return wire.format->decode_rows_to(rows, dest, n, dim, wire.scale, out);
 }
 
 // displs[j] = bytes[0] + ... + bytes[j-1]: blocks laid out back to back.

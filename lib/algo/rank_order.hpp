@@ -16,6 +16,7 @@
 #include "exec/workspace.hpp"
 #include "kernels/cast.hpp"
 #include "kernels/rows.hpp"
+#include "kernels/wire_format.hpp"
 
 namespace zfc {
 
@@ -34,12 +35,9 @@ struct RowSum {
   float* dst;
   size_t dim;
   uint8_t* touched;
-  void add(const void* in, zfcDataType_t type, const int32_t* pos, size_t n) const {
-    if (touched != nullptr) {
-      kernels::scatter_rows_first_touch(in, type, pos, n, dim, dst, touched);
-    } else {
-      kernels::scatter_add_rows(in, type, pos, n, dim, dst);
-    }
+  // n rows of the wire format f (kernels/wire_format.hpp) at their positions.
+  void add(const void* in, const kernels::WireFormat& f, const int32_t* pos, size_t n) const {
+    f.accumulate_rows(in, pos, n, dim, dst, touched);
   }
 };
 

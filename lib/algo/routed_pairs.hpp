@@ -129,8 +129,8 @@ Status route_pairs(SparseCall<K>& call, const Wire& wire, RoutedPairs* out) {
     const size_t total = s.send_displs[size - 1] + s.send_bytes[size - 1];
     ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kWireSend, total, &send));
     const PairPacking packing{pairs, counts, s.send_displs, size};
-    ZFC_RETURN_IF_ERROR(k.pack_pairs(keys, owner_of, ui, partial, dim, wire.type(), wire.scale,
-                                     packing, send));
+    ZFC_RETURN_IF_ERROR(k.pack_wire_pairs(*wire.format, keys, owner_of, ui, partial, dim,
+                                          wire.scale, packing, send));
     ZFC_RETURN_IF_ERROR(k.wire().settle());  // the transport reads it next
   }
   char* in = nullptr;
@@ -191,9 +191,8 @@ Status sum_routed(SparseCall<K>& call, const RoutedPairs& routed, const Wire& wi
   return sum_in_rank_order(call.nodes, k, *acc, *u, dim, [&](int r, float* dst) -> Status {
     // A sender packs its keys sorted and distinct (pack_pairs), so their places increase:
     // a device adds the rows as they come, with no sort per sender.
-    return k.scatter_add_rows(in + s.recv_displs[r] + block.rows_at(runs.counts[r]),
-                              wire.type(), runs.places[r], runs.counts[r], dim, dst, *u,
-                              /*in_order=*/true);
+    return k.add_wire_rows(*wire.format, in + s.recv_displs[r] + block.rows_at(runs.counts[r]),
+                           runs.places[r], runs.counts[r], dim, dst, *u, /*in_order=*/true);
   });
 }
 

@@ -72,7 +72,7 @@ Status ShardedApplyCall<K>::sum_at_owner(SparseCall<K>& call, const RoutedPairs&
   PhaseTimer timer(call.op, zfcPhaseScatter);
   const size_t n = u * call.spec.dim;
   // The sums of scaled wire rows, scaled back as a decode would.
-  if (wire.type() != zfcFloat32) kernels::divide(acc, n, wire.scale);
+  if (wire.scale != 1.0f) kernels::divide(acc, n, wire.scale);
   report->non_finite = kernels::all_finite(acc, n) ? 0 : 1;
   owned_ = ids;
   sums_ = acc;

@@ -177,7 +177,7 @@ Status ShardedGatherCall<K>::answer(const Agreed& agreed, zfcOpStats_t* op, cons
         const float* from = read != nullptr
                                 ? read + p * dim
                                 : this->shard_.table + shard_local_row(ids[c], size) * dim;
-        kernels::encode(from, dim, wire.type(), 1.0f, out + sizeof head + c * row_bytes);
+        wire.format->encode_rows(from, 1, dim, 1.0f, out + sizeof head + c * row_bytes);
       }
     }
   }

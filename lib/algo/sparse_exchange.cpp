@@ -6,6 +6,7 @@
 #include "algo/allreduce.hpp"
 #include "algo/cost_model.hpp"
 #include "algo/cost_terms.hpp"
+#include "algo/owner_ranges.hpp"
 #include "algo/rank_order.hpp"
 #include "core/stats.hpp"
 #include "kernels/cast.hpp"
@@ -72,7 +73,7 @@ void reduce_gathered_tokens(SparseCall<K>& call, const K* all_keys, const char* 
     kernels::scatter_rows_to_zeroed(all_rows + first[r] * row_bytes, wire, inverse, n, dim,
                                     partial, u);
     kernels::locate_sorted(uniq, u, call.set.global(), ug, pos);
-    sum.add(partial, zfcFloat32, pos, u);
+    sum.add(partial, kernels::wire_format(zfcCompressNone), pos, u);
   });
 }
 
@@ -233,33 +234,33 @@ Status exchange_unique_allgather(SparseCall<K>& call) {
   Workspace& ws = call.ws;
   const size_t dim = call.spec.dim;
   const int size = t.size();
-  const RowWire wire = row_wire(call.spec, zfcFloat32);
-  const size_t wbytes = kernels::float_type_bytes(wire.type);
+  const Wire wire = wire_of(call.spec);
+  const size_t row_bytes = wire.row_bytes(dim);
   const size_t ui = call.set.local_unique_count();
   const size_t ug = call.set.global_count();
   const size_t* counts = call.set.rank_counts();
 
   size_t* sizes = ws.get<size_t>(Slot::kExchangeSizes, 2 * static_cast<size_t>(size));
   size_t *bytes = sizes, *displs = sizes + size;
-  fill_gather_sizes(counts, size, dim * wbytes, bytes, displs);
-  char* all_rows = ws.get<char>(Slot::kGatheredRows, call.set.gathered_count() * dim * wbytes);
+  fill_gather_sizes(counts, size, row_bytes, bytes, displs);
+  char* all_rows = ws.get<char>(Slot::kGatheredRows, call.set.gathered_count() * row_bytes);
   char* own = all_rows + displs[t.rank()];
   {
     PhaseTimer timer(call.op, zfcPhaseScatter);
     float* partial = ws.get<float>(Slot::kPartial, ui * dim);
     kernels::scatter_rows_to_zeroed(call.rows, call.spec.row_type, call.set.inverse(),
                                     call.set.count(), dim, partial, ui);
-    kernels::encode(partial, ui * dim, wire.type, wire.scale, own);
+    wire.format->encode_rows(partial, ui, dim, wire.scale, own);
   }
   PhaseTimer timer(call.op, zfcPhaseRowExchange);
   ZFC_RETURN_IF_ERROR(t.allgatherv(own, all_rows, bytes, displs));
   float* out = nullptr;
   ZFC_RETURN_IF_ERROR(result_rows(call, ug, &out));
   accumulate_in_rank_order(call.nodes, ws, out, ug, dim, [&](int r, const RowSum& sum) {
-    sum.add(all_rows + displs[r], wire.type, call.set.rank_positions(r), counts[r]);
+    sum.add(all_rows + displs[r], *wire.format, call.set.rank_positions(r), counts[r]);
   });
   call.out_rows = out;
-  call.finite = finish_rows(out, ug * dim, wire);
+  call.finite = finish_rows(out, ug * dim, RowWire{wire.type(), wire.scale});
   return Status::Ok();
 }
 

@@ -29,12 +29,12 @@ static_assert(sizeof(StreamReport) == 24, "an owner's report is 24 bytes on the 
 // Whether every one of the u rows of acc stays finite through the wire and its decode, as
 // the unfused exchange would find it after decoding the shared rows.
 bool finite_on_wire(const float* acc, size_t u, size_t dim, const Wire& wire, Workspace& ws) {
-  if (wire.type() == zfcFloat32) return kernels::all_finite(acc, u * dim);  // scale 1
+  if (wire.plain_fp32()) return kernels::all_finite(acc, u * dim);  // scale 1
   char* encoded = ws.get<char>(Slot::kWireRecv, wire.row_bytes(dim));
   float* row = ws.get<float>(Slot::kPartial, dim);
   for (size_t p = 0; p < u; ++p) {
-    kernels::encode(acc + p * dim, dim, wire.type(), 1.0f, encoded);  // already scaled
-    if (!kernels::decode(encoded, dim, wire.type(), wire.scale, row)) return false;
+    wire.format->encode_rows(acc + p * dim, 1, dim, 1.0f, encoded);  // already scaled
+    if (!wire.format->decode_rows(encoded, 1, dim, wire.scale, row)) return false;
   }
   return true;
 }
@@ -50,7 +50,7 @@ size_t pack_round(const K* keys, const float* acc, size_t first, size_t n, size_
   std::memset(own, 0, bytes);  // the padding too, so that every byte sent is defined
   std::memcpy(own, lead, block.lead);
   std::copy(keys + first, keys + first + n, reinterpret_cast<K*>(own + block.lead));
-  kernels::encode(acc + first * dim, n * dim, wire.type(), 1.0f, own + block.rows_at(n));
+  wire.format->encode_rows(acc + first * dim, n, dim, 1.0f, own + block.rows_at(n));
   *out = own;
   return bytes;
 }
@@ -148,12 +148,12 @@ Status apply_block(SparseCall<K>& call, const char* base, size_t n, const Wire& 
   if (target.on_device()) {
     float* decoded = call.ws.template get<float>(Slot::kAppliedRows, n * dim);
     for (size_t k = 0; k < n; ++k) {
-      kernels::decode(rows + k * row_bytes, dim, wire.type(), wire.scale, decoded + k * dim);
+      wire.format->decode_rows(rows + k * row_bytes, 1, dim, wire.scale, decoded + k * dim);
     }
     return target.apply(keys, sizeof(K), decoded, n);
   }
   for (size_t k = 0; k < n; ++k) {
-    kernels::decode(rows + k * row_bytes, dim, wire.type(), wire.scale, row);
+    wire.format->decode_rows(rows + k * row_bytes, 1, dim, wire.scale, row);
     ZFC_RETURN_IF_ERROR(target.apply(keys + k, sizeof(K), row, 1));
   }
   return Status::Ok();

@@ -161,6 +161,21 @@ Status HostStepKernels<K>::scatter_to_dense(const void* rows, zfcDataType_t type
   return Status::Ok();
 }
 
+namespace {
+// Each owner's block of a packing: its count, and zeros in the padding after its keys and
+// after its rows, so that every byte sent is defined.
+void write_block_leads(const PairPacking& p, char* packed) {
+  const PairBlock& b = p.block;
+  for (int j = 0; j < p.ranks; ++j) {
+    const uint64_t c = p.counts[j];
+    char* base = packed + p.displs[j];
+    std::memcpy(base, &c, sizeof c);
+    std::fill(base + b.lead + c * b.key_bytes, base + b.rows_at(c), '\0');
+    std::fill(base + b.rows_at(c) + c * b.row_bytes, base + b.bytes(c), '\0');
+  }
+}
+}  // namespace
+
 template <class K>
 Status HostStepKernels<K>::pack_pairs(const K* keys, const int32_t* owner_of, size_t n,
                                       const float* rows, size_t dim, zfcDataType_t wire,
@@ -168,14 +183,7 @@ Status HostStepKernels<K>::pack_pairs(const K* keys, const int32_t* owner_of, si
   const PairBlock& b = p.block;
   size_t* cursor = ws_.get<size_t>(Slot::kPeerReceived, static_cast<size_t>(p.ranks));
   std::fill(cursor, cursor + p.ranks, 0);
-  for (int j = 0; j < p.ranks; ++j) {
-    const uint64_t c = p.counts[j];
-    char* base = packed + p.displs[j];
-    std::memcpy(base, &c, sizeof c);
-    // The padding after the keys and after the rows, so that every byte sent is defined.
-    std::fill(base + b.lead + c * b.key_bytes, base + b.rows_at(c), '\0');
-    std::fill(base + b.rows_at(c) + c * b.row_bytes, base + b.bytes(c), '\0');
-  }
+  write_block_leads(p, packed);
   for (size_t i = 0; i < n; ++i) {
     const int j = owner_of[i];
     const size_t c = cursor[j]++;
@@ -255,6 +263,77 @@ template size_t merge_key_runs<uint32_t>(Workspace&, const KeyRuns<uint32_t>&, u
                                          uint32_t*);
 template size_t merge_key_runs<uint64_t>(Workspace&, const KeyRuns<uint64_t>&, uint64_t,
                                          uint64_t*);
+// ---- rows of a wire format: the element calls, or the host's format operations ----------
+
+namespace {
+Status no_device_kernels(const kernels::WireFormat& f) {
+  return error(zfcUnsupported, "wire format %s has no device kernels in this version", f.name);
+}
+}  // namespace
+
+template <class K>
+Status StepKernels<K>::add_wire_rows(const kernels::WireFormat& f, const void* rows,
+                                     const int32_t* pos, size_t n, size_t dim, float* dst,
+                                     size_t dst_rows, bool in_order) {
+  if (!f.element_only()) return no_device_kernels(f);
+  return scatter_add_rows(rows, f.element, pos, n, dim, dst, dst_rows, in_order);
+}
+
+template <class K>
+Status StepKernels<K>::pack_wire_pairs(const kernels::WireFormat& f, const K* keys,
+                                       const int32_t* owner_of, size_t n, const float* rows,
+                                       size_t dim, float scale, const PairPacking& p,
+                                       char* packed) {
+  if (!f.element_only()) return no_device_kernels(f);
+  return pack_pairs(keys, owner_of, n, rows, dim, f.element, f.value_scale(scale), p, packed);
+}
+
+template <class K>
+Status StepKernels<K>::decode_wire_rows_to(const kernels::WireFormat& f, const void* rows,
+                                           const int32_t* dest, size_t n, size_t dim,
+                                           float scale, float* out) {
+  if (!f.element_only()) return no_device_kernels(f);
+  return decode_rows_to(rows, dest, n, dim, f.element, f.value_scale(scale), out);
+}
+
+template <class K>
+Status HostStepKernels<K>::add_wire_rows(const kernels::WireFormat& f, const void* rows,
+                                         const int32_t* pos, size_t n, size_t dim, float* dst,
+                                         size_t, bool) {
+  const bool first_touch = dst == sum_dst_ && dim == sum_dim_;
+  f.accumulate_rows(rows, pos, n, dim, dst, first_touch ? sum_touched_ : nullptr);
+  return Status::Ok();
+}
+
+template <class K>
+Status HostStepKernels<K>::pack_wire_pairs(const kernels::WireFormat& f, const K* keys,
+                                           const int32_t* owner_of, size_t n,
+                                           const float* rows, size_t dim, float scale,
+                                           const PairPacking& p, char* packed) {
+  const PairBlock& b = p.block;
+  size_t* cursor = ws_.get<size_t>(Slot::kPeerReceived, static_cast<size_t>(p.ranks));
+  std::fill(cursor, cursor + p.ranks, 0);
+  write_block_leads(p, packed);
+  for (size_t i = 0; i < n; ++i) {
+    const int j = owner_of[i];
+    const size_t c = cursor[j]++;
+    char* base = packed + p.displs[j];
+    reinterpret_cast<K*>(base + b.lead)[c] = keys[i];
+    f.encode_rows(rows + i * dim, 1, dim, scale, base + b.rows_at(p.counts[j]) + c * b.row_bytes);
+  }
+  return Status::Ok();
+}
+
+template <class K>
+Status HostStepKernels<K>::decode_wire_rows_to(const kernels::WireFormat& f, const void* rows,
+                                               const int32_t* dest, size_t n, size_t dim,
+                                               float scale, float* out) {
+  wire_.note_finite(f.decode_rows_to(rows, dest, n, dim, scale, out));
+  return Status::Ok();
+}
+
+template class StepKernels<uint32_t>;
+template class StepKernels<uint64_t>;
 template class HostStepKernels<uint32_t>;
 template class HostStepKernels<uint64_t>;
 

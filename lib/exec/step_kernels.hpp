@@ -180,6 +180,20 @@ class StepKernels {
   virtual Status decode_rows_to(const void* rows, const int32_t* dest, size_t n, size_t dim,
                                 zfcDataType_t wire, float scale, float* out) = 0;
 
+  // ---- the same for rows of a wire format (kernels/wire_format.hpp) ---------------------
+  // A format of values only goes to the element calls above. The host backend runs any
+  // format's own operations; a device refuses one with a per-row part (zfcUnsupported) until
+  // it has kernels for it.
+  virtual Status add_wire_rows(const kernels::WireFormat& f, const void* rows,
+                               const int32_t* pos, size_t n, size_t dim, float* dst,
+                               size_t dst_rows, bool in_order);
+  virtual Status pack_wire_pairs(const kernels::WireFormat& f, const K* keys,
+                                 const int32_t* owner_of, size_t n, const float* rows,
+                                 size_t dim, float scale, const PairPacking& p, char* packed);
+  virtual Status decode_wire_rows_to(const kernels::WireFormat& f, const void* rows,
+                                     const int32_t* dest, size_t n, size_t dim, float scale,
+                                     float* out);
+
   // ---- the bounded step: sizes stay in this memory space ---------------------------------
   // keys[i] = value for *count <= i < room (count: a word in this memory space).
   virtual Status fill_keys_after(K* keys, size_t room, const uint64_t* count, K value) = 0;
@@ -304,6 +318,15 @@ class HostStepKernels final : public StepKernels<K> {
                     char* packed) override;
   Status decode_rows_to(const void* rows, const int32_t* dest, size_t n, size_t dim,
                         zfcDataType_t wire, float scale, float* out) override;
+  Status add_wire_rows(const kernels::WireFormat& f, const void* rows, const int32_t* pos,
+                       size_t n, size_t dim, float* dst, size_t dst_rows,
+                       bool in_order) override;
+  Status pack_wire_pairs(const kernels::WireFormat& f, const K* keys, const int32_t* owner_of,
+                         size_t n, const float* rows, size_t dim, float scale,
+                         const PairPacking& p, char* packed) override;
+  Status decode_wire_rows_to(const kernels::WireFormat& f, const void* rows,
+                             const int32_t* dest, size_t n, size_t dim, float scale,
+                             float* out) override;
   Status fill_keys_after(K* keys, size_t room, const uint64_t* count, K value) override;
   Status compose_clamped(const int32_t* index, size_t n, const int32_t* table, size_t n_table,
                          int32_t limit, int32_t* out) override;

@@ -37,6 +37,21 @@ Status HostWireKernels::check_finite(const float* v, size_t n) {
   return Status::Ok();
 }
 
+Status WireKernels::encode_rows(const kernels::WireFormat& f, const float* src, size_t rows,
+                                size_t dim, float scale, void* dst) {
+  if (!f.element_only()) {
+    return error(zfcUnsupported, "wire format %s has no device kernels in this version",
+                 f.name);
+  }
+  return encode(src, rows * dim, f.element, f.value_scale(scale), dst);
+}
+
+Status HostWireKernels::encode_rows(const kernels::WireFormat& f, const float* src,
+                                    size_t rows, size_t dim, float scale, void* dst) {
+  f.encode_rows(src, rows, dim, scale, dst);
+  return Status::Ok();
+}
+
 Status HostWireKernels::all_finite(bool* out) {
   *out = finite_;
   return Status::Ok();

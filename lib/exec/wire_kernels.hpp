@@ -11,6 +11,7 @@
 
 #include "host_device/status.hpp"
 #include "exec/workspace.hpp"
+#include "kernels/wire_format.hpp"
 #include "zipfcoll/zipfcoll.h"
 
 namespace zfc {
@@ -37,6 +38,11 @@ class WireKernels {
                         float* dst) = 0;
   // Notes whether some v[i] is not finite.
   virtual Status check_finite(const float* v, size_t n) = 0;
+  // rows x dim values to rows of the wire format f (f's scale rule): a format of values only
+  // through encode(); the host runs any format's own encode, a device refuses one with a
+  // per-row part (zfcUnsupported) until it has kernels for it.
+  virtual Status encode_rows(const kernels::WireFormat& f, const float* src, size_t rows,
+                             size_t dim, float scale, void* dst);
 
   // Before the transport reads or writes the buffers: the work queued so far is done.
   virtual Status settle() = 0;
@@ -63,6 +69,12 @@ class HostWireKernels final : public WireKernels {
   Status decode(const void* src, size_t n, zfcDataType_t wire, float scale,
                 float* dst) override;
   Status check_finite(const float* v, size_t n) override;
+  Status encode_rows(const kernels::WireFormat& f, const float* src, size_t rows, size_t dim,
+                     float scale, void* dst) override;
+  // Notes a decode's verdict (a format's own decode, run by the step kernels).
+  void note_finite(bool finite) {
+    if (!finite) finite_ = false;
+  }
   Status settle() override { return Status::Ok(); }
   Status all_finite(bool* out) override;
 

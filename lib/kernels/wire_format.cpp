@@ -1,28 +1,56 @@
 #include "kernels/wire_format.hpp"
 
 #include "kernels/cast.hpp"
+#include "kernels/rows.hpp"
 
 namespace zfc {
 namespace kernels {
 namespace {
 
+// A format of values only: its rows are its values back to back, so whole runs of rows are
+// one element array.
+void encode_elements(const WireFormat& f, const float* src, size_t rows, size_t dim,
+                     float scale, void* dst) {
+  encode(src, rows * dim, f.element, f.value_scale(scale), dst);
+}
+
+bool decode_elements(const WireFormat& f, const void* src, size_t rows, size_t dim, float scale,
+                     float* dst) {
+  return decode(src, rows * dim, f.element, f.value_scale(scale), dst);
+}
+
+void accumulate_elements(const WireFormat& f, const void* rows, const int32_t* pos, size_t n,
+                         size_t dim, float* dst, uint8_t* touched) {
+  if (touched != nullptr) {
+    scatter_rows_first_touch(rows, f.element, pos, n, dim, dst, touched);
+  } else {
+    scatter_add_rows(rows, f.element, pos, n, dim, dst);
+  }
+}
+
+}  // namespace
+
+const WireRowOps kElementRows = {encode_elements, decode_elements, accumulate_elements};
+
+namespace {
+
 const WireFormat kWireFormats[] = {
-    {zfcCompressNone, "none", zfcFloat32, 4, 0, false},
-    {zfcCompressFp16, "fp16", zfcFloat16, 2, 0, true},
-    {zfcCompressBf16, "bf16", zfcBFloat16, 2, 0, true},
+    {zfcCompressNone, "none", zfcFloat32, 4, 0, false, &kElementRows},
+    {zfcCompressFp16, "fp16", zfcFloat16, 2, 0, true, &kElementRows},
+    {zfcCompressBf16, "bf16", zfcBFloat16, 2, 0, true, &kElementRows},
 };
 
 }  // namespace
 
-// The three formats have no per-row part: their rows are their values back to back.
-void WireFormat::encode_rows(const float* src, size_t rows, size_t dim, float scale,
-                             void* dst) const {
-  encode(src, rows * dim, element, scaled ? scale : 1.0f, dst);
-}
-
-bool WireFormat::decode_rows(const void* src, size_t rows, size_t dim, float scale,
-                             float* dst) const {
-  return decode(src, rows * dim, element, scaled ? scale : 1.0f, dst);
+bool WireFormat::decode_rows_to(const void* rows, const int32_t* dest, size_t n, size_t dim,
+                                float scale, float* out) const {
+  const size_t bytes = row_bytes(dim);
+  const char* at = static_cast<const char*>(rows);
+  bool finite = true;
+  for (size_t k = 0; k < n; ++k) {
+    finite &= decode_rows(at + k * bytes, 1, dim, scale, out + static_cast<size_t>(dest[k]) * dim);
+  }
+  return finite;
 }
 
 const WireFormat* find_wire_format(int kind) {

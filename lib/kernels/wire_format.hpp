@@ -1,18 +1,46 @@
 // A wire format: how a row of D fp32 values travels. Its element type, the bytes of a row
 // (the values, and any per-row scale or metadata after them), whether the compression scale
-// applies, and the encode and decode of whole rows. fp32, fp16 and bf16 are its instances,
-// one row each of the table in wire_format.cpp. The exchanges take a row's size and its
-// placing decode from here; their sums of wire rows (scatter_add_rows and its kin), the
-// allreduce's blocks and the device kernels still take the element type and assume rows of
-// values only (row_extra_bytes 0), which a format with per-row scales must change too.
+// applies, and its row operations (WireRowOps): encode, decode, the placing decode, and the
+// decode-and-accumulate that every sum of wire rows goes through. fp32, fp16 and bf16 are its
+// instances, one row each of the table in wire_format.cpp, sharing the operations of a
+// format of values only (kElementRows, over the element kernels of kernels/cast and
+// kernels/rows).
+//
+// A new format is its operations (a file of its own, kernels/wire_<name>.cpp, declaring a
+// WireRowOps) and one row of the table: the exchanges, the pair packing and the owners' sums
+// reach it through here and through the execution layer's format calls
+// (StepKernels::add_wire_rows, pack_wire_pairs, decode_wire_rows_to;
+// WireKernels::encode_rows), whose device backend refuses a format with a per-row part until
+// it has device kernels. The allreduce's blocks (zfcAllReduce, unique_allreduce's chunks)
+// are element arrays cut anywhere, not rows: a format with a per-row part needs row-aligned
+// chunks there first, and is refused by the element calls (element_only()).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "zipfcoll/zipfcoll.h"
 
 namespace zfc {
 namespace kernels {
+
+struct WireFormat;
+
+struct WireRowOps {
+  // rows x dim fp32 values to `rows` wire rows: the values times `scale` (1 where the format
+  // is not scaled), and the format's per-row part.
+  void (*encode)(const WireFormat& f, const float* src, size_t rows, size_t dim, float scale,
+                 void* dst);
+  // Back to fp32, divided by `scale`; whether every value written is finite.
+  bool (*decode)(const WireFormat& f, const void* src, size_t rows, size_t dim, float scale,
+                 float* dst);
+  // Row i of n wire rows added into row pos[i] of dst (dim fp32 values), the sums of every
+  // target formed in input order in blocks of kSumBlockRows (host_device/sum_order.hpp), still
+  // times the scale. With `touched` (a byte per target), a target not yet touched is written
+  // as 0 + x and marked: the bits of a zero fill and the adds, without the fill.
+  void (*accumulate)(const WireFormat& f, const void* rows, const int32_t* pos, size_t n,
+                     size_t dim, float* dst, uint8_t* touched);
+};
 
 struct WireFormat {
   zfcCompressionKind_t kind;
@@ -21,13 +49,32 @@ struct WireFormat {
   size_t element_bytes;
   size_t row_extra_bytes;    // per row, after its values (0 for the three formats here)
   bool scaled;               // the values are multiplied by the compression scale to travel
+  const WireRowOps* ops;
 
   size_t row_bytes(size_t dim) const { return element_bytes * dim + row_extra_bytes; }
-  // rows x dim values to the wire: wire(src * scale) (a copy for fp32), row by row.
-  void encode_rows(const float* src, size_t rows, size_t dim, float scale, void* dst) const;
-  // Back to fp32, divided by the scale; whether every value written is finite.
-  bool decode_rows(const void* src, size_t rows, size_t dim, float scale, float* dst) const;
+  // Whether a row is its values only, so that element arrays of the format may be cut
+  // anywhere (the allreduce's blocks, the device's element kernels).
+  bool element_only() const { return row_extra_bytes == 0; }
+  // The scale a value travels with: the compression's, or 1.
+  float value_scale(float scale) const { return scaled ? scale : 1.0f; }
+
+  void encode_rows(const float* src, size_t rows, size_t dim, float scale, void* dst) const {
+    ops->encode(*this, src, rows, dim, scale, dst);
+  }
+  bool decode_rows(const void* src, size_t rows, size_t dim, float scale, float* dst) const {
+    return ops->decode(*this, src, rows, dim, scale, dst);
+  }
+  void accumulate_rows(const void* rows, const int32_t* pos, size_t n, size_t dim, float* dst,
+                       uint8_t* touched) const {
+    ops->accumulate(*this, rows, pos, n, dim, dst, touched);
+  }
+  // Row k of n wire rows decoded into row dest[k] of out; whether every value is finite.
+  bool decode_rows_to(const void* rows, const int32_t* dest, size_t n, size_t dim, float scale,
+                      float* out) const;
 };
+
+// The operations of a format of values only (fp32, fp16, bf16).
+extern const WireRowOps kElementRows;
 
 // The format of a compression kind; NULL for a number no zfcCompressionKind_t has.
 const WireFormat* find_wire_format(int kind);

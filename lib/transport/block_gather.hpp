@@ -1,5 +1,7 @@
-// The allgather of blocks whose sizes only their senders know, written once for the
-// transports that can learn a message's length on arrival (MPI probes, UCX tag probes).
+// The allgather of blocks whose sizes only their senders know, for a transport that can
+// learn a message's length on arrival (UCX tag probes). The MPI transport sends the same
+// messages in the same pattern without copying blocks to send them (hindexed types), its
+// own version of this loop.
 //
 // Bruck's pattern: before the step of distance d, rank r holds the blocks of ranks r, r+1,
 // ... (mod G), d of them; it sends the first min(d, G - d) to rank r - d and receives as many

@@ -13,7 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "transport/block_gather.hpp"
+#include <utility>
+
 #include "transport/forwarded_exchange.hpp"
 
 namespace zfc {
@@ -148,7 +149,7 @@ class MpiTransport final : public Transport {
     // A send still in flight reads these buffers, and a collective its counts and requests:
     // they are left to MPI_Finalize too (moving a vector keeps its memory where MPI has it).
     if (waits_.unfinished()) {
-      new BlockGatherBuffers(std::move(blocks_));
+      new GatherHeld(std::move(gather_));
       new ForwardBuffers(std::move(forward_));
       new std::vector<int>(std::move(counts_));
       new std::vector<MPI_Request>(std::move(block_sends_));
@@ -253,18 +254,45 @@ class MpiTransport final : public Transport {
     return waits_.wait(&req, "MPI_Ialltoallv");
   }
 
-  // Bruck (transport/block_gather.hpp) over point-to-point messages of this communicator,
-  // whose lengths are learned by matching probes (MPI_Mprobe), so nothing sizes them first.
+  // Bruck's pattern and messages (transport/block_gather.hpp) over point-to-point messages
+  // of this communicator, whose lengths are learned by matching probes (MPI_Mprobe), so
+  // nothing sizes them first. Unlike the shared version, no block is copied to be sent or
+  // kept: a message is sent from where its sizes and blocks lie (an hindexed type over their
+  // addresses: this rank's block in `send`, the others where they arrived), and each message
+  // stays where it arrived until the blocks are put in rank order, their one copy.
   Status do_allgather_blocks(const void* send, size_t bytes, size_t* recv_bytes, size_t* displs,
                              const PlaceFn& place, uint32_t* rounds) override {
+    const int n = size(), me = rank();
     *rounds = 1;
-    return bruck_gather_blocks(
-        size(), rank(), send, bytes, recv_bytes, displs, place, blocks_,
-        [&](int to, int from, uint32_t step, const std::vector<char>& give,
-            std::vector<char>* take) {
-          const int tag = kBlockGatherTag + static_cast<int>(step);
-          return exchange(to, from, tag, give.data(), give.size(), take);
-        });
+    ZFC_RETURN_IF_ERROR(fits_one_call(bytes));
+    GatherHeld& h = gather_;
+    // This rank's block is sent from a copy of the transport's own: a send left in flight
+    // by a timeout may read it after the call returned.
+    h.own.assign(static_cast<const char*>(send), static_cast<const char*>(send) + bytes);
+    h.blocks.assign(1, {h.own.data(), bytes});
+    h.sizes.assign(1, bytes);
+    uint32_t step = 0;
+    for (int d = 1; d < n; d *= 2, ++step) {
+      const size_t m = static_cast<size_t>(std::min(d, n - d));
+      if (h.arrived.size() <= step) h.arrived.emplace_back();
+      ZFC_RETURN_IF_ERROR(gather_step((me - d + n) % n, (me + d) % n,
+                                      kBlockGatherTag + static_cast<int>(step), m,
+                                      &h.arrived[step]));
+    }
+    // h.blocks holds the blocks of ranks me, me + 1, ...; put them in rank order.
+    size_t total = 0;
+    for (int r = 0; r < n; ++r) {
+      recv_bytes[r] = h.blocks[static_cast<size_t>((r - me + n) % n)].second;
+      displs[r] = total;
+      total += recv_bytes[r];
+    }
+    char* out = place(total);
+    for (int i = 0; i < n; ++i) {
+      const int r = (me + i) % n;
+      const auto& b = h.blocks[static_cast<size_t>(i)];
+      if (b.second > 0) std::memcpy(out + displs[r], b.first, b.second);
+    }
+    return Status::Ok();
   }
 
   // Every pair exchanges one message (empty ones too, so each rank knows how many come);
@@ -353,6 +381,61 @@ class MpiTransport final : public Transport {
   }
 
   // Sends `give` to `to` and receives the message `from` sent with `tag`, of any length.
+  // One step of do_allgather_blocks: the sizes and blocks of the first m held blocks to
+  // rank `to`, sent from where they lie; rank `from`'s message into `in`, its m blocks
+  // appended to the held ones where they landed.
+  Status gather_step(int to, int from, int tag, size_t m, std::vector<char>* in) {
+    GatherHeld& h = gather_;
+    size_t body = 0;
+    h.lengths.assign(1, static_cast<int>(m * sizeof(uint64_t)));
+    h.places.resize(1);
+    ZFC_MPI_CHECK(MPI_Get_address(h.sizes.data(), &h.places[0]), "MPI_Get_address");
+    for (size_t i = 0; i < m; ++i) {
+      body += h.blocks[i].second;
+      h.lengths.push_back(static_cast<int>(h.blocks[i].second));
+      h.places.emplace_back();
+      ZFC_MPI_CHECK(MPI_Get_address(h.blocks[i].first, &h.places.back()), "MPI_Get_address");
+    }
+    ZFC_RETURN_IF_ERROR(fits_one_call(m * sizeof(uint64_t) + body));
+    MPI_Datatype message;
+    ZFC_MPI_CHECK(MPI_Type_create_hindexed(static_cast<int>(h.lengths.size()), h.lengths.data(),
+                                           h.places.data(), MPI_BYTE, &message),
+                  "MPI_Type_create_hindexed");
+    ZFC_MPI_CHECK(MPI_Type_commit(&message), "MPI_Type_commit");
+    MPI_Request req;
+    const int sent = MPI_Isend(MPI_BOTTOM, 1, message, to, tag, comm_, &req);
+    MPI_Type_free(&message);  // freed by MPI once the send completes
+    ZFC_MPI_CHECK(sent, "MPI_Isend");
+    MPI_Message msg;
+    MPI_Status st;
+    ZFC_RETURN_IF_ERROR(waits_.probe(from, tag, comm_, &msg, &st, "MPI_Mprobe"));
+    int count = 0;
+    ZFC_MPI_CHECK(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count");
+    in->resize(static_cast<size_t>(count));
+    ZFC_RETURN_IF_ERROR(receive_matched(in->data(), count, &msg));
+    ZFC_RETURN_IF_ERROR(waits_.wait(&req, "MPI_Isend"));
+    // Only now may the held sizes grow: the send read them where they were.
+    const size_t head = m * sizeof(uint64_t);
+    size_t got = 0, framed = 0;
+    if (in->size() >= head) {
+      const char* at = in->data() + head;
+      for (; framed < m; ++framed) {
+        uint64_t len;
+        std::memcpy(&len, in->data() + framed * sizeof(uint64_t), sizeof len);
+        if (len > in->size() - head - got) break;
+        h.blocks.push_back({at, static_cast<size_t>(len)});
+        h.sizes.push_back(len);
+        at += len;
+        got += len;
+      }
+    }
+    if (framed != m || in->size() != head + got) {
+      return error(zfcTransportError, "rank %d: a block gather message from rank %d has %zu "
+                   "bytes, which do not frame its %zu blocks", rank(), from, in->size(), m);
+    }
+    return Status::Ok();
+  }
+
   Status exchange(int to, int from, int tag, const char* give, size_t bytes,
                   std::vector<char>* take) {
     ZFC_RETURN_IF_ERROR(fits_one_call(bytes));
@@ -384,7 +467,19 @@ class MpiTransport final : public Transport {
   }
 
   MPI_Comm comm_;
-  BlockGatherBuffers blocks_;
+  // What do_allgather_blocks holds between its steps, kept between calls (a steady step
+  // allocates nothing): each step's message where it arrived, and the blocks (where they
+  // lie) with their sizes, in the order of ranks me, me + 1, ...; the pieces of a message
+  // being sent.
+  struct GatherHeld {
+    std::vector<char> own;
+    std::vector<std::vector<char>> arrived;
+    std::vector<std::pair<const char*, size_t>> blocks;
+    std::vector<uint64_t> sizes;
+    std::vector<int> lengths;
+    std::vector<MPI_Aint> places;
+  };
+  GatherHeld gather_;
   ForwardBuffers forward_;
   UnitTypes units_;
   // The int counts and displacements of the current collective. A member, not a local: a
