@@ -174,14 +174,13 @@ void write_block_leads(const PairPacking& p, char* packed) {
     std::fill(base + b.rows_at(c) + c * b.row_bytes, base + b.bytes(c), '\0');
   }
 }
-}  // namespace
 
-template <class K>
-Status HostStepKernels<K>::pack_pairs(const K* keys, const int32_t* owner_of, size_t n,
-                                      const float* rows, size_t dim, zfcDataType_t wire,
-                                      float scale, const PairPacking& p, char* packed) {
+// The pairs of n keys into their owners' blocks, each row written by encode_row(row, at).
+template <class K, class EncodeRow>
+void pack_pairs_with(const K* keys, const int32_t* owner_of, size_t n, const float* rows,
+                     size_t dim, const PairPacking& p, size_t* cursor, char* packed,
+                     EncodeRow&& encode_row) {
   const PairBlock& b = p.block;
-  size_t* cursor = ws_.get<size_t>(Slot::kPeerReceived, static_cast<size_t>(p.ranks));
   std::fill(cursor, cursor + p.ranks, 0);
   write_block_leads(p, packed);
   for (size_t i = 0; i < n; ++i) {
@@ -189,9 +188,18 @@ Status HostStepKernels<K>::pack_pairs(const K* keys, const int32_t* owner_of, si
     const size_t c = cursor[j]++;
     char* base = packed + p.displs[j];
     reinterpret_cast<K*>(base + b.lead)[c] = keys[i];
-    kernels::encode(rows + i * dim, dim, wire, scale,
-                    base + b.rows_at(p.counts[j]) + c * b.row_bytes);
+    encode_row(rows + i * dim, base + b.rows_at(p.counts[j]) + c * b.row_bytes);
   }
+}
+}  // namespace
+
+template <class K>
+Status HostStepKernels<K>::pack_pairs(const K* keys, const int32_t* owner_of, size_t n,
+                                      const float* rows, size_t dim, zfcDataType_t wire,
+                                      float scale, const PairPacking& p, char* packed) {
+  size_t* cursor = ws_.get<size_t>(Slot::kPeerReceived, static_cast<size_t>(p.ranks));
+  pack_pairs_with(keys, owner_of, n, rows, dim, p, cursor, packed,
+                  [&](const float* row, char* at) { kernels::encode(row, dim, wire, scale, at); });
   return Status::Ok();
 }
 
@@ -310,17 +318,9 @@ Status HostStepKernels<K>::pack_wire_pairs(const kernels::WireFormat& f, const K
                                            const int32_t* owner_of, size_t n,
                                            const float* rows, size_t dim, float scale,
                                            const PairPacking& p, char* packed) {
-  const PairBlock& b = p.block;
   size_t* cursor = ws_.get<size_t>(Slot::kPeerReceived, static_cast<size_t>(p.ranks));
-  std::fill(cursor, cursor + p.ranks, 0);
-  write_block_leads(p, packed);
-  for (size_t i = 0; i < n; ++i) {
-    const int j = owner_of[i];
-    const size_t c = cursor[j]++;
-    char* base = packed + p.displs[j];
-    reinterpret_cast<K*>(base + b.lead)[c] = keys[i];
-    f.encode_rows(rows + i * dim, 1, dim, scale, base + b.rows_at(p.counts[j]) + c * b.row_bytes);
-  }
+  pack_pairs_with(keys, owner_of, n, rows, dim, p, cursor, packed,
+                  [&](const float* row, char* at) { f.encode_rows(row, 1, dim, scale, at); });
   return Status::Ok();
 }
 

@@ -402,18 +402,9 @@ class MpiTransport final : public Transport {
                                            h.places.data(), MPI_BYTE, &message),
                   "MPI_Type_create_hindexed");
     ZFC_MPI_CHECK(MPI_Type_commit(&message), "MPI_Type_commit");
-    MPI_Request req;
-    const int sent = MPI_Isend(MPI_BOTTOM, 1, message, to, tag, comm_, &req);
-    MPI_Type_free(&message);  // freed by MPI once the send completes
-    ZFC_MPI_CHECK(sent, "MPI_Isend");
-    MPI_Message msg;
-    MPI_Status st;
-    ZFC_RETURN_IF_ERROR(waits_.probe(from, tag, comm_, &msg, &st, "MPI_Mprobe"));
-    int count = 0;
-    ZFC_MPI_CHECK(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count");
-    in->resize(static_cast<size_t>(count));
-    ZFC_RETURN_IF_ERROR(receive_matched(in->data(), count, &msg));
-    ZFC_RETURN_IF_ERROR(waits_.wait(&req, "MPI_Isend"));
+    const Status exchanged = exchange(to, from, tag, MPI_BOTTOM, 1, message, in);
+    MPI_Type_free(&message);  // a send still in flight keeps it until it completes
+    ZFC_RETURN_IF_ERROR(exchanged);
     // Only now may the held sizes grow: the send read them where they were.
     const size_t head = m * sizeof(uint64_t);
     size_t got = 0, framed = 0;
@@ -439,9 +430,15 @@ class MpiTransport final : public Transport {
   Status exchange(int to, int from, int tag, const char* give, size_t bytes,
                   std::vector<char>* take) {
     ZFC_RETURN_IF_ERROR(fits_one_call(bytes));
+    return exchange(to, from, tag, give, static_cast<int>(bytes), MPI_BYTE, take);
+  }
+
+  // Sends `items` items of `type` at `buf` to rank `to` and receives into *take the message
+  // rank `from` sends with the same tag, its length learned by a matching probe.
+  Status exchange(int to, int from, int tag, const void* buf, int items, MPI_Datatype type,
+                  std::vector<char>* take) {
     MPI_Request req;
-    ZFC_MPI_CHECK(MPI_Isend(give, static_cast<int>(bytes), MPI_BYTE, to, tag, comm_, &req),
-                  "MPI_Isend");
+    ZFC_MPI_CHECK(MPI_Isend(buf, items, type, to, tag, comm_, &req), "MPI_Isend");
     MPI_Message msg;
     MPI_Status st;
     ZFC_RETURN_IF_ERROR(waits_.probe(from, tag, comm_, &msg, &st, "MPI_Mprobe"));
