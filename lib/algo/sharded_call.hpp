@@ -75,6 +75,7 @@ class ShardedCall : public CollectiveCall {
   // shard stays on the device, its rows read (gather) and updated (apply) there.
   HostStaging staging_;
   bool alone_;  // not recorded in a group
+  NamedBuffer output_{"output", nullptr};  // a caller's buffer the call writes (the gather's)
   uint32_t device_waits_ = 0;  // for the shard's rows, besides the staging's
 
   MemorySpace shard_space() const {
@@ -86,7 +87,8 @@ class ShardedCall : public CollectiveCall {
     ZFC_RETURN_IF_ERROR(staging_.begin({{"indices", indices_},
                                         {"rows", with_rows ? rows_ : nullptr},
                                         {"shard", shard_.table},
-                                        {"state", with_state ? shard_.state : nullptr}},
+                                        {"state", with_state ? shard_.state : nullptr},
+                                        output_},
                                        stream_));
     if (staging_.on_device() && !alone_) {
       // A group writes its outputs at zfcGroupEnd, once every call succeeded, and a write

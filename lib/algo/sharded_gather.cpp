@@ -42,7 +42,9 @@ class ShardedGatherCall final : public ShardedCall<K> {
                     int32_t* positions, const void* stream)
       : Base(plan, OpKind::kShardedGather, shard, indices, count, nullptr, caller_check,
              stream),
-        out_(out), positions_(positions) {}
+        out_(out), positions_(positions) {
+    this->output_ = {"positions", positions};
+  }
 
   void prepare(zfcOpStats_t* op) override;
   Status run(const Agreed& agreed, zfcOpStats_t* op) override;
@@ -221,7 +223,8 @@ Status ShardedGatherCall<K>::to_device() {
   ZFC_RETURN_IF_ERROR(this->plan_.device_result.store(
       indices_out_, ui * index_bytes, rows_out_, ui * spec.dim * sizeof(float), this->stream_,
       &indices_out_, &rows_out_));
-  ++this->device_waits_;  // the store waits for its copies  if (positions_ == nullptr || this->set_.count() == 0) return Status::Ok();
+  ++this->device_waits_;  // the store waits for its copies
+  if (positions_ == nullptr || this->set_.count() == 0) return Status::Ok();
   ZFC_RETURN_IF_ERROR(this->staging_.copy_out(positions_, this->set_.inverse(),
                                               this->set_.count() * sizeof(int32_t)));
   return this->staging_.finish();

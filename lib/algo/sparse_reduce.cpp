@@ -329,7 +329,8 @@ Status SparseReduceCall<K>::check_into() const {
   ZFC_RETURN_IF_ERROR(resolve_memory_space({{"out_indices", into_.indices},
                                             {"out_rows", into_.rows}},
                                            stream_, &space));
-  if ((space == MemorySpace::kDevice) != staging_.on_device()) {
+  const bool writes = into_.indices != nullptr || into_.rows != nullptr;
+  if (writes && (space == MemorySpace::kDevice) != staging_.on_device()) {
     return error(zfcInvalidArgument, "out_indices and out_rows are %s memory but indices and "
                  "rows are %s memory: a call's buffers must all be on the device or all on "
                  "the host", space == MemorySpace::kDevice ? "device" : "host",
@@ -430,7 +431,8 @@ Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
     ZFC_RETURN_IF_ERROR(table_update_->finish());
   }
   if (into_device_) {
-    // The caller's device buffers, from the host's result or the plan's device memory.
+    // The caller's device buffers, from the host's result, once the exchange succeeded (a
+    // failure of these copies themselves may leave out_indices written).
     ZFC_RETURN_IF_ERROR(staging_.copy_out(into_.indices, result_indices, ug * index_bytes));
     ZFC_RETURN_IF_ERROR(
         staging_.copy_out(into_.rows, call.out_rows, ug * spec.dim * sizeof(float)));

@@ -9,9 +9,12 @@ namespace zfc {
 Status TableUpdate::apply(const void* keys, size_t key_bytes, const float* rows, size_t n) {
   if (n == 0 || dim_ == 0) return Status::Ok();
   if (on_device()) {
-    queued_ = true;
-    return update_host_rows_on_device(table_, state_, vocab_, dim_, keys, key_bytes, rows, n,
-                                      update_, stream_);
+    // The copies read the caller's host rows and keys, which it may overwrite once this
+    // returns (the next streamed round does): the stream is waited for here.
+    ZFC_RETURN_IF_ERROR(update_host_rows_on_device(table_, state_, vocab_, dim_, keys,
+                                                   key_bytes, rows, n, update_, stream_));
+    ++waits_;
+    return wait_for_device_stream(stream_);
   }
   const bool with_state = kernels::update_has_state(update_);
   for (size_t p = 0; p < n; ++p) {
@@ -35,11 +38,6 @@ Status read_table_rows(MemorySpace space, const float* table, size_t dim,
   return Status::Ok();
 }
 
-Status TableUpdate::finish() {
-  if (!queued_) return Status::Ok();
-  queued_ = false;
-  ++waits_;
-  return wait_for_device_stream(stream_);
-}
+Status TableUpdate::finish() { return Status::Ok(); }
 
 }  // namespace zfc

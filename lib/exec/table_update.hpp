@@ -25,9 +25,12 @@ class TableUpdate {
 
   // Row keys[p] updated with rows[p] (dim fp32 values, host memory), p = 0..n-1 in order;
   // keys of key_bytes bytes (4 or 8), unsigned, checked below the vocabulary by the caller.
+  // On the device the call waits for the stream (one wait per call: a streamed round's),
+  // so the caller may reuse its host buffers once it returns.
   Status apply(const void* keys, size_t key_bytes, const float* rows, size_t n);
 
-  // Waits for the device's updates (nothing on the host); once, after the last apply.
+  // Once, after the last apply: nothing is left to wait for in this version (each apply
+  // waited); kept so that a version with its own pinned buffers may wait once here.
   Status finish();
 
   uint32_t waits() const { return waits_; }
@@ -40,7 +43,6 @@ class TableUpdate {
   size_t dim_;
   kernels::RowUpdate update_;
   void* stream_;
-  bool queued_ = false;
   uint32_t waits_ = 0;
 };
 

@@ -153,6 +153,7 @@ class MpiTransport final : public Transport {
       new ForwardBuffers(std::move(forward_));
       new std::vector<int>(std::move(counts_));
       new std::vector<MPI_Request>(std::move(block_sends_));
+      new std::vector<MPI_Request>(std::move(block_recvs_));
       new std::vector<MPI_Message>(std::move(block_messages_));
     }
     // An operation still in flight keeps its communicator and types; MPI_Finalize frees
@@ -334,11 +335,20 @@ class MpiTransport final : public Transport {
     }
     char* out = place(total);
     if (send_bytes[me] > 0) std::memcpy(out + recv_displs[me], in + send_displs[me], send_bytes[me]);
+    // Every receive is posted before any is waited for, so the peers' transfers proceed
+    // together rather than one after another (ranks that share a core would otherwise wait
+    // in turn for each sender to be scheduled).
+    std::vector<MPI_Request>& recvs = block_recvs_;
+    recvs.clear();
+    recvs.reserve(static_cast<size_t>(n));
     for (int j = 0; j < n; ++j) {
       if (j == me) continue;
-      ZFC_RETURN_IF_ERROR(receive_matched(out + recv_displs[j], static_cast<int>(recv_bytes[j]),
-                                          &msgs[static_cast<size_t>(j)]));
+      recvs.emplace_back();
+      ZFC_MPI_CHECK(MPI_Imrecv(out + recv_displs[j], static_cast<int>(recv_bytes[j]), MPI_BYTE,
+                               &msgs[static_cast<size_t>(j)], &recvs.back()),
+                    "MPI_Imrecv");
     }
+    for (MPI_Request& r : recvs) ZFC_RETURN_IF_ERROR(waits_.wait(&r, "MPI_Imrecv"));
     for (MPI_Request& r : sends) ZFC_RETURN_IF_ERROR(waits_.wait(&r, "MPI_Isend"));
     return Status::Ok();
   }
@@ -484,7 +494,7 @@ class MpiTransport final : public Transport {
   // flight by a timeout still reads them (MPI may until it completes).
   std::vector<int> counts_;
   // The requests and matched messages of do_alltoallv_blocks, for the same two reasons.
-  std::vector<MPI_Request> block_sends_;
+  std::vector<MPI_Request> block_sends_, block_recvs_;
   std::vector<MPI_Message> block_messages_;
   BoundedWait waits_;
   int timeout_ms_;
