@@ -127,6 +127,13 @@ int MPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype* made) {
   return rc;
 }
 
+int MPI_Type_create_hindexed(int count, const int lengths[], const MPI_Aint places[],
+                              MPI_Datatype old, MPI_Datatype* made) {
+  const int rc = PMPI_Type_create_hindexed(count, lengths, places, old, made);
+  if (rc == MPI_SUCCESS) g_types.fetch_add(1);
+  return rc;
+}
+
 int MPI_Type_free(MPI_Datatype* type) {
   const int rc = PMPI_Type_free(type);
   if (rc == MPI_SUCCESS) g_types.fetch_sub(1);

@@ -16,7 +16,8 @@ struct LiveResources {
   long long heap_blocks = 0;
   long long heap_allocations = 0;  // blocks ever allocated through operator new
   long mpi_comms = 0;         // made by MPI_Comm_dup, _idup or _split, less MPI_Comm_free
-  long mpi_types = 0;         // made by MPI_Type_contiguous, less MPI_Type_free
+  long mpi_types = 0;         // made by MPI_Type_contiguous or _create_hindexed, less
+                              // MPI_Type_free
 };
 
 LiveResources live_resources();
