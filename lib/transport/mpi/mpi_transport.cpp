@@ -390,7 +390,6 @@ class MpiTransport final : public Transport {
     return error(zfcUnsupported, "a transfer of %zu bytes is too large for one MPI call", bytes);
   }
 
-  // Sends `give` to `to` and receives the message `from` sent with `tag`, of any length.
   // One step of do_allgather_blocks: the sizes and blocks of the first m held blocks to
   // rank `to`, sent from where they lie; rank `from`'s message into `in`, its m blocks
   // appended to the held ones where they landed.
@@ -437,6 +436,7 @@ class MpiTransport final : public Transport {
     return Status::Ok();
   }
 
+  // Sends `give` to `to` and receives the message `from` sent with `tag`, of any length.
   Status exchange(int to, int from, int tag, const char* give, size_t bytes,
                   std::vector<char>* take) {
     ZFC_RETURN_IF_ERROR(fits_one_call(bytes));
