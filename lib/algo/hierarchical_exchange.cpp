@@ -220,7 +220,7 @@ Status exchange_hierarchical(SparseCall<K>& call, Transport& node, Transport& ra
   for (int r = 0; r < call.transport.size(); ++r) {
     call.transport.note_received(r, map.received_rows[r] * wire.row_bytes(dim));
   }
-  const float* partial = static_cast<const float*>(local_partial_rows(call, zfcFloat32, 1.0f));
+  const float* partial = local_partial_rows(call);
   unsigned char* present = ws.get<unsigned char>(Slot::kOwnerScratch, ug);
   std::fill(present, present + ug, 0);
   Hier h{at,

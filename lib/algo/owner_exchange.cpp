@@ -127,8 +127,7 @@ Status exchange_owner_partitioned(SparseCall<K>& call) {
     at = rank_positions(call.set);
     map = balanced_owners(at, ug, size, ws);
     l = owner_layout(map, at, me, row_bytes, sizes);
-    const float* partial =
-        static_cast<const float*>(local_partial_rows(call, zfcFloat32, 1.0f));
+    const float* partial = local_partial_rows(call);
     send = pack_by_owner(map, at, me, partial, dim, wire, l, ws);
   }
   char* rows_in = ws.get<char>(Slot::kOwnerRows, l.recv_displs[size - 1] + l.recv_bytes[size - 1]);

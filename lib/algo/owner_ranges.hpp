@@ -55,20 +55,15 @@ RankPositions rank_positions(const IndexSet<K>& set) {
   return {set.rank_positions(), set.rank_counts(), set.rank_displs()};
 }
 
-// This rank's distinct keys' rows summed in fp32 from +0 in token order (kPartial), and, for
-// a compressed wire, their scaled wire copy (kWireSend). Returns what is sent.
+// This rank's distinct keys' rows summed in fp32 from +0 in token order (kPartial).
 template <class K>
-const void* local_partial_rows(SparseCall<K>& call, zfcDataType_t wire, float scale) {
+const float* local_partial_rows(SparseCall<K>& call) {
   const size_t ui = call.set.local_unique_count();
   const size_t dim = call.spec.dim;
   float* partial = call.ws.template get<float>(Slot::kPartial, ui * dim);
   kernels::scatter_rows_to_zeroed(call.rows, call.spec.row_type, call.set.inverse(),
                                   call.set.count(), dim, partial, ui);
-  if (wire == zfcFloat32) return partial;
-  void* sent = call.ws.template get<char>(Slot::kWireSend,
-                                          ui * dim * kernels::float_type_bytes(wire));
-  kernels::encode(partial, ui * dim, wire, scale, sent);
-  return sent;
+  return partial;
 }
 
 // Decodes n rows of the wire, back to back at `rows`, row k into row dest[k] of the fp32

@@ -119,8 +119,7 @@ Status ShardedApplyCall<K>::update_shard() {
   for (size_t p = 0; p < owned_count_; ++p) rows[p] = shard_local_row(owned_[p], size);
   TableUpdate shard(MemorySpace::kDevice, this->shard_.table, this->shard_.state,
                     static_cast<int64_t>(this->shard_.rows), dim, update_, this->stream_);
-  ZFC_RETURN_IF_ERROR(shard.apply(rows, sizeof(uint64_t), sums_, owned_count_));
-  const Status done = shard.finish();
+  const Status done = shard.apply(rows, sizeof(uint64_t), sums_, owned_count_);
   this->device_waits_ += shard.waits();
   return done;
 }

@@ -428,7 +428,6 @@ Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
       ZFC_RETURN_IF_ERROR(
           table_update_->apply(result_indices, index_bytes, call.out_rows, ug));
     }
-    ZFC_RETURN_IF_ERROR(table_update_->finish());
   }
   if (into_device_) {
     // The caller's device buffers, from the host's result, once the exchange succeeded (a

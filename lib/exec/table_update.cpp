@@ -38,6 +38,4 @@ Status read_table_rows(MemorySpace space, const float* table, size_t dim,
   return Status::Ok();
 }
 
-Status TableUpdate::finish() { return Status::Ok(); }
-
 }  // namespace zfc

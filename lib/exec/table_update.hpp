@@ -29,10 +29,6 @@ class TableUpdate {
   // so the caller may reuse its host buffers once it returns.
   Status apply(const void* keys, size_t key_bytes, const float* rows, size_t n);
 
-  // Once, after the last apply: nothing is left to wait for in this version (each apply
-  // waited); kept so that a version with its own pinned buffers may wait once here.
-  Status finish();
-
   uint32_t waits() const { return waits_; }
 
  private:

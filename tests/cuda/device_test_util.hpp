@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "device_runtime.hpp"
+#include "zipfcoll/zipfcoll.h"
 
 namespace zfc {
 namespace test {
@@ -19,6 +20,17 @@ namespace test {
                    << " (these tests run on a machine with one)";                           \
     }                                                                                       \
   } while (0)
+
+// A communicator of this process alone over `transport`, opened with the library's own
+// bootstrap (no MPI).
+inline zfcResult_t open_one_rank(zfcTransport_t transport, zfcComm_t* comm) {
+  zfcUniqueId id;
+  const zfcResult_t r = zfcGetUniqueId(&id);
+  if (r != zfcSuccess) return r;
+  zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
+  cfg.transport = transport;
+  return zfcCommInitRank(comm, 1, id, 0, &cfg);
+}
 
 // A device copy of n elements of T.
 template <class T>

@@ -76,11 +76,8 @@ class OneRankDeviceCalls : public ::testing::Test {
     ZFC_REQUIRE_GPU();
     const Status nccl = nccl_transport_check();
     if (!nccl.ok()) GTEST_SKIP() << "no NCCL transport: " << nccl.message();
-    zfcUniqueId id;
-    ASSERT_EQ(zfcGetUniqueId(&id), zfcSuccess);
-    zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
-    cfg.transport = zfcTransportNccl;
-    ASSERT_EQ(zfcCommInitRank(&comm_, 1, id, 0, &cfg), zfcSuccess) << zfcGetLastError(nullptr);
+    ASSERT_EQ(test::open_one_rank(zfcTransportNccl, &comm_), zfcSuccess)
+        << zfcGetLastError(nullptr);
   }
   void TearDown() override {
     if (comm_ != nullptr) EXPECT_EQ(zfcCommDestroy(comm_), zfcSuccess);

@@ -22,14 +22,7 @@ namespace {
 
 using test::DeviceVector;
 
-zfcResult_t open_one_rank(zfcTransport_t transport, zfcComm_t* comm) {
-  zfcUniqueId id;
-  const zfcResult_t r = zfcGetUniqueId(&id);
-  if (r != zfcSuccess) return r;
-  zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
-  cfg.transport = transport;
-  return zfcCommInitRank(comm, 1, id, 0, &cfg);
-}
+using test::open_one_rank;
 
 // count indices below vocab, skewed to the low ids (a cubed uniform), and their rows in
 // [-1, 1).

@@ -55,16 +55,7 @@ Shard cut_shard(const std::vector<float>& full, const std::vector<float>& full_s
 zfcSparsePlan_t make_plan(zfcComm_t comm, zfcDataType_t index_type, zfcAlgorithm_t algorithm,
                           zfcCompressionKind_t compression = zfcCompressNone,
                           float scale = 1.0f) {
-  zfcSparsePlanConfig_t c = ZFC_SPARSE_PLAN_CONFIG_INITIALIZER;
-  c.dim = kDim;
-  c.vocab_size = kVocab;
-  c.index_type = index_type;
-  c.algorithm = algorithm;
-  c.compression = compression;
-  c.compress_scale = scale;
-  zfcSparsePlan_t plan = nullptr;
-  EXPECT_EQ(zfcSparsePlanCreate(comm, &c, &plan), zfcSuccess);
-  return plan;
+  return test::make_test_plan(comm, kDim, kVocab, algorithm, index_type, compression, scale);
 }
 
 int64_t id_at(const void* ids, zfcDataType_t type, size_t i) {
