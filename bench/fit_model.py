@@ -138,6 +138,18 @@ def summary(errs):
             f"{within} of {len(e)} within 25 %")
 
 
+def per_algorithm(errs):
+    """Lines of the median and worst |error| per algorithm run and wire, G = 2..8."""
+    lines = []
+    for ran, wire in sorted({(r["ran"], r["wire"]) for _, r, _ in errs}):
+        e = [abs(x) for _, r, x in errs
+             if (r["ran"], r["wire"]) == (ran, wire) and 2 <= r["G"] <= 8]
+        if e:
+            lines.append(f"    {ran:18s} {wire:5s} {len(e):3d} rows: median |err| "
+                         f"{statistics.median(e):.3f}, worst {max(e):.3f}")
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lib", required=True, help="the built libzipfcoll.so")
@@ -152,10 +164,13 @@ def main():
     lat, gbs, local = fit(pricer, rows)
     text = f"intra={lat:g}:{gbs:g},inter={lat:g}:{gbs:g},local={local:g}"
     print(f"fitted on {a.fit}: ZIPFCOLL_MACHINE_MODEL={text}")
-    print(f"  on the rows fitted: {summary(errors(pricer, rows, (lat, gbs, local)))}")
+    fitted = errors(pricer, rows, (lat, gbs, local))
+    print(f"  on the rows fitted: {summary(fitted)}")
+    print(per_algorithm(fitted))
     if a.check:
-        check = load_rows(a.check)
-        print(f"  on {a.check}: {summary(errors(pricer, check, (lat, gbs, local)))}")
+        check = errors(pricer, load_rows(a.check), (lat, gbs, local))
+        print(f"  on {a.check}: {summary(check)}")
+        print(per_algorithm(check))
     if a.write:
         with open(a.write, "w") as f:
             f.write(text + "\n")

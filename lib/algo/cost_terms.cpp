@@ -25,10 +25,17 @@ void index_merge(Cost& c) {
   c.scratch(2.0 * in.local_unique * kb + 8.0 * in.local_unique + 4.0 * in.global_unique);
 }
 
-// Sums of this rank's tokens' rows into `rows` rows of fp32, the rows zeroed first.
+// Sums of this rank's K_i tokens' rows into `rows` rows of fp32 (kernels::
+// scatter_rows_to_zeroed): each input row and its position read once, each of the U_i rows a
+// token reaches written from its first token (no fill) and read and written for the others;
+// the rows - U_i no token reaches are zeroed.
 void scatter(Cost& c, double rows) {
   const double d = static_cast<double>(c.in.dim);
-  c.local(4.0 * rows * d + (c.in.input_bytes + 8.0) * c.in.max_tokens * d);
+  const double k = c.in.max_tokens;
+  const double ui = std::min(static_cast<double>(c.in.max_local_unique), rows);
+  // Sums into rows that stay in a core's cache (kCachedRowBytes) cost their input's reads.
+  const double adds = rows * d * 4.0 <= kCachedRowBytes ? 0.0 : 8.0 * k * d - 4.0 * ui * d;
+  c.local(c.in.input_bytes * k * d + 8.0 * k + adds + 4.0 * (rows - ui) * d);
 }
 
 // Encoding n fp32 values for a compressed wire (nothing for fp32).
@@ -41,8 +48,10 @@ void allreduce(Cost& c, double n) {
   const double w = c.in.row_bytes;
   c.alltoallv(Level::kFlat, c.g(), n * w * Cost::frac(c.g()), 2 * n * w * Cost::frac(c.g()));
   c.gather(Level::kFlat, n * w, n * w / c.g());
-  // Encode, the owners' sums, decode (compressed) or the finiteness check (fp32).
-  c.local(encode_bytes(c, n) + n * (w + 8.0) + (w < 4 ? n * (w + 4.0) : 4.0 * n));
+  // Encode n, the owner's sums of G blocks into n / G values, the encode of those
+  // (compressed); then the decode of n (compressed) or the finiteness scan (fp32).
+  c.sum_into(n, w, n / c.g(), 4.0 * n / c.g());
+  c.local(encode_bytes(c, n) + encode_bytes(c, n / c.g()) + (w < 4 ? n * (w + 4.0) : 4.0 * n));
   c.scratch(4.0 * n + (w < 4 ? 2.0 * n * w : n * w));
 }
 
@@ -54,14 +63,16 @@ double balanced_busiest(const Cost& c, Level l, double mean_rows) {
 }
 
 // Balanced owners over the level's ranks: the alltoallv of each rank's `out_rows` rows,
-// `in_rows` in the mean, and the sums of the busiest owner's rows, which set the time.
-void owner_reduce(Cost& c, Level l, double out_rows, double in_rows) {
+// `in_rows` in the mean, and the sums of the busiest owner's rows, which set the time: each
+// wire row read, its `owned` sums written from their first contribution and read and
+// written for the others (no fill).
+void owner_reduce(Cost& c, Level l, double out_rows, double in_rows, double owned) {
   const double d = static_cast<double>(c.in.dim), w = c.in.row_bytes;
   const double f = Cost::frac(c.ranks(l));
   const double busiest_in = balanced_busiest(c, l, in_rows);
   const double most = std::max(out_rows, busiest_in);
   c.alltoallv(l, most, most * d * w * f, (out_rows + in_rows) * d * w * f);
-  c.local(busiest_in * d * (w + 8.0));
+  c.sum_into(busiest_in * d, w, std::min(owned, busiest_in) * d, 4.0 * owned * d);
 }
 
 // The owners' rows back to every rank: an allgatherv of `rows` rows over the level.
@@ -140,8 +151,10 @@ void route_to_owners(Cost& c) {
   c.routed_alltoallv(ui * (kb + d * w), counts,
                      std::max(ui, busiest) * (kb + d * w) * f + counts,
                      (ui + routed) * (kb + d * w) * f + 2.0 * counts);
-  c.local(kMergeBytesPerKey * busiest + kLocateBytesPerKey * busiest +
-          busiest * d * (w + 8.0));
+  // The owner's sums of its u_j = U_g / G keys, each written from its first pair.
+  const double owned = std::min(static_cast<double>(in.global_unique) / c.g(), busiest);
+  c.local(kMergeBytesPerKey * busiest + kLocateBytesPerKey * busiest);
+  c.sum_into(busiest * d, w, owned * d, 4.0 * owned * d);
   c.scratch(ui * d * (4.0 + w) + ui * kb + routed * (kb + d * (w + 4.0)));
 }
 

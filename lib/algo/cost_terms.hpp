@@ -19,6 +19,9 @@ inline constexpr double kDedupeBytesPerToken = 24.0;
 inline constexpr double kMergeBytesPerKey = 24.0;
 inline constexpr double kLocateBytesPerKey = 8.0;
 inline constexpr double kHeaderBytes = 96.0;
+// Rows a pass sums into that fit in one core's L2 cache (1 MiB on current x86 server cores)
+// are read and written there, not in memory: only the pass's input is priced.
+inline constexpr double kCachedRowBytes = 1024.0 * 1024.0;
 
 // Which ranks a collective spans: all G, the L of a node, or the N of a rail.
 enum class Level { kFlat, kNode, kRail };
@@ -99,6 +102,13 @@ struct Cost {
   void local(double bytes) {
     if (m.local_bytes_per_s > 0) p.seconds += bytes * m.ranks_per_core / m.local_bytes_per_s;
   }
+  // A sum of `values` wire values of `w` bytes each into fp32 targets of `target_bytes`,
+  // `first` of the adds writing their target from +0 (no fill): the reads, and the targets'
+  // reads and writes unless the targets stay in a core's cache (kCachedRowBytes).
+  void sum_into(double values, double w, double first, double target_bytes) {
+    const double rmw = target_bytes <= kCachedRowBytes ? 0.0 : 8.0 * values - 4.0 * first;
+    local(values * w + rmw);
+  }
   void scratch(double bytes) { p.workspace_bytes += bytes; }
   static double frac(double parts) { return parts > 0 ? (parts - 1) / parts : 0.0; }
 };
@@ -110,7 +120,7 @@ void scatter(Cost& c, double rows);
 double encode_bytes(const Cost& c, double n);
 void allreduce(Cost& c, double n);
 double balanced_busiest(const Cost& c, Level l, double mean_rows);
-void owner_reduce(Cost& c, Level l, double out_rows, double in_rows);
+void owner_reduce(Cost& c, Level l, double out_rows, double in_rows, double owned);
 void owner_share(Cost& c, Level l, double rows);
 double routed_busiest(const Cost& c, double mean_rows);
 void apply_pass(Cost& c);

@@ -279,9 +279,9 @@ void price_hierarchical(Cost& c) {
   const double un = node_unique(in, static_cast<int>(L));
   scatter(c, ui);
   c.local(kLocateBytesPerKey * in.local_unique + encode_bytes(c, ui * d));
-  owner_reduce(c, Level::kNode, ui, in.local_unique / c.g());
+  owner_reduce(c, Level::kNode, ui, in.local_unique / c.g(), un / L);
   c.local(encode_bytes(c, un / L * d) + un / L * d * 4.0);
-  owner_reduce(c, Level::kRail, un / L, un / L);
+  owner_reduce(c, Level::kRail, un / L, un / L, ug / c.g());
   owner_share(c, Level::kRail, ug / L);
   owner_share(c, Level::kNode, ug);
   c.local(encode_bytes(c, ug / c.g() * d) + ug * d * (w + 4.0));

@@ -174,7 +174,7 @@ void price_owner_partitioned(Cost& c) {
   const double ug = in.global_unique, ui = in.max_local_unique;
   scatter(c, ui);
   c.local(kLocateBytesPerKey * in.local_unique + encode_bytes(c, ui * d));
-  owner_reduce(c, Level::kFlat, ui, in.local_unique / c.g());
+  owner_reduce(c, Level::kFlat, ui, in.local_unique / c.g(), ug / c.g());
   // The owners' gather lands in scratch; one pass puts each row at its position (decoding a
   // compressed wire) and tests it.
   c.local(encode_bytes(c, ug / c.g() * d) + ug * d * (w + 4.0));

@@ -289,8 +289,12 @@ void price_allgather(Cost& c) {
   const double d = static_cast<double>(in.dim), w = in.row_bytes, ug = in.global_unique;
   const double row = in.key_bytes + d * w;
   c.gather(Level::kFlat, in.tokens * row, in.max_tokens * row);
-  c.local(kDedupeBytesPerToken * in.tokens + (w + 8.0) * in.tokens * d +
-          16.0 * in.local_unique * d + 12.0 * ug * d);
+  // The gathered rows summed per rank into partial rows, those written into the result (a
+  // row's first rank writes it, no fill), the result scanned for finiteness and scaled.
+  const double partial = static_cast<double>(in.max_local_unique) * d * 4.0;
+  const double adds = partial <= kCachedRowBytes ? 0.0 : 8.0 * in.tokens * d;
+  c.local(kDedupeBytesPerToken * in.tokens + w * in.tokens * d + adds +
+          16.0 * in.local_unique * d + 8.0 * ug * d);
   c.scratch(in.tokens * row + 4.0 * in.max_tokens * d + 4.0 * ug * d);
 }
 
@@ -313,7 +317,9 @@ void price_unique_allgather(Cost& c) {
   scatter(c, static_cast<double>(in.max_local_unique));
   c.local(encode_bytes(c, in.max_local_unique * d));
   c.gather(Level::kFlat, all * w, in.max_local_unique * d * w);
-  c.local(kLocateBytesPerKey * in.local_unique + all * (w + 8.0) + 12.0 * in.global_unique * d);
+  // Every rank's wire rows read into the result (a row's first rank writes it, no fill; the
+  // others read and write it), the result scanned for finiteness.
+  c.local(kLocateBytesPerKey * in.local_unique + all * (w + 8.0) + 8.0 * in.global_unique * d);
   c.scratch(all * w + 4.0 * in.max_local_unique * d + 4.0 * in.global_unique * d);
 }
 
