@@ -338,9 +338,12 @@ ZFC_API zfcResult_t zfcCommInitRank(zfcComm_t* comm, int nranks, zfcUniqueId id,
 
 /* zfcCommInitRank with the rank, the number of ranks and the meeting point read from the
  * environment, as torchrun sets it: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (rank 0
- * listens on MASTER_PORT), LOCAL_RANK optional; ZIPFCOLL_-prefixed names win, and
- * mpirun's OMPI_COMM_WORLD_RANK / _SIZE stand in for RANK / WORLD_SIZE. A missing or
- * malformed variable is zfcInvalidUsage naming it. */
+ * listens on MASTER_PORT), LOCAL_RANK optional; ZIPFCOLL_-prefixed names win. Started by
+ * srun or mpirun instead, Slurm's (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID), Open MPI's
+ * (OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK) or PMIx's (PMIX_RANK) variables stand in, and
+ * without MASTER_ADDR / MASTER_PORT the ranks meet on srun's first node of the step (mpirun's
+ * loopback when every rank is on one host) at a port derived from the job's id (README,
+ * "Without MPI"). A missing or malformed variable is zfcInvalidUsage naming it. */
 ZFC_API zfcResult_t zfcCommInitFromEnv(zfcComm_t* comm, const zfcConfig_t* config);
 
 #define ZFC_SPLIT_NOCOLOR (-1)

@@ -1,8 +1,12 @@
-// How a process launched without mpirun learns its place: torchrun's variables (RANK,
-// WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), the same names prefixed ZIPFCOLL_ (which
-// win), or mpirun's OMPI_COMM_WORLD_RANK / _SIZE / _LOCAL_RANK for rank and size. A real
-// torchrun also says that its agent serves a store at MASTER_ADDR:MASTER_PORT
-// (TORCHELASTIC_USE_AGENT_STORE=True), and names the run and its restart.
+// How a process started without mpirun's MPI learns its place. Each of rank, size and local
+// rank is the first set of ZIPFCOLL_<name>, torchrun's <name> (RANK, WORLD_SIZE, LOCAL_RANK),
+// Open MPI's (OMPI_COMM_WORLD_*), PMIx's (PMIX_RANK) and Slurm's (SLURM_PROCID, SLURM_NTASKS,
+// SLURM_LOCALID), so that a program started by torchrun, mpirun or srun forms one world. The
+// ranks meet at MASTER_ADDR:MASTER_PORT (either ZIPFCOLL_-prefixed); without them, as the
+// launcher of the rank says: srun's first node of the step and mpirun's loopback when every
+// rank is on one host, and a port derived from the job's id. A real torchrun also says that
+// its agent serves a store at MASTER_ADDR:MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE=True),
+// and names the run and its restart.
 #pragma once
 
 #include <string>
@@ -23,7 +27,12 @@ struct LaunchInfo {
   bool agent_store = false;
   std::string run_id;     // TORCHELASTIC_RUN_ID ("none" when unset)
   int restart_count = 0;  // TORCHELASTIC_RESTART_COUNT: a restarted run uses fresh keys
+  // Whose variable gave the rank: "torchrun" (RANK, ZIPFCOLL_RANK), "mpirun", "pmix", "srun".
+  std::string launcher;
 };
+
+// The first host of a Slurm host list ("node[07-09,12],gpu1" is node07), its zero padding kept.
+std::string first_slurm_host(const std::string& list);
 
 // Reads the variables through `get` (std::getenv in use; a map in tests). Each missing or
 // malformed variable is a zfcInvalidUsage error that names it and its value.

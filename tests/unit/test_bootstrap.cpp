@@ -109,6 +109,112 @@ TEST(LaunchEnv, MissingOrBadVariablesAreNamed) {
   EXPECT_NE(s.message().find("MASTER_ADDR is not set"), std::string::npos) << s.message();
 }
 
+// The variables srun sets for task 5 of 8 on its second node (srun -N 2 -n 8).
+Env srun_task5() {
+  return {{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"},
+          {"SLURM_STEP_NODELIST", "gpu[007-008]"}, {"SLURM_NODELIST", "gpu[001-016]"},
+          {"SLURM_JOB_ID", "41234"}, {"SLURM_STEP_ID", "0"}};
+}
+
+TEST(LaunchEnv, SrunsTasksMeetOnTheStepsFirstNode) {
+  LaunchInfo info;
+  ASSERT_TRUE(read(srun_task5(), &info).ok());
+  EXPECT_EQ(info.rank, 5);
+  EXPECT_EQ(info.size, 8);
+  EXPECT_EQ(info.local_rank, 1);
+  EXPECT_EQ(info.launcher, "srun");
+  EXPECT_EQ(info.master_addr, "gpu007");
+  EXPECT_FALSE(info.agent_store);
+  // Every task of the step derives the same port from the job and step ids, below the
+  // ephemeral ports; another step of the job gets its own.
+  Env other = srun_task5();
+  other["SLURM_PROCID"] = "0";
+  other["SLURM_LOCALID"] = "0";
+  LaunchInfo first;
+  ASSERT_TRUE(read(other, &first).ok());
+  EXPECT_EQ(first.master_port, info.master_port);
+  EXPECT_GE(info.master_port, 10000);
+  EXPECT_LT(info.master_port, 30000);
+  other["SLURM_STEP_ID"] = "1";
+  ASSERT_TRUE(read(other, &first).ok());
+  EXPECT_NE(first.master_port, info.master_port);
+  // An explicit meeting point wins, and without a step's list the job's is used.
+  Env own = srun_task5();
+  own["MASTER_ADDR"] = "login1";
+  own["ZIPFCOLL_MASTER_PORT"] = "29400";
+  ASSERT_TRUE(read(own, &info).ok());
+  EXPECT_EQ(info.master_addr, "login1");
+  EXPECT_EQ(info.master_port, 29400);
+  Env job_list = srun_task5();
+  job_list.erase("SLURM_STEP_NODELIST");
+  ASSERT_TRUE(read(job_list, &info).ok());
+  EXPECT_EQ(info.master_addr, "gpu001");
+}
+
+TEST(LaunchEnv, SlurmHostListsGiveTheirFirstHost) {
+  EXPECT_EQ(first_slurm_host("node7"), "node7");
+  EXPECT_EQ(first_slurm_host("a1,b2"), "a1");
+  EXPECT_EQ(first_slurm_host("node[007-012,020]"), "node007");
+  EXPECT_EQ(first_slurm_host("node[3,5-6],gpu1"), "node3");
+  EXPECT_EQ(first_slurm_host("rack[2-3]-node[01-04]"), "rack2-node01");
+  EXPECT_EQ(first_slurm_host("x[1-2"), "x1");  // unterminated: what it can read
+}
+
+// The variables Open MPI 4.1's mpirun sets (mpirun -np 3 on one host).
+Env mpirun_rank2() {
+  return {{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "3"},
+          {"OMPI_COMM_WORLD_LOCAL_RANK", "2"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "3"},
+          {"OMPI_MCA_ess_base_jobid", "903806977"}, {"PMIX_NAMESPACE", "903806977"},
+          {"PMIX_RANK", "2"}};
+}
+
+TEST(LaunchEnv, MpirunsRanksMeetOnTheirOneHost) {
+  LaunchInfo info, rank0;
+  ASSERT_TRUE(read(mpirun_rank2(), &info).ok());
+  EXPECT_EQ(info.rank, 2);
+  EXPECT_EQ(info.size, 3);
+  EXPECT_EQ(info.local_rank, 2);
+  EXPECT_EQ(info.launcher, "mpirun");
+  EXPECT_EQ(info.master_addr, "127.0.0.1");
+  Env env = mpirun_rank2();
+  env["OMPI_COMM_WORLD_RANK"] = env["PMIX_RANK"] = env["OMPI_COMM_WORLD_LOCAL_RANK"] = "0";
+  ASSERT_TRUE(read(env, &rank0).ok());
+  EXPECT_EQ(rank0.master_port, info.master_port);
+  // Across hosts mpirun does not say where rank 0 runs: the address must be given.
+  env["OMPI_COMM_WORLD_LOCAL_SIZE"] = "2";
+  Status s = read(env, &info);
+  EXPECT_EQ(s.code(), zfcInvalidUsage);
+  EXPECT_NE(s.message().find("MASTER_ADDR is not set"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("several hosts"), std::string::npos) << s.message();
+  env["ZIPFCOLL_MASTER_ADDR"] = "node1";
+  ASSERT_TRUE(read(env, &info).ok());
+  EXPECT_EQ(info.master_addr, "node1");
+  // mpirun inside a Slurm allocation: the ranks are Open MPI's, not the batch step's.
+  env = mpirun_rank2();
+  Env batch = srun_task5();
+  env.insert(batch.begin(), batch.end());
+  ASSERT_TRUE(read(env, &info).ok());
+  EXPECT_EQ(info.rank, 2);
+  EXPECT_EQ(info.size, 3);
+  EXPECT_EQ(info.launcher, "mpirun");
+  EXPECT_EQ(info.master_addr, "127.0.0.1");
+}
+
+TEST(LaunchEnv, PmixWithoutASizeOrJobIsNamed) {
+  LaunchInfo info;
+  Status s = read({{"PMIX_RANK", "1"}, {"PMIX_NAMESPACE", "prterun-h-1@1"}}, &info);
+  EXPECT_EQ(s.code(), zfcInvalidUsage);
+  EXPECT_NE(s.message().find("WORLD_SIZE is not set"), std::string::npos) << s.message();
+  ASSERT_TRUE(read({{"PMIX_RANK", "1"}, {"PMIX_NAMESPACE", "prterun-h-1@1"},
+                    {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}},
+                   &info).ok());
+  EXPECT_EQ(info.launcher, "pmix");
+  EXPECT_GE(info.master_port, 10000);
+  s = read({{"PMIX_RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}}, &info);
+  EXPECT_NE(s.message().find("MASTER_PORT is not set and pmix names no job"),
+            std::string::npos) << s.message();
+}
+
 int free_port() {
   int fd = -1, port = 0;
   EXPECT_TRUE(listen_on(0, &fd, &port).ok());
