@@ -1,22 +1,24 @@
-"""A small word-level language model in PyTorch, trained data-parallel under torchrun and
-synchronised with zipfcoll: its input embedding is an nn.Embedding(sparse=True) whose
-gradient zipfcoll.torch.SparseEmbeddingSync reduces, and the dense parameters (the LSTM and
-the full softmax) go through DDP with zipfcoll's allreduce hook.
+"""A small word-level language model in PyTorch, trained data-parallel under torchrun with
+DDP, its input embedding an nn.Embedding(sparse=True). `--sync zipfcoll` (the default) adds
+one line to plain DDP: zipfcoll's communication hook, which reduces the embedding's sparse
+gradient and the dense buckets (the LSTM and the full softmax) alike.
 
     torchrun --standalone --nproc-per-node=4 examples/python/torch_word_lm.py --corpus DIR
 
-`--sync torch` trains the same model synced by torch alone, as one would without zipfcoll:
-DDP's own allreduce, and the embedding's sparse gradient all-gathered (each rank's K
-uncoalesced rows, as backward() leaves them) and summed. Both print the bytes each rank
-received per step for the embedding, and `--save FILE` writes the parameters, so that two
-runs can be compared (examples/python/compare_torch_sync.py).
+`--sync torch` trains the same model with DDP's own sync over gloo, as one would without
+zipfcoll: its allreduce of the dense buckets, and its sparse allreduce, which gathers every
+rank's coalesced rows. Both print the median step time and the bytes the busiest rank received
+per step (all traffic), and `--save FILE` writes the parameters, so that two runs can be
+compared (examples/python/compare_torch_sync.py).
 """
 
 import argparse
 import collections
 import os
 import re
+import statistics
 import sys
+import time
 
 import torch
 import torch.distributed as dist
@@ -77,29 +79,16 @@ def batch_of(corpus, step, rank, size, batch, bptt):
     return windows[:, :-1], windows[:, 1:]
 
 
-def torch_sparse_sync(weight):
-    """torch's own sync of a sparse gradient: every rank's rows all-gathered (padded to the
-    longest), summed, divided by the ranks. Returns the bytes this rank received."""
-    g = weight.grad
-    idx, val = g._indices()[0], g._values()
-    size = dist.get_world_size()
-    counts = [torch.zeros(1, dtype=torch.int64) for _ in range(size)]
-    dist.all_gather(counts, torch.tensor([idx.numel()]))
-    longest = int(max(c.item() for c in counts))
-    pad = longest - idx.numel()
-    idx_all = [torch.empty(longest, dtype=torch.int64) for _ in range(size)]
-    val_all = [torch.empty(longest, val.shape[1]) for _ in range(size)]
-    dist.all_gather(idx_all, torch.nn.functional.pad(idx, (0, pad)))
-    dist.all_gather(val_all, torch.nn.functional.pad(val, (0, 0, 0, pad)))
-    rows = [(i[:int(c.item())], v[:int(c.item())]) for i, v, c in zip(idx_all, val_all, counts)]
-    summed = torch.sparse_coo_tensor(torch.cat([i for i, _ in rows]).unsqueeze(0),
-                                     torch.cat([v for _, v in rows]), weight.shape,
-                                     check_invariants=True).coalesce()
-    weight.grad = torch.sparse_coo_tensor(summed.indices(), summed.values() / size,
-                                          weight.shape, is_coalesced=True,
-                                          check_invariants=False)  # coalesced just above
-    row_bytes = 8 + 4 * val.shape[1]
-    return (size - 1) * (8 + longest * row_bytes)
+def gloo_bytes_received(model, x, size):
+    """What a rank receives in one step of DDP's sync over gloo: the ring allreduce of the
+    dense buckets (2 (G-1)/G of their bytes) and, for the sparse embedding, every other
+    rank's coalesced rows with their int64 ids (gloo's sparse allreduce gathers them), the
+    busiest rank's count of distinct ids standing for each rank's."""
+    dense = sum(p.numel() * 4 for n, p in model.named_parameters() if n != "embedding.weight")
+    distinct = torch.tensor([x.unique().numel()])
+    dist.all_reduce(distinct, op=dist.ReduceOp.MAX)
+    dim = model.embedding.weight.shape[1]
+    return 2 * (size - 1) / size * dense + (size - 1) * int(distinct) * (8 + 4 * dim)
 
 
 def main():
@@ -109,53 +98,55 @@ def main():
     corpus = read_corpus(args.corpus, args.vocab, args.max_words)
     torch.manual_seed(0)  # the same initial parameters on every rank and in both syncs
     model = WordLM(args.vocab, args.dim)
-    # DDP reduces the dense parameters; the embedding's sparse gradient is synced apart.
-    torch.nn.parallel.DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(
-        model, ["embedding.weight"])
     ddp = torch.nn.parallel.DistributedDataParallel(model)
     if args.sync == "zipfcoll":
         import zipfcoll.torch as zt
         comm = zt.comm_from_process_group(timeout_ms=60000)
-        sparse = zt.SparseEmbeddingSync(comm, [model.embedding], algorithm=args.algorithm,
-                                        compression=args.compression)
-        ddp.register_comm_hook(zt.AllReduceHookState(comm, compression=args.compression),
-                               zt.allreduce_hook)
+        state = zt.HookState(comm, compression=args.compression, algorithm=args.algorithm)
+        ddp.register_comm_hook(state, zt.hook)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
-    received = []
+    received, seconds = [], []
     if rank == 0:
         print(f"torch_word_lm: {size} ranks, sync {args.sync}, V={args.vocab} D={args.dim} "
               f"K={args.batch * args.bptt} tokens per rank and step, {len(corpus)} words")
     for step in range(args.steps):
         x, y = batch_of(corpus, step, rank, size, args.batch, args.bptt)
+        dist.barrier()  # every rank starts the step together: its time is the step's
+        start = time.perf_counter()
+        if args.sync == "zipfcoll":
+            comm.reset_stats()
         optimizer.zero_grad(set_to_none=True)
         loss = torch.nn.functional.cross_entropy(ddp(x).reshape(-1, args.vocab), y.reshape(-1))
         loss.backward()
-        loss_sum = torch.tensor([loss.item()])  # summed over the ranks for the log
         if args.sync == "zipfcoll":
-            comm.reset_stats()
-            # The loss rides on the embedding's exchange: one agreement, no round of its own.
-            if not sparse.synchronize(values=loss_sum):
-                raise SystemExit("an overflow on the wire: lower --compression's range")
-            received.append(comm.stats()["total"]["bytes_received"])
+            stepped = state.step(optimizer)
         else:
-            received.append(torch_sparse_sync(model.embedding.weight))
-            dist.all_reduce(loss_sum)
-        optimizer.step()
+            optimizer.step()
+            stepped = True
+        seconds.append(time.perf_counter() - start)
+        if not stepped:
+            raise SystemExit("an overflow on the wire: lower --compression's range")
+        received.append(comm.stats()["total"]["bytes_received"] if args.sync == "zipfcoll"
+                        else gloo_bytes_received(model, x, size))
+        loss_sum = torch.tensor([loss.item()])  # summed over the ranks for the log
+        dist.all_reduce(loss_sum)
         if rank == 0 and (step + 1) % 5 == 0:
             print(f"step {step + 1}: loss {loss_sum.item() / size:.4f} (mean of the ranks)")
     mean = sum(received) / len(received)
     busiest = torch.tensor([mean])
     dist.all_reduce(busiest, op=dist.ReduceOp.MAX)
+    slowest = torch.tensor([statistics.median(seconds[1:] or seconds)])
+    dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
     if rank == 0:
-        # zipfcoll's figure also counts the loss riding on the embedding's exchange.
-        detail = (f" ({', '.join(sparse.last_algorithms)}, with the loss)"
+        detail = (f" ({', '.join(state.last_algorithms)} for the embedding)"
                   if args.sync == "zipfcoll" else "")
-        print(f"embedding sync{detail}: {busiest.item() / 1e6:.4f} MB received per step by "
-              f"the busiest rank")
+        print(f"sync {args.sync}{detail}: {busiest.item() / 1e6:.4f} MB received per step by "
+              f"the busiest rank; median step {slowest.item() * 1e3:.1f} ms (slowest rank, "
+              f"steps 2..{args.steps})")
         if args.save:
             torch.save({k: v.detach().clone() for k, v in model.state_dict().items()}, args.save)
     if args.sync == "zipfcoll":
-        sparse.destroy()
+        state.close()
         comm.destroy()
     # DDP's reducer goes before its process group, and no rank leaves while another still
     # talks to it.

@@ -1,22 +1,22 @@
 """zipfcoll for PyTorch users: a communicator from a ``torch.distributed`` process group or
-store, a synchroniser for sparse embedding gradients, and a DDP communication hook for dense
-buckets. Importable only where torch is.
+store, and one DDP communication hook for sparse and dense gradients. Importable only where
+torch is.
 
     import torch.distributed as dist
     import zipfcoll.torch as zt
     dist.init_process_group("gloo")               # under torchrun
     comm = zt.comm_from_process_group()           # zipfcoll's own transport (UCX or NCCL)
-    sync = zt.SparseEmbeddingSync(comm, [model.embedding])   # nn.Embedding(sparse=True)
-    model = torch.nn.parallel.DistributedDataParallel(model)
-    model.register_comm_hook(zt.AllReduceHookState(comm), zt.allreduce_hook)
+    model = torch.nn.parallel.DistributedDataParallel(model)   # embeddings sparse=True
+    state = zt.HookState(comm)                    # fp32 on the wire unless asked
+    model.register_comm_hook(state, zt.hook)
     ...
-    loss.backward()
-    sync.synchronize(values=loss_sum)             # the embedding's gradient: the ranks' mean;
-    optimizer.step()                              # loss_sum summed over ranks in one group
+    loss.backward()                               # every gradient: the ranks' mean
+    state.step(optimizer)                         # skipped on every rank if a sum overflowed
 
-Leave the sparse embeddings out of DDP (``DistributedDataParallel.
-_set_params_and_buffers_to_ignore_for_model(model, ["embedding.weight"])`` before wrapping,
-as examples/python/torch_word_lm.py does) and let :class:`SparseEmbeddingSync` reduce them.
+DDP broadcasts every parameter from rank 0 when it wraps the model, sparse embeddings
+included, and hands their sparse gradients to the hook (see ``zipfcoll._torch_hook``).
+:class:`SparseEmbeddingSync` and :func:`allreduce_hook` are the earlier two-part form (the
+embeddings hidden from DDP and synchronised by hand); they remain for code that uses them.
 """
 
 import collections
@@ -25,11 +25,12 @@ import hashlib
 import torch
 import torch.distributed as dist
 
+from ._torch_hook import HookState, as_tensor as _as_tensor, hook
 from ._zipfcoll import Comm, SparsePlan, get_unique_id
 
 __all__ = [
-    "AllReduceHookState", "SparseEmbeddingSync", "allreduce_hook", "comm_from_process_group",
-    "comm_from_store",
+    "AllReduceHookState", "HookState", "SparseEmbeddingSync", "allreduce_hook",
+    "comm_from_process_group", "comm_from_store", "hook",
 ]
 
 # How many communicators this process has made under each key prefix: every member of a
@@ -69,14 +70,6 @@ def comm_from_process_group(group=None, **config):
 
 
 _ROW_TYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
-
-
-def _as_tensor(view, device):
-    """A tensor of its own holding a plan's result view (copied: the view is rewritten by the
-    plan's next reduce). The view is a zipfcoll.DeviceArray or a NumPy array."""
-    if hasattr(view, "__dlpack_device__") and view.__dlpack_device__()[0] != 1:
-        return torch.from_dlpack(view).clone()
-    return torch.tensor(view, device=device)  # a read-only NumPy view: copied
 
 
 class SparseEmbeddingSync:
@@ -172,12 +165,12 @@ class SparseEmbeddingSync:
 
 
 class AllReduceHookState:
-    """The state of :func:`allreduce_hook`: the communicator, the wire ('none', 'fp16' or
-    'bf16', with `scale`), and ``overflowed``, set on every rank alike when a bucket's
+    """The state of :func:`allreduce_hook`: the communicator, the wire ('none', the default,
+    'fp16' or 'bf16', with `scale`), and ``overflowed``, set on every rank alike when a bucket's
     compressed sum was not finite. :meth:`step` runs the optimizer's step unless it was, and
     clears it."""
 
-    def __init__(self, comm, compression="fp16", scale=1.0):
+    def __init__(self, comm, compression="none", scale=1.0):
         self.comm = comm
         self.compression = compression
         self.scale = scale

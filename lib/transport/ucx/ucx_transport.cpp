@@ -1,5 +1,6 @@
 #include "transport/ucx/ucx_transport.hpp"
 
+#include <poll.h>
 #include <sched.h>
 #include <ucp/api/ucp.h>
 
@@ -62,14 +63,20 @@ class UcxWorld {
     ZFC_RETURN_IF_ERROR(check(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read"));
     ucp_params_t params{};
     params.field_mask = UCP_PARAM_FIELD_FEATURES;
-    params.features = UCP_FEATURE_TAG;
+    params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
     const ucs_status_t s = ucp_init(&params, config, &context_);
     ucp_config_release(config);
     ZFC_RETURN_IF_ERROR(check(s, "ucp_init"));
     ucp_worker_params_t wp{};
     wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+    // Serialized, not single: a communicator's calls may come from any thread, one at a time
+    // (zipfcoll.torch's hook runs them on a worker thread while the trainer's own calls come
+    // from its main thread). The library never makes two calls on one communicator at once,
+    // so the worker needs no lock of its own.
+    wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
     ZFC_RETURN_IF_ERROR(check(ucp_worker_create(context_, &wp, &worker_), "ucp_worker_create"));
+    // Without an event descriptor (a transport that cannot wake a sleeper) idle waits yield.
+    if (ucp_worker_get_efd(worker_, &efd_) != UCS_OK) efd_ = -1;
     ucp_address_t* address = nullptr;
     size_t length = 0;
     ZFC_RETURN_IF_ERROR(
@@ -111,6 +118,32 @@ class UcxWorld {
   int size() const { return static_cast<int>(eps_.size()); }
   int rank() const { return rank_; }
   ucp_worker_h worker() const { return worker_; }
+
+  // Progresses the worker once; *idle counts the calls in a row that found nothing to do.
+  // Spinning is fastest while a message is on its way. After kSpinIdle empty calls the core
+  // goes to the peers by a yield, and after kYieldIdle the thread sleeps on the worker's
+  // event descriptor for at most kSleepMs (then looks at its deadline and its peers again):
+  // ranks often outnumber cores, and a rank that waits for the slowest must not take the
+  // slowest's core from it (a yield alone still spins whenever the core is free of others,
+  // while a trainer's backward, say, runs on other threads of the same process).
+  void progress(unsigned* idle) const {
+    constexpr unsigned kSpinIdle = 64, kYieldIdle = 64 + 1024;
+    constexpr int kSleepMs = 1;
+    if (ucp_worker_progress(worker_) != 0) {
+      *idle = 0;
+      return;
+    }
+    if (++*idle <= kSpinIdle) return;
+    if (*idle <= kYieldIdle || efd_ < 0) {
+      sched_yield();
+      return;
+    }
+    // UCS_ERR_BUSY: events arrived since the last progress; progress again at once.
+    if (ucp_worker_arm(worker_) == UCS_OK) {
+      pollfd fd{efd_, POLLIN, 0};
+      poll(&fd, 1, kSleepMs);
+    }
+  }
   ucp_ep_h ep(int world_rank) const { return eps_[static_cast<size_t>(world_rank)]; }
   int timeout_ms() const { return timeout_ms_; }
   const std::string& failure() const { return failure_; }
@@ -141,6 +174,7 @@ class UcxWorld {
 
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;
+  int efd_ = -1;  // the worker's event descriptor, or -1
   std::vector<ucp_ep_h> eps_;
   std::vector<void*> closing_;  // the destructor's close requests (reserved in init)
   std::vector<char> failed_;  // per rank: UCX reported its endpoint broken
@@ -454,11 +488,7 @@ class UcxTransport final : public Transport {
         *bytes = info.length;
         return Status::Ok();
       }
-      if (ucp_worker_progress(world_->worker()) != 0) {
-        idle = 0;
-      } else if (++idle > 64) {
-        sched_yield();
-      }
+      world_->progress(&idle);
       if (timeout > 0 && Clock::now() > deadline) {
         return error(zfcTimeout, "rank %d: receiving from rank %d took longer than timeout_ms "
                      "%d", rank(), peer, timeout);
@@ -510,13 +540,7 @@ class UcxTransport final : public Transport {
     unsigned idle = 0;
     ucs_status_t s;
     while ((s = ucp_request_check_status(request)) == UCS_INPROGRESS) {
-      // Spinning is fastest while a message is on its way; after a while with nothing to
-      // do, give the core to the peers (ranks often outnumber cores).
-      if (ucp_worker_progress(world_->worker()) != 0) {
-        idle = 0;
-      } else if (++idle > 64) {
-        sched_yield();
-      }
+      world_->progress(&idle);
       if (bounded && Clock::now() > deadline) return UCS_ERR_TIMED_OUT;
       // The peer is dead: its message will not come, and ours will not be taken.
       if (world_->peer_failed(peer_world)) return UCS_ERR_CONNECTION_RESET;

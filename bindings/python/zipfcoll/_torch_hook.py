@@ -1,0 +1,177 @@
+"""The one DDP communication hook of zipfcoll.torch: every bucket DDP hands it, dense or
+sparse, reduced by zipfcoll on a worker thread while backward goes on.
+
+DDP calls a communication hook once per bucket, in bucket order, the same order on every rank
+(it launches bucket i only after buckets 0..i-1), from the thread that runs backward. A
+parameter with a sparse gradient (``nn.Embedding(sparse=True)``, ``nn.EmbeddingBag
+(sparse=True)``) is a bucket of its own whose buffer is that sparse gradient, one row per
+token; DDP makes the tensor the hook's future returns the parameter's gradient. So the hook
+queues each bucket's collective on one worker thread, in the order DDP hands them, and returns
+at once: the collectives run in the same order on every rank, one after another, while
+autograd computes the earlier layers' gradients, as DDP's own buckets overlap.
+
+Why a thread and not a side stream: on CPU there is no stream, and the library's calls block
+until their exchange is done; a thread is the one way to let backward go on. The calls release
+the GIL while they communicate. A CUDA bucket's call is queued on the stream backward was
+using when DDP handed the bucket over (never run on a GPU yet).
+"""
+
+import concurrent.futures
+
+import torch
+
+from ._zipfcoll import Comm, SparsePlan
+
+_ROW_TYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
+
+
+def as_tensor(view, device):
+    """A tensor of its own holding a result view (copied: a plan's next reduce rewrites its
+    views). The view is a zipfcoll.DeviceArray or a NumPy array."""
+    if hasattr(view, "__dlpack_device__") and view.__dlpack_device__()[0] != 1:
+        return torch.from_dlpack(view).clone()
+    return torch.tensor(view, device=device)  # a read-only NumPy view: copied
+
+
+class HookState:
+    """The state of :func:`hook`, and the one place to learn of an overflow.
+
+    ``model.register_comm_hook(HookState(comm), zipfcoll.torch.hook)`` on a DDP model: dense
+    buckets go through zipfcoll's deterministic allreduce, sparse embedding gradients through
+    a sparse plan per parameter (made on first use), and every result is the ranks' mean, as
+    DDP's. `compression` ('none', 'fp16' or 'bf16', with `scale`) is the wire of both; the
+    default is fp32. `algorithm` is the sparse plans'. With ``overlap=False`` each bucket is
+    reduced inside the hook, before backward goes on.
+
+    ``overflowed`` is True when a sum of the last backward was not finite (on every rank
+    alike; its gradients then hold inf or NaN, which AMP's GradScaler also sees); :meth:`step`
+    runs the optimizer unless it is. Use the state as a context manager, or call
+    :meth:`close`, before destroying the communicator: it ends the worker and frees the plans.
+    """
+
+    def __init__(self, comm, *, compression="none", scale=1.0, algorithm="default",
+                 overlap=True):
+        if not isinstance(comm, Comm):
+            raise TypeError("comm must be a zipfcoll.Comm")
+        self.comm = comm
+        self.compression = compression
+        self.scale = scale
+        self.algorithm = algorithm
+        self.overflowed = False
+        self.last_algorithms = []  # the sparse buckets' algorithms in the last backward
+        self._plans = {}  # id(parameter) -> (parameter, SparsePlan)
+        self._worker = (concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="zipfcoll-hook") if overlap else None)
+        # What the backward in progress has seen so far: the worker's alone until its last
+        # bucket publishes it.
+        self._overflow_now = False
+        self._algorithms_now = []
+
+    def step(self, optimizer):
+        """optimizer.step() unless the last backward overflowed (then every rank skips it).
+        Returns whether it stepped."""
+        if self.overflowed:
+            return False
+        optimizer.step()
+        return True
+
+    def close(self):
+        """Waits for queued buckets, ends the worker and frees the plans. Idempotent."""
+        if self._worker is not None:
+            self._worker.shutdown(wait=True)
+            self._worker = None
+        for _, plan in self._plans.values():
+            plan.destroy()
+        self._plans = {}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ---- the hook's work --------------------------------------------------------------------
+
+    def _plan(self, param):
+        entry = self._plans.get(id(param))
+        if entry is None or entry[0] is not param:
+            if param.dtype not in _ROW_TYPES:
+                raise ValueError(f"a sparse gradient of {param.dtype}: zipfcoll takes float32, "
+                                 "float16 or bfloat16 rows")
+            vocab, dim = param.shape
+            plan = SparsePlan(self.comm, dim, vocab, row_type=_ROW_TYPES[param.dtype],
+                              index_type="int64", algorithm=self.algorithm,
+                              compression=self.compression, scale=self.scale)
+            entry = (param, plan)
+            self._plans[id(param)] = entry
+        return entry[1]
+
+    def _submit(self, job, last):
+        """A future of job(), run in bucket order on the worker (or now, without one)."""
+        future = torch.futures.Future()
+
+        def task():
+            try:
+                value = job()
+            except BaseException as e:  # the failure reaches backward() through the future
+                self._publish(last)
+                future.set_exception(e)
+                return
+            self._publish(last)
+            future.set_result(value)
+
+        if self._worker is None:
+            task()
+        else:
+            self._worker.submit(task)
+        return future
+
+    def _publish(self, last):
+        if last:
+            self.overflowed, self._overflow_now = self._overflow_now, False
+            self.last_algorithms, self._algorithms_now = self._algorithms_now, []
+
+    def _dense(self, buffer, stream):
+        work = buffer if buffer.dtype == torch.float32 else buffer.float()
+        res = self.comm.allreduce(work, work, compression=self.compression, scale=self.scale,
+                                  stream=stream)
+        self._overflow_now = self._overflow_now or res.overflowed
+        work.div_(self.comm.size)
+        if work is not buffer:
+            buffer.copy_(work)
+        return buffer
+
+    def _sparse(self, grad, plan, stream):
+        # The rows as backward left them, one per token: the plan sums repeated ids itself, in
+        # fp32 and in rank order, so the result has the same bits on every rank.
+        idx = grad._indices()[0].contiguous()
+        rows = grad._values().contiguous()
+        res = plan.reduce(idx, rows, stream=stream)
+        self._overflow_now = self._overflow_now or res.overflowed
+        self._algorithms_now.append(res.algorithm)
+        indices = as_tensor(res.indices, grad.device)
+        summed = as_tensor(res.rows, grad.device).div_(self.comm.size)
+        # Sorted and distinct by construction: no check is needed.
+        return torch.sparse_coo_tensor(indices.unsqueeze(0), summed.to(grad.dtype), grad.shape,
+                                       is_coalesced=True, check_invariants=False)
+
+
+def hook(state, bucket):
+    """DDP's communication hook for sparse and dense gradients alike
+    (``model.register_comm_hook(zipfcoll.torch.HookState(comm), zipfcoll.torch.hook)``):
+    returns at once a ``torch.futures.Future`` that the state's worker completes with the
+    ranks' mean of the bucket (see :class:`HookState`)."""
+    buffer = bucket.buffer()
+    last = bucket.is_last()
+    stream = torch.cuda.current_stream(buffer.device) if buffer.is_cuda else None
+    if buffer.layout == torch.sparse_coo:
+        params = bucket.parameters()
+        if len(params) != 1:
+            raise RuntimeError(f"a sparse bucket of {len(params)} parameters: DDP gives each "
+                               "sparse parameter a bucket of its own")
+        plan = state._plan(params[0])
+        return state._submit(lambda: state._sparse(buffer, plan, stream), last)
+    if buffer.layout != torch.strided:
+        raise RuntimeError(f"a bucket of layout {buffer.layout}: zipfcoll.torch.hook reduces "
+                           "dense and sparse COO gradients")
+    return state._submit(lambda: state._dense(buffer, stream), last)
