@@ -25,6 +25,47 @@ from ._zipfcoll import Comm, SparsePlan
 _ROW_TYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
 
 
+class CommQueue:
+    """The one worker thread through which zipfcoll.torch makes a communicator's calls during
+    backward: the hook's buckets and ShardedEmbedding's lookups and updates. A communicator
+    takes one call at a time, and every rank must make its calls in the same order; one
+    first-in first-out worker per communicator gives both, since autograd reaches the
+    buckets and the modules in the same order on every rank."""
+
+    _queues = {}  # id(comm) -> (comm, CommQueue)
+
+    def __init__(self):
+        self.worker = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="zipfcoll-comm")
+        self.users = 0
+
+    @classmethod
+    def acquire(cls, comm):
+        entry = cls._queues.get(id(comm))
+        if entry is None or entry[0] is not comm:
+            entry = (comm, CommQueue())
+            cls._queues[id(comm)] = entry
+        entry[1].users += 1
+        return entry[1]
+
+    @classmethod
+    def find(cls, comm):
+        """The communicator's queue while a HookState uses it, else None."""
+        entry = cls._queues.get(id(comm))
+        return entry[1] if entry is not None and entry[0] is comm else None
+
+    def release(self, comm):
+        """Drops a user; the last one waits for the queued calls and ends the worker."""
+        self.users -= 1
+        if self.users == 0:
+            self.worker.shutdown(wait=True)
+            del CommQueue._queues[id(comm)]
+
+    def run(self, job):
+        """job() on the worker, after every call queued before it; its result, here."""
+        return self.worker.submit(job).result()
+
+
 def as_tensor(view, device):
     """A tensor of its own holding a result view (copied: a plan's next reduce rewrites its
     views). The view is a zipfcoll.DeviceArray or a NumPy array."""
@@ -60,8 +101,7 @@ class HookState:
         self.overflowed = False
         self.last_algorithms = []  # the sparse buckets' algorithms in the last backward
         self._plans = {}  # id(parameter) -> (parameter, SparsePlan)
-        self._worker = (concurrent.futures.ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="zipfcoll-hook") if overlap else None)
+        self._queue = CommQueue.acquire(comm) if overlap else None
         # What the backward in progress has seen so far: the worker's alone until its last
         # bucket publishes it.
         self._overflow_now = False
@@ -77,9 +117,9 @@ class HookState:
 
     def close(self):
         """Waits for queued buckets, ends the worker and frees the plans. Idempotent."""
-        if self._worker is not None:
-            self._worker.shutdown(wait=True)
-            self._worker = None
+        if self._queue is not None:
+            self._queue.release(self.comm)
+            self._queue = None
         for _, plan in self._plans.values():
             plan.destroy()
         self._plans = {}
@@ -120,10 +160,10 @@ class HookState:
             self._publish(last)
             future.set_result(value)
 
-        if self._worker is None:
+        if self._queue is None:
             task()
         else:
-            self._worker.submit(task)
+            self._queue.worker.submit(task)
         return future
 
     def _publish(self, last):

@@ -15,7 +15,8 @@ torch is.
 
 DDP broadcasts every parameter from rank 0 when it wraps the model, sparse embeddings
 included, and hands their sparse gradients to the hook (see ``zipfcoll._torch_hook``).
-:class:`SparseEmbeddingSync` and :func:`allreduce_hook` are the earlier two-part form (the
+:class:`ShardedEmbedding` is an embedding table split over the ranks, updated where its
+rows live. :class:`SparseEmbeddingSync` and :func:`allreduce_hook` are the earlier two-part form (the
 embeddings hidden from DDP and synchronised by hand); they remain for code that uses them.
 """
 
@@ -26,10 +27,11 @@ import torch
 import torch.distributed as dist
 
 from ._torch_hook import HookState, as_tensor as _as_tensor, hook
+from ._torch_sharded import ShardedEmbedding
 from ._zipfcoll import Comm, SparsePlan, get_unique_id
 
 __all__ = [
-    "AllReduceHookState", "HookState", "SparseEmbeddingSync", "allreduce_hook",
+    "AllReduceHookState", "HookState", "ShardedEmbedding", "SparseEmbeddingSync", "allreduce_hook",
     "comm_from_process_group", "comm_from_store", "hook",
 ]
 

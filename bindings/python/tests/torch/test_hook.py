@@ -267,7 +267,7 @@ def test_the_readme_recipe_runs_as_written(group):
     }
     exec(readme_recipe(), scope)
     ddp, state = scope["ddp"], scope["state"]
-    assert state._worker is None and not state._plans  # the with block closed it
+    assert state._queue is None and not state._plans  # the with block closed it
     assert ddp.module.emb.weight.grad.is_sparse
     flat = torch.cat([p.detach().flatten() for p in ddp.parameters()])
     seen = [torch.empty_like(flat) for _ in range(dist.get_world_size())]
