@@ -108,6 +108,10 @@ class ShardedEmbedding(torch.nn.Module):
             self._local_ids = ids
         return self._local_ids
 
+    # Under torch.compile the lookup is one graph break: its collectives are calls into the
+    # library that dynamo cannot trace, so it is left to run eagerly, forward and backward,
+    # and the layers around it are compiled.
+    @torch.compiler.disable
     def forward(self, ids):
         anchor = torch.empty(0, requires_grad=torch.is_grad_enabled())
         return _Lookup.apply(anchor, self, ids)
