@@ -1,5 +1,6 @@
 // zipfcoll.Comm: making communicators (from mpi4py, the environment or a unique id),
 // splitting and ending them, and what they report (ranks, topology, statistics).
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -34,11 +35,26 @@ int Comm::rank() const {
   return r;
 }
 
+void Comm::drop_plan(SparsePlan* p) {
+  plans_.erase(std::remove(plans_.begin(), plans_.end(), p), plans_.end());
+}
+
 void Comm::destroy() {
   zfcComm_t h = get();
   if (!owned()) {
     raise_error(zfcInvalidUsage, "this communicator belongs to its SeedGroup; destroy the group");
   }
+  // Its plans go first, so that it and they may be destroyed in either order; not while a
+  // result of one is still referenced: its views point into the plan's buffers.
+  for (SparsePlan* p : plans_) {
+    if (p->live_views() > 0) {
+      raise_error(zfcInvalidUsage, "a result of one of this communicator's " +
+                  std::to_string(plans_.size()) + " plans is still referenced (its arrays "
+                  "point into the plan): delete it, or copy what you keep, before destroying "
+                  "the communicator");
+    }
+  }
+  while (!plans_.empty()) plans_.back()->free_with_comm();
   zfcResult_t r;
   {
     py::gil_scoped_release unlocked;
@@ -273,7 +289,8 @@ void bind_comm(py::module_& m) {
            "Collective. Ranks passing the same color (>= 0) form a new Comm ordered by key;\n"
            "color -1 returns None.")
       .def("destroy", &Comm::destroy,
-           "Collective. Frees the communicator; InvalidUsageError while plans on it live.")
+           "Collective. Frees the communicator and the plans made on it; InvalidUsageError "
+           "while a result of one of them is referenced.")
       .def("abort", &Comm::abort, "Local. Frees the communicator without communicating.")
       .def("__enter__", [](py::object self) { return self; })
       .def("__exit__", [](Comm& c, py::object type, py::object, py::object) {

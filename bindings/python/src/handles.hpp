@@ -6,11 +6,15 @@
 
 #include <pybind11/pybind11.h>
 
+#include <vector>
+
 #include "zipfcoll/zipfcoll.h"
 
 namespace py = pybind11;
 
 namespace zfcpy {
+
+class SparsePlan;
 
 class Comm {
  public:
@@ -22,14 +26,21 @@ class Comm {
   // The live handle; InvalidUsageError once destroyed or aborted.
   zfcComm_t get() const;
   bool owned() const { return keeper_.is_none(); }
-  void destroy();  // collective
+  // Collective. Frees the plans made on it first (unless a result view of one is alive:
+  // InvalidUsageError, nothing freed), so that a communicator and its plans may be destroyed
+  // in either order.
+  void destroy();
   void abort();    // local
   bool alive() const { return handle_ != nullptr; }
   int rank() const;
+  // The plans made on it and not yet freed (SparsePlan registers itself).
+  void add_plan(SparsePlan* p) { plans_.push_back(p); }
+  void drop_plan(SparsePlan* p);
 
  private:
   zfcComm_t handle_;
   py::object keeper_;  // None, or the seed group that owns the communicator
+  std::vector<SparsePlan*> plans_;
 };
 
 class SparsePlan {
@@ -47,6 +58,9 @@ class SparsePlan {
   void destroy();
   // The owner of one result's views: counts as a live view until it is collected.
   static py::capsule view_owner(py::object plan);
+  int live_views() const { return live_views_; }
+  // Freed by its communicator's destroy: later calls say so, destroy() is a no-op.
+  void free_with_comm();
 
  private:
   void release();

@@ -13,18 +13,30 @@ SparsePlan::SparsePlan(py::object comm, const zfcSparsePlanConfig_t& config)
     : comm_(std::move(comm)), config_(config) {
   zfcComm_t c = this->comm().get();
   check(zfcSparsePlanCreate(c, &config_, &handle_), c);
+  this->comm().add_plan(this);
 }
 
 SparsePlan::~SparsePlan() { release(); }
 
 zfcSparsePlan_t SparsePlan::get() const {
-  if (destroyed_) raise_error(zfcInvalidUsage, "the plan was destroyed");
+  if (destroyed_) {
+    raise_error(zfcInvalidUsage, handle_ == nullptr && !comm().alive()
+                                     ? "the plan was freed with its communicator"
+                                     : "the plan was destroyed");
+  }
   return handle_;
 }
 
 void SparsePlan::release() {
+  if (handle_ == nullptr) return;
   zfcSparsePlanDestroy(handle_);
   handle_ = nullptr;
+  comm().drop_plan(this);
+}
+
+void SparsePlan::free_with_comm() {
+  destroyed_ = true;
+  release();
 }
 
 void SparsePlan::destroy() {

@@ -6,11 +6,13 @@ an overflow, the README's recipe)."""
 
 import pathlib
 
+import numpy as np
 import pytest
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
+import zipfcoll
 import zipfcoll.torch as zt
 
 V, D, H = 500, 16, 24
@@ -274,3 +276,24 @@ def test_the_readme_recipe_runs_as_written(group):
     dist.all_gather(seen, flat)
     assert all(torch.equal(s, seen[0]) for s in seen)
     scope["comm"].destroy()
+
+
+def test_objects_go_in_any_order(group):
+    # The communicator first, with a hook state, a sharded table and a plan of its own alive.
+    comm = zt.comm_from_process_group(group, timeout_ms=60000)
+    model = DDP(Model())
+    state = zt.HookState(comm)
+    model.register_comm_hook(state, zt.hook)
+    loss_of(model, *batch(dist.get_rank(), 0)).backward()
+    table = zt.ShardedEmbedding(comm, V, D)
+    plan = zipfcoll.SparsePlan(comm, D, V)
+    result = plan.reduce(np.arange(3, dtype=np.int32), np.ones((3, D), np.float32))
+    with pytest.raises(zipfcoll.InvalidUsageError, match="still referenced"):
+        comm.destroy()  # the result's arrays point into the plan: nothing is freed
+    del result
+    comm.destroy()
+    state.close()
+    table.close()
+    plan.destroy()
+    with pytest.raises(zipfcoll.InvalidUsageError, match="freed with its communicator"):
+        plan.reduce(np.arange(3, dtype=np.int32), np.ones((3, D), np.float32))
