@@ -4,7 +4,9 @@
 #      every test in it;
 #   2. a clang build of the host code with AddressSanitizer and UndefinedBehaviorSanitizer
 #      (undefined behaviour is fatal, leaks are reported), running the unit and multi-rank
-#      tests again, and every fuzz target for 15 s.
+#      tests again, and every fuzz target for 15 s; then a clang build with ThreadSanitizer
+#      of the one test that calls the library from two threads (tests/threads/async_path.cpp:
+#      the calls zipfcoll.torch's hook makes from its worker), run with any report fatal.
 # With both parts (the default), the sanitizer build compiles at the lowest CPU priority
 # (nice 19) while the normal build's tests run: most of those tests wait on their ranks'
 # messages and leave a core idle part of the time, which the build takes, and at nice 19 it
@@ -26,6 +28,11 @@ sanitize_build() {
     -DZIPFCOLL_WITH_CUDA=OFF -DZIPFCOLL_BUILD_BENCH=OFF -DZIPFCOLL_BUILD_EXAMPLES=OFF \
     -DZIPFCOLL_BUILD_PYTHON=OFF
   cmake --build build-sanitize
+  # ThreadSanitizer cannot share a build with AddressSanitizer; only its test is built.
+  CC=clang CXX=clang++ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DZIPFCOLL_SANITIZE=thread -DZIPFCOLL_WITH_CUDA=OFF -DZIPFCOLL_BUILD_BENCH=OFF \
+    -DZIPFCOLL_BUILD_EXAMPLES=OFF -DZIPFCOLL_BUILD_PYTHON=OFF
+  cmake --build build-tsan --target zfc_async_path
 }
 
 if [ "$what" = normal ] || [ "$what" = all ]; then
@@ -83,4 +90,6 @@ if [ "$what" = sanitize ] || [ "$what" = all ]; then
   # builds an outside program without the sanitizers.
   ASAN_OPTIONS="$asan:detect_leaks=0" \
     ctest --test-dir build-sanitize --output-on-failure -j2 -E "$no_mpirun|^install_consumer$"
+  TSAN_OPTIONS="halt_on_error=1:exitcode=66" \
+    ctest --test-dir build-tsan --output-on-failure -j2 -R '^async_path_np[0-9]+$'
 fi
