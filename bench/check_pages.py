@@ -42,15 +42,16 @@ EARLIER = re.compile(r"made on an earlier version, zipfcoll (\d+\.\d+\.\d+)"
 # What the generators write, from the raw outputs (regenerate()).
 GENERATED = ["README.md", "sparse.csv", "allreduce.csv", "heaps.csv", "kernels.csv",
              "transports.md", "seed_groups.md", "scale.csv", "scale_report.txt", "sharded.md",
-             "fused.md", "trainer/report.md"]
+             "fused.md", "trainer/report.md", "torch.md"]
 # The files a page's figures come from when it names none: its raw folders and tables.
 SOURCES = {"README.md": ["README.md", "raw"], "transports.md": ["transports.md", "raw"],
            "seed_groups.md": ["seed_groups.md", "raw"], "NOTES.md": ["README.md"],
            "scale_model.md": ["scale_report.txt", "scale.csv"],
            "sharded.md": ["sharded.md", "raw_sharded"], "fused.md": ["fused.md", "raw_fused"],
-           "trainer/report.md": ["trainer"], "gpu.md": ["gpu.md", "raw_gpu"]}
+           "trainer/report.md": ["trainer"], "gpu.md": ["gpu.md", "raw_gpu"],
+           "torch.md": ["torch.md", "raw_torch"]}
 # Folders a generator reads: never exempt from the version check.
-GENERATOR_INPUTS = ["raw", "raw_scale", "raw_sharded", "raw_fused", "trainer"]
+GENERATOR_INPUTS = ["raw", "raw_scale", "raw_sharded", "raw_fused", "trainer", "raw_torch"]
 # Lines that only say what made a file; their versions are checked by check_versions.
 STAMP_LINE = re.compile(r"^(# )?_?[Mm]ade by |^# zipfcoll \d|\"made_by\"|"
                         r"wall time of the whole run")
@@ -151,6 +152,8 @@ def regenerate(py, copy, command):
         runs.append([py, b("fused_report.py"), "--raw", c("raw_fused"), "--out", c("fused.md")])
     if os.path.isdir(c("trainer")):
         runs.append([py, b("trainer", "trainer_report.py"), c("trainer")])
+    if os.path.isdir(c("raw_torch")):
+        runs.append([py, b("torch_report.py"), "--raw", c("raw_torch"), "--out", c("torch.md")])
     for cmd in runs:
         done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if done.returncode != 0:

@@ -16,8 +16,8 @@
 #   - bench/run_fused.sh: fused, streamed updates of replicated tables, G = 2..8 -> fused.md
 #   - bench/trainer/run_trainer.sh: the example trainer's throughput, grouped and sharded
 #     runs and equal-step validation runs                          -> trainer/report.md
-#   - the PyTorch example under torchrun, zipfcoll's sync against torch's own
-#                                                   -> torch_example/ (docs/python.md)
+#   - bench/run_torch.sh: PyTorch's word LM under torchrun, DDP over gloo against DDP
+#     with zipfcoll's hook and a ShardedEmbedding, fp32 and fp16     -> torch.md
 #   - the reliability records docs/reliability.md quotes: 50 fault trials of each kind over
 #     each transport, the abort/re-init counts, and (with --fuzz-build) the fuzz runs
 #                                                   -> reliability/
@@ -233,23 +233,16 @@ if [ "$quick" = 0 ] && [ -d "$data/gutenberg" ]; then
   fi
 fi
 
-# The PyTorch example under a real torchrun, zipfcoll's sync against torch's own
-# (docs/python.md quotes it), with the Python the build's module was made for, where the
-# build has that module and that Python has torch.
-module_dir="$build/python"
-py_module="$(sed -n 's/^Python3_EXECUTABLE:[A-Z]*=//p' "$build/CMakeCache.txt" 2> /dev/null)"
-if [ "$quick" = 0 ] && [ -n "$py_module" ] && [ -d "$data/gutenberg" ] &&
-   PYTHONPATH="$module_dir" "$py_module" -c 'import zipfcoll, torch.distributed.run' \
-     2> /dev/null; then
-  log "torch example (bindings/python/tests/torch_example.sh)"
-  mkdir -p "$out/torch_example"
-  example="$out/torch_example/torch_word_lm_np4.txt"
-  PYTHONPATH="$module_dir" bash bindings/python/tests/torch_example.sh "$py_module" \
-    examples/python "$data/gutenberg" > "$example.new"
-  mv "$example.new" "$example"
-  stamped+=("$example")
-else
-  log "torch example skipped: no Python module in $build or no torch for its Python"
+# PyTorch's word LM under a real torchrun: DDP over gloo, DDP with zipfcoll's hook, and a
+# ShardedEmbedding (bench/run_torch.sh, which stamps its raw outputs and writes torch.md),
+# with the Python the build's module was made for, where that Python has torch.
+if [ "$quick" = 0 ] && [ -d "$data/gutenberg" ]; then
+  log "torch comparison (bench/run_torch.sh)"
+  status=0
+  bash bench/run_torch.sh --build "$build" --out "$out" --data "$data" \
+    > "$raw/run_torch.log" || status=$?
+  if [ "$status" = 77 ]; then log "torch comparison skipped: no torch for the module's Python"
+  elif [ "$status" != 0 ]; then tail -40 "$raw/run_torch.log"; exit 1; fi
 fi
 for f in "$raw"/*.log; do  # the logs of the scale, sharded, fused and trainer runs
   if [ -f "$f" ]; then stamped+=("$f"); fi

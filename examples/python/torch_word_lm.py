@@ -7,15 +7,19 @@ gradient and the dense buckets (the LSTM and the full softmax) alike.
 
 `--sync torch` trains the same model with DDP's own sync over gloo, as one would without
 zipfcoll: its allreduce of the dense buckets, and its sparse allreduce, which gathers every
-rank's coalesced rows. Both print the median step time and the bytes the busiest rank received
-per step (all traffic), and `--save FILE` writes the parameters, so that two runs can be
-compared (examples/python/compare_torch_sync.py).
+rank's coalesced rows (`--compression fp16`: torch's fp16_compress_hook). `--sync sharded`
+keeps the embedding in a zipfcoll.torch.ShardedEmbedding (each rank V/G rows, updated by
+their owners with the same SGD rule) and the dense buckets under the hook. Each prints the
+median step time, the bytes the busiest rank received per step (all traffic), the peak memory
+and the embedding table of a rank, and `--save FILE` writes the parameters (the whole table
+too), so that two runs can be compared (examples/python/compare_torch_sync.py).
 """
 
 import argparse
 import collections
 import os
 import re
+import resource
 import statistics
 import sys
 import time
@@ -27,14 +31,17 @@ import torch.distributed as dist
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", required=True, help="a directory of .txt files")
-    p.add_argument("--sync", choices=["zipfcoll", "torch"], default="zipfcoll")
+    p.add_argument("--sync", choices=["zipfcoll", "sharded", "torch"], default="zipfcoll")
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--vocab", type=int, default=10000, help="the V-1 most frequent words, <unk>")
     p.add_argument("--dim", type=int, default=64)
+    p.add_argument("--shortlist", type=int, default=0,
+                   help="a softmax over this many most frequent words (0: the whole vocabulary)")
     p.add_argument("--batch", type=int, default=32, help="windows per rank and step")
     p.add_argument("--bptt", type=int, default=20, help="words per window")
     p.add_argument("--lr", type=float, default=0.5)
-    p.add_argument("--compression", default="none", help="zipfcoll's wire: none, fp16, bf16")
+    p.add_argument("--compression", default="none",
+                   help="the wire: none, fp16, bf16 (torch: none or fp16_compress_hook)")
     p.add_argument("--algorithm", default="auto", help="zipfcoll's sparse algorithm")
     p.add_argument("--max-words", type=int, default=2_000_000)
     p.add_argument("--save", help="write the parameters here (rank 0)")
@@ -59,11 +66,15 @@ def read_corpus(directory, vocab_size, max_words):
 
 
 class WordLM(torch.nn.Module):
-    def __init__(self, vocab, dim):
+    """An embedding of the whole vocabulary, an LSTM, and a softmax over the `outputs` most
+    frequent words (all of them by default; fewer: a short-list softmax, in which the rest
+    are one class)."""
+
+    def __init__(self, vocab, dim, outputs):
         super().__init__()
         self.embedding = torch.nn.Embedding(vocab, dim, sparse=True)
         self.lstm = torch.nn.LSTM(dim, dim, batch_first=True)
-        self.softmax = torch.nn.Linear(dim, vocab)
+        self.softmax = torch.nn.Linear(dim, outputs)
 
     def forward(self, x):
         h, _ = self.lstm(self.embedding(x))
@@ -79,16 +90,52 @@ def batch_of(corpus, step, rank, size, batch, bptt):
     return windows[:, :-1], windows[:, 1:]
 
 
-def gloo_bytes_received(model, x, size):
+def gloo_bytes_received(model, x, size, compression):
     """What a rank receives in one step of DDP's sync over gloo: the ring allreduce of the
-    dense buckets (2 (G-1)/G of their bytes) and, for the sparse embedding, every other
-    rank's coalesced rows with their int64 ids (gloo's sparse allreduce gathers them), the
-    busiest rank's count of distinct ids standing for each rank's."""
-    dense = sum(p.numel() * 4 for n, p in model.named_parameters() if n != "embedding.weight")
+    dense buckets (2 (G-1)/G of their bytes, fp16 under fp16_compress_hook) and, for the
+    sparse embedding, every other rank's coalesced fp32 rows with their int64 ids (gloo's
+    sparse allreduce gathers them), the busiest rank's count of distinct ids standing for
+    each rank's."""
+    width = 2 if compression == "fp16" else 4
+    dense = sum(p.numel() * width for n, p in model.named_parameters()
+                if n != "embedding.weight")
     distinct = torch.tensor([x.unique().numel()])
     dist.all_reduce(distinct, op=dist.ReduceOp.MAX)
     dim = model.embedding.weight.shape[1]
     return 2 * (size - 1) / size * dense + (size - 1) * int(distinct) * (8 + 4 * dim)
+
+
+def torch_fp16_hook(state, bucket):
+    """What torch offers for a 16-bit wire: its fp16_compress_hook for the dense buckets, and
+    DDP's default allreduce for the sparse embedding (fp16_compress_hook fails on a sparse
+    bucket: torch 2.15 has no sparse add for float16, "cadd_sparse not implemented")."""
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+    if bucket.buffer().is_sparse:
+        return default_hooks.allreduce_hook(None, bucket)
+    return default_hooks.fp16_compress_hook(None, bucket)
+
+
+def report(args, rank, received, seconds, model, state):
+    """Rank 0 prints the busiest rank's bytes per step, the slowest rank's median step
+    (steps 2..N), the largest peak memory of a rank, and a rank's embedding table."""
+    busiest = torch.tensor([sum(received) / len(received)])
+    dist.all_reduce(busiest, op=dist.ReduceOp.MAX)
+    slowest = torch.tensor([statistics.median(seconds[1:] or seconds)])
+    dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
+    peak = torch.tensor([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0])
+    dist.all_reduce(peak, op=dist.ReduceOp.MAX)  # MiB (Linux counts KiB)
+    emb = model.embedding
+    table = (emb.shard.numel() if hasattr(emb, "shard") else emb.weight.numel()) * 4
+    held = torch.tensor([float(table)])
+    dist.all_reduce(held, op=dist.ReduceOp.MAX)
+    if rank == 0:
+        detail = (f" ({', '.join(state.last_algorithms)} for the embedding)"
+                  if state is not None and state.last_algorithms else "")
+        print(f"sync {args.sync} wire {args.compression}{detail}: {busiest.item() / 1e6:.4f} MB "
+              f"received per step by the busiest rank; median step "
+              f"{slowest.item() * 1e3:.1f} ms (slowest rank, steps 2..{args.steps}); peak "
+              f"memory {peak.item():.1f} MiB (largest rank); embedding table "
+              f"{held.item() / 2**20:.2f} MiB per rank")
 
 
 def main():
@@ -96,58 +143,62 @@ def main():
     dist.init_process_group("gloo")
     rank, size = dist.get_rank(), dist.get_world_size()
     corpus = read_corpus(args.corpus, args.vocab, args.max_words)
-    torch.manual_seed(0)  # the same initial parameters on every rank and in both syncs
-    model = WordLM(args.vocab, args.dim)
-    ddp = torch.nn.parallel.DistributedDataParallel(model)
-    if args.sync == "zipfcoll":
+    torch.manual_seed(0)  # the same initial parameters on every rank and in every sync
+    outputs = args.shortlist or args.vocab
+    model = WordLM(args.vocab, args.dim, outputs)
+    comm = state = None
+    if args.sync != "torch":
         import zipfcoll.torch as zt
         comm = zt.comm_from_process_group(timeout_ms=60000)
+        if args.sync == "sharded":
+            # The table split over the ranks, starting from the same rows, updated by its
+            # owners with the same SGD rule in backward.
+            model.embedding = zt.ShardedEmbedding.from_pretrained(
+                comm, model.embedding.weight, update="sgd", lr=args.lr,
+                compression=args.compression)
+    ddp = torch.nn.parallel.DistributedDataParallel(model)
+    if comm is not None:
         state = zt.HookState(comm, compression=args.compression, algorithm=args.algorithm)
         ddp.register_comm_hook(state, zt.hook)
-    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
+    elif args.compression == "fp16":
+        ddp.register_comm_hook(None, torch_fp16_hook)
+    elif args.compression != "none":
+        raise SystemExit(f"--sync torch takes --compression none or fp16, not {args.compression}")
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=args.lr)
     received, seconds = [], []
     if rank == 0:
-        print(f"torch_word_lm: {size} ranks, sync {args.sync}, V={args.vocab} D={args.dim} "
-              f"K={args.batch * args.bptt} tokens per rank and step, {len(corpus)} words")
+        print(f"torch_word_lm: {size} ranks, sync {args.sync}, wire {args.compression}, "
+              f"V={args.vocab} D={args.dim} softmax over {outputs} K={args.batch * args.bptt} "
+              f"tokens per rank and step, {len(corpus)} words")
     for step in range(args.steps):
         x, y = batch_of(corpus, step, rank, size, args.batch, args.bptt)
         dist.barrier()  # every rank starts the step together: its time is the step's
         start = time.perf_counter()
-        if args.sync == "zipfcoll":
+        if comm is not None:
             comm.reset_stats()
         optimizer.zero_grad(set_to_none=True)
-        loss = torch.nn.functional.cross_entropy(ddp(x).reshape(-1, args.vocab), y.reshape(-1))
+        # Ids are frequency ranks: a short list's last class stands for every rarer word.
+        y = y.clamp(max=outputs - 1)
+        loss = torch.nn.functional.cross_entropy(ddp(x).reshape(-1, outputs), y.reshape(-1))
         loss.backward()
-        if args.sync == "zipfcoll":
-            stepped = state.step(optimizer)
-        else:
-            optimizer.step()
-            stepped = True
+        stepped = state.step(optimizer) if state is not None else optimizer.step() or True
         seconds.append(time.perf_counter() - start)
         if not stepped:
             raise SystemExit("an overflow on the wire: lower --compression's range")
-        received.append(comm.stats()["total"]["bytes_received"] if args.sync == "zipfcoll"
-                        else gloo_bytes_received(model, x, size))
+        received.append(comm.stats()["total"]["bytes_received"] if comm is not None
+                        else gloo_bytes_received(model, x, size, args.compression))
         loss_sum = torch.tensor([loss.item()])  # summed over the ranks for the log
         dist.all_reduce(loss_sum)
         if rank == 0 and (step + 1) % 5 == 0:
             print(f"step {step + 1}: loss {loss_sum.item() / size:.4f} (mean of the ranks)")
-    mean = sum(received) / len(received)
-    busiest = torch.tensor([mean])
-    dist.all_reduce(busiest, op=dist.ReduceOp.MAX)
-    slowest = torch.tensor([statistics.median(seconds[1:] or seconds)])
-    dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
-    if rank == 0:
-        detail = (f" ({', '.join(state.last_algorithms)} for the embedding)"
-                  if args.sync == "zipfcoll" else "")
-        print(f"sync {args.sync}{detail}: {busiest.item() / 1e6:.4f} MB received per step by "
-              f"the busiest rank; median step {slowest.item() * 1e3:.1f} ms (slowest rank, "
-              f"steps 2..{args.steps})")
-        if args.save:
-            torch.save({k: v.detach().clone() for k, v in model.state_dict().items()}, args.save)
-    if args.sync == "zipfcoll":
+    report(args, rank, received, seconds, model, state)
+    if args.save:
+        weights = {k: v.detach().clone() for k, v in model.state_dict().items()}  # collective
+        if rank == 0:
+            torch.save(weights, args.save)
+    if comm is not None:
         state.close()
-        comm.destroy()
+        comm.destroy()  # and the sharded table's plan with it
     # DDP's reducer goes before its process group, and no rank leaves while another still
     # talks to it.
     del ddp

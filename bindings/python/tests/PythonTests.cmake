@@ -109,12 +109,15 @@ if(ZIPFCOLL_HAVE_UCX)
     set_tests_properties(python_torch_np${np} PROPERTIES TIMEOUT 300 PROCESSORS ${np}
       ENVIRONMENT "${py_env}" SKIP_RETURN_CODE 77)
   endforeach()
-  # The PyTorch example: zipfcoll's sync against torch's own, the same parameters.
-  zipfcoll_add_test(NAME python_example_torch_word_lm_np4 LINE "parameters agree"
-    COMMAND bash ${tests_dir}/torch_example.sh ${Python3_EXECUTABLE} ${examples}
-            "${PROJECT_SOURCE_DIR}/../shared/data/gutenberg")
-  set_tests_properties(python_example_torch_word_lm_np4 PROPERTIES TIMEOUT 300 PROCESSORS 4
-    ENVIRONMENT "${py_env}" SKIP_RETURN_CODE 77)
+  # The PyTorch comparison's short form (bench/run_torch.sh --short): the example under a
+  # real torchrun at 4 ranks, DDP over gloo, DDP with the hook and a ShardedEmbedding, fp32
+  # and fp16; the parameters of DDP and of the hook agree after 20 steps.
+  zipfcoll_add_test(NAME python_torch_comparison_short_np4
+    LINE "torch and the hook's parameters agree"
+    COMMAND bash ${PROJECT_SOURCE_DIR}/bench/run_torch.sh --short --build ${CMAKE_BINARY_DIR}
+            --python ${Python3_EXECUTABLE} --data "${PROJECT_SOURCE_DIR}/../shared/data")
+  set_tests_properties(python_torch_comparison_short_np4 PROPERTIES TIMEOUT 600 PROCESSORS 4
+    SKIP_RETURN_CODE 77)
 endif()
 
 # The packages: python -m build makes the sdist and the wheel from this checkout, and the

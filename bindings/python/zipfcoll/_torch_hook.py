@@ -26,24 +26,28 @@ _ROW_TYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16
 
 
 class CommQueue:
-    """The one worker thread through which zipfcoll.torch makes a communicator's calls during
-    backward: the hook's buckets and ShardedEmbedding's lookups and updates. A communicator
-    takes one call at a time, and every rank must make its calls in the same order; one
-    first-in first-out worker per communicator gives both, since autograd reaches the
-    buckets and the modules in the same order on every rank."""
+    """How zipfcoll.torch makes a communicator's calls during backward: the hook's buckets
+    and ShardedEmbedding's lookups and updates, one at a time, first in first out, on one
+    worker thread (or inline, for a HookState made with ``overlap=False``). A communicator
+    takes one call at a time, and every rank must make its calls in the same order; autograd
+    reaches the buckets and the modules in the same order on every rank, so one queue per
+    communicator gives both. The queue also gathers the backward's overflows, whichever call
+    saw one: the one place a HookState reads them from."""
 
     _queues = {}  # id(comm) -> (comm, CommQueue)
 
-    def __init__(self):
-        self.worker = concurrent.futures.ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="zipfcoll-comm")
+    def __init__(self, threaded):
+        self.worker = (concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="zipfcoll-comm") if threaded else None)
         self.users = 0
+        self.overflow = False  # some call since the backward began summed a value not finite
 
     @classmethod
-    def acquire(cls, comm):
+    def acquire(cls, comm, threaded):
+        """The communicator's queue, made (threaded or not) by its first user."""
         entry = cls._queues.get(id(comm))
         if entry is None or entry[0] is not comm:
-            entry = (comm, CommQueue())
+            entry = (comm, CommQueue(threaded))
             cls._queues[id(comm)] = entry
         entry[1].users += 1
         return entry[1]
@@ -58,12 +62,23 @@ class CommQueue:
         """Drops a user; the last one waits for the queued calls and ends the worker."""
         self.users -= 1
         if self.users == 0:
-            self.worker.shutdown(wait=True)
+            if self.worker is not None:
+                self.worker.shutdown(wait=True)
             del CommQueue._queues[id(comm)]
 
+    def submit(self, task):
+        """task() after every call queued before it (at once without a worker)."""
+        if self.worker is None:
+            task()
+        else:
+            self.worker.submit(task)
+
     def run(self, job):
-        """job() on the worker, after every call queued before it; its result, here."""
-        return self.worker.submit(job).result()
+        """job() after every call queued before it; its result, here."""
+        return job() if self.worker is None else self.worker.submit(job).result()
+
+    def saw(self, overflowed):
+        self.overflow = self.overflow or bool(overflowed)
 
 
 def as_tensor(view, device):
@@ -87,7 +102,8 @@ class HookState:
     ``overflowed`` is True when a sum of the last backward was not finite (on every rank
     alike; its gradients then hold inf or NaN, which AMP's GradScaler also sees); :meth:`step`
     runs the optimizer unless it is. Use the state as a context manager, or call
-    :meth:`close`, before destroying the communicator: it ends the worker and frees the plans.
+    :meth:`close`: it frees the plans and ends the worker (before or after the communicator's
+    destroy, which frees the plans itself).
     """
 
     def __init__(self, comm, *, compression="none", scale=1.0, algorithm="default",
@@ -98,14 +114,18 @@ class HookState:
         self.compression = compression
         self.scale = scale
         self.algorithm = algorithm
-        self.overflowed = False
         self.last_algorithms = []  # the sparse buckets' algorithms in the last backward
         self._plans = {}  # id(parameter) -> (parameter, SparsePlan)
-        self._queue = CommQueue.acquire(comm) if overlap else None
-        # What the backward in progress has seen so far: the worker's alone until its last
-        # bucket publishes it.
-        self._overflow_now = False
-        self._algorithms_now = []
+        self._queue = CommQueue.acquire(comm, overlap)
+        self._overflowed = False  # kept when the state closes
+        self._starts_backward = True  # the next bucket is a backward's first
+        self._algorithms_now = []  # the worker's alone until the last bucket publishes them
+
+    @property
+    def overflowed(self):
+        """Whether a sum of the last backward (a bucket's, or a ShardedEmbedding update's on
+        the same communicator) was not finite. Read it once backward() has returned."""
+        return self._queue.overflow if self._queue is not None else self._overflowed
 
     def step(self, optimizer):
         """optimizer.step() unless the last backward overflowed (then every rank skips it).
@@ -116,8 +136,10 @@ class HookState:
         return True
 
     def close(self):
-        """Waits for queued buckets, ends the worker and frees the plans. Idempotent."""
+        """Frees the plans and leaves the communicator's queue (its last user waits for the
+        queued calls and ends the worker). Idempotent."""
         if self._queue is not None:
+            self._overflowed = self._queue.overflow
             self._queue.release(self.comm)
             self._queue = None
         for _, plan in self._plans.values():
@@ -147,8 +169,17 @@ class HookState:
         return entry[1]
 
     def _submit(self, job, last):
-        """A future of job(), run in bucket order on the worker (or now, without one)."""
+        """A future of job(), run in bucket order on the queue."""
         future = torch.futures.Future()
+        queue = self._queue
+        if self._starts_backward:
+            # A new backward: the overflows and algorithms of the last one are forgotten,
+            # in the queue's order, after every call of the last backward.
+            def begin():
+                queue.overflow = False
+                self._algorithms_now = []
+            queue.submit(begin)
+        self._starts_backward = last
 
         def task():
             try:
@@ -160,22 +191,18 @@ class HookState:
             self._publish(last)
             future.set_result(value)
 
-        if self._queue is None:
-            task()
-        else:
-            self._queue.worker.submit(task)
+        queue.submit(task)
         return future
 
     def _publish(self, last):
         if last:
-            self.overflowed, self._overflow_now = self._overflow_now, False
-            self.last_algorithms, self._algorithms_now = self._algorithms_now, []
+            self.last_algorithms = list(self._algorithms_now)
 
     def _dense(self, buffer, stream):
         work = buffer if buffer.dtype == torch.float32 else buffer.float()
         res = self.comm.allreduce(work, work, compression=self.compression, scale=self.scale,
                                   stream=stream)
-        self._overflow_now = self._overflow_now or res.overflowed
+        self._queue.saw(res.overflowed)
         work.div_(self.comm.size)
         if work is not buffer:
             buffer.copy_(work)
@@ -187,7 +214,7 @@ class HookState:
         idx = grad._indices()[0].contiguous()
         rows = grad._values().contiguous()
         res = plan.reduce(idx, rows, stream=stream)
-        self._overflow_now = self._overflow_now or res.overflowed
+        self._queue.saw(res.overflowed)
         self._algorithms_now.append(res.algorithm)
         indices = as_tensor(res.indices, grad.device)
         summed = as_tensor(res.rows, grad.device).div_(self.comm.size)

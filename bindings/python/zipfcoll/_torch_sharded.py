@@ -62,7 +62,8 @@ class ShardedEmbedding(torch.nn.Module):
     the same rule (``tests/torch/test_sharded_embedding.py``).
 
     ``overflowed`` is True when the last backward's sums were not finite on some owner: then
-    no row changed on any rank. ``state_dict()`` holds the whole table ('weight', V x D, and
+    no row changed on any rank. Beside a HookState on the same communicator, the state's
+    ``overflowed`` says so too, so one flag covers the whole step. ``state_dict()`` holds the whole table ('weight', V x D, and
     for Adagrad 'state_sum'), whatever the number of ranks: making it is collective (every
     rank calls it; each receives the table), loading it is local (each rank keeps its rows).
     The initial rows are normal(0, 1) drawn per rank from `seed`, so they depend on G; to
@@ -127,8 +128,15 @@ class ShardedEmbedding(torch.nn.Module):
         kw = {"update": self.update, "alpha": self.lr}
         if self.update == "adagrad":
             kw.update(epsilon=self.eps, state=self.state_sum)
-        self.overflowed = bool(self._run(
-            lambda: self.plan.sharded_reduce_apply(ids, rows, self.shard, **kw)))
+        queue = CommQueue.find(self.comm)
+
+        def update():
+            overflowed = self.plan.sharded_reduce_apply(ids, rows, self.shard, **kw)
+            if queue is not None:  # a HookState's overflowed says it too
+                queue.saw(overflowed)
+            return bool(overflowed)
+
+        self.overflowed = self._run(update)
 
     def full_table(self, tensor=None):
         """Collective: the whole V x D table (or the whole of another per-row tensor of the

@@ -135,3 +135,28 @@ def test_bad_arguments_are_named(comm):
         zt.ShardedEmbedding(comm, V, D, update="adam")
     with pytest.raises(TypeError, match="zipfcoll.Comm"):
         zt.ShardedEmbedding(None, V, D)
+
+
+def test_an_overflow_in_the_table_is_the_hook_states_too(comm):
+    rank = dist.get_rank()
+    torch.manual_seed(2)
+    model = Tagger(comm)
+    model.emb.close()
+    model.emb = zt.ShardedEmbedding(comm, V, D, update="sgd", lr=LR, seed=1,
+                                    compression="fp16")
+    ddp = DDP(model)
+    with zt.HookState(comm) as state:
+        ddp.register_comm_hook(state, zt.hook)
+        opt = torch.optim.SGD(ddp.parameters(), lr=LR)
+        shard = model.emb.shard.clone()
+        # The table's gradient overflows fp16 on the wire; the dense layer's does not.
+        out = model.emb(ids_of(rank, 0))
+        ddp_loss = ddp(ids_of(rank, 0)).sum() * 0 + (out * 1e30).sum()
+        ddp_loss.backward()
+        assert model.emb.overflowed and state.overflowed
+        assert not state.step(opt)
+        assert torch.equal(model.emb.shard, shard)  # no row changed on any rank
+        opt.zero_grad()
+        ddp(ids_of(rank, 1)).sum().backward()
+        assert not state.overflowed  # the next backward is judged on its own
+    model.emb.close()

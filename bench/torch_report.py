@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Writes docs/benchmarks/torch.md from the raw outputs of bench/run_torch.sh: for each model,
+sync and wire, the median step time (the median over repeats of each run's median, with
+their range), the bytes the busiest rank received per step, the largest peak memory of a
+rank and the embedding table a rank holds; the parameters compared; and the targets.
+
+usage: torch_report.py --raw DIR --out FILE
+"""
+import argparse
+import glob
+import os
+import re
+import statistics
+
+SYNCS = [("torch", "(a) DDP over gloo"), ("zipfcoll", "(b) DDP + zipfcoll hook"),
+         ("sharded", "(c) ShardedEmbedding + hook")]
+WIRES = [("none", "fp32"), ("fp16", "fp16")]
+HEAD = re.compile(r"^torch_word_lm: (\d+) ranks, sync \w+, wire \w+, V=(\d+) D=(\d+) "
+                  r"softmax over (\d+) K=(\d+) tokens per rank and step, (\d+) words")
+RESULT = re.compile(r"^sync \w+ wire \w+.*: ([\d.]+) MB received per step by the busiest rank; "
+                    r"median step ([\d.]+) ms .*; peak memory ([\d.]+) MiB .*; embedding table "
+                    r"([\d.]+) MiB per rank")
+PARAMS = re.compile(r"largest relative difference (\S+) \(allowed (\S+)\): parameters (\w+)")
+STAMP = re.compile(r"^# made by (.*)$")
+TITLES = {"full": "A full softmax (V = {v} outputs): the dense gradient dominates",
+          "shortlist": "A short-list softmax ({o} outputs): the embedding weighs more"}
+
+
+def read_runs(raw):
+    """{model: {(sync, wire): [(MB, ms, MiB peak, MiB table), ...]}}, the setup per model, and
+    the stamp."""
+    runs, setup, stamps = {}, {}, set()
+    for path in sorted(glob.glob(os.path.join(raw, "*_r*.txt"))):
+        model, sync, wire, _ = os.path.basename(path)[:-4].rsplit("_", 3)
+        with open(path) as f:
+            for line in f:
+                if STAMP.match(line):
+                    stamps.add(STAMP.match(line).group(1))
+                elif HEAD.match(line):
+                    setup[model] = tuple(int(x) for x in HEAD.match(line).groups())
+                elif RESULT.match(line):
+                    figures = tuple(float(x) for x in RESULT.match(line).groups())
+                    runs.setdefault(model, {}).setdefault((sync, wire), []).append(figures)
+    return runs, setup, "; ".join(sorted(stamps))
+
+
+def read_params(raw, model, sync):
+    path = os.path.join(raw, f"{model}_params_{sync}.txt")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        for line in f:
+            m = PARAMS.search(line)
+            if m:
+                return m.group(1), m.group(2), m.group(3)
+    return None
+
+
+def model_section(raw, model, runs, setup):
+    ranks, vocab, dim, outputs, tokens, words = setup
+    lines = ["## " + TITLES.get(model, model).format(v=vocab, o=outputs), "",
+             f"{ranks} ranks, V = {vocab}, D = {dim}, an LSTM of {dim}, a softmax over "
+             f"{outputs} words, K = {tokens} tokens per rank and step, 20 steps of SGD, on the "
+             f"first {words} words of gutenberg; {len(next(iter(runs.values())))} runs of each.",
+             "", "| sync | wire | median step (ms) | range over runs | MB received per step "
+             "(busiest rank) | peak memory (MiB, largest rank) | embedding table per rank (MiB) |",
+             "|---|---|---|---|---|---|---|"]
+    medians = {}
+    for sync, label in SYNCS:
+        for wire, wlabel in WIRES:
+            got = runs.get((sync, wire))
+            if not got:
+                continue
+            ms = [g[1] for g in got]
+            medians[(sync, wire)] = statistics.median(ms)
+            lines.append(f"| {label} | {wlabel} | {statistics.median(ms):.1f} | "
+                         f"{min(ms):.1f} to {max(ms):.1f} | {statistics.median(g[0] for g in got):.4f} | "
+                         f"{max(g[2] for g in got):.1f} | {got[0][3]:.2f} |")
+    lines += ["", "Targets, this model:"]
+    for wire, wlabel, rule in (("none", "fp32", "<="), ("fp16", "fp16", "<")):
+        a, b = medians.get(("torch", wire)), medians.get(("zipfcoll", wire))
+        if a and b:
+            met = b <= a if rule == "<=" else b < a
+            lines.append(f"- the hook's median step {rule} DDP's in {wlabel}: {b:.1f} ms against "
+                         f"{a:.1f} ms, a ratio of {b / a:.3f} ({'met' if met else 'not met'}).")
+    table_a, table_c = runs[("torch", "none")][0][3], runs[("sharded", "none")][0][3]
+    row = dim * 4 / 2**20
+    met = table_c <= table_a / ranks + row + 0.005  # the page's two decimals
+    lines.append(f"- (c)'s table per rank <= 1/G of (a)'s plus one row: {table_c:.2f} MiB against "
+                 f"{table_a:.2f} / {ranks} + {row:.4f} MiB ({'met' if met else 'not met'}).")
+    for sync in ("zipfcoll", "sharded"):
+        p = read_params(raw, model, sync)
+        if p:
+            label = dict(SYNCS)[sync]
+            lines.append(f"- parameters of {label} against (a) after 20 steps, fp32: largest "
+                         f"difference {p[0]} of a tensor's norm (allowed {p[1]}): {p[2]}.")
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--raw", required=True)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    runs, setup, made_by = read_runs(a.raw)
+    lines = [
+        "# PyTorch: DDP over gloo, DDP with zipfcoll's hook, and a sharded embedding",
+        "",
+        f"_Made by `bench/run_torch.sh` ({made_by}); raw outputs in `raw_torch/`._",
+        "",
+        "PyTorch's word LM (`examples/python/torch_word_lm.py`: a sparse input embedding of the",
+        "whole vocabulary, an LSTM, a softmax) under a real torchrun on one 2-core host, gloo",
+        "for torch's collectives and UCX over loopback TCP for zipfcoll's. (a) is DDP as",
+        "PyTorch users run it: gloo's allreduce for the dense buckets and its sparse allreduce",
+        "for the embedding, which gathers every rank's coalesced rows; its 16-bit wire is",
+        "torch's `fp16_compress_hook` on the dense buckets (that hook fails on a sparse bucket,",
+        "so the embedding keeps DDP's default there). (b) adds `zipfcoll.torch.hook` to the",
+        "same DDP model. (c) keeps the embedding in a `zipfcoll.torch.ShardedEmbedding` updated",
+        "by its owners with the same SGD rule, the dense buckets under the hook. A step is",
+        "timed from a barrier to the optimizer's end on every rank; a run's figure is the",
+        "slowest rank's median over steps 2 to 20. MB received: zipfcoll's own count for (b)",
+        "and (c), all traffic; for (a) what gloo's ring allreduce and sparse gather receive",
+        "(the example's `gloo_bytes_received`). Peak memory is the process's resident peak",
+        "(torch itself is most of it).",
+        "",
+    ]
+    for model in sorted(runs, key=lambda m: list(TITLES).index(m) if m in TITLES else 9):
+        lines += model_section(a.raw, model, runs[model], setup[model]) + [""]
+    lines += [
+        "## Where zipfcoll wins, and where it cannot",
+        "",
+        "Both syncs move the dense buckets' bytes alike (a ring allreduce and zipfcoll's",
+        "reduce-scatter and allgather each receive 2 (G - 1) / G of them), so where the dense",
+        "gradient is most of the traffic, as with a full softmax over a large vocabulary, the",
+        "step times are the same within this machine's noise, in fp32 and in fp16: zipfcoll",
+        "saves only on the embedding, a small part of the step. Its bytes and time pull ahead",
+        "where the sparse embedding is a large part of what moves: a short-list or sampled",
+        "softmax, more tokens per rank, more ranks (gloo's gather of coalesced rows grows as",
+        "(G - 1) U_i, zipfcoll's owner exchange as about 2 U_g / G per rank). In fp32 the",
+        "parameters of (a), (b) and (c) agree to rounding; zipfcoll's are also the same bits",
+        "from run to run.",
+    ]
+    with open(a.out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
