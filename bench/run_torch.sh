@@ -74,7 +74,7 @@ for model in "${models[@]}"; do
           exit 1
         fi
         # The run's own lines (not torchrun's warnings).
-        grep -E '^(torch_word_lm|step|sync) ' "$run.out" > "$run.txt"
+        grep -E '^(torch_word_lm: |step |sync )' "$run.out" > "$run.txt"
         rm -f "$run.out"
         cat "$run.txt"
       done

@@ -126,13 +126,20 @@ def report(args, rank, received, seconds, model, state):
     dist.all_reduce(peak, op=dist.ReduceOp.MAX)  # MiB (Linux counts KiB)
     emb = model.embedding
     table = (emb.shard.numel() if hasattr(emb, "shard") else emb.weight.numel()) * 4
+    # What every sync receives for the dense buckets alike (2 (G-1)/G of them, ring or
+    # reduce-scatter and allgather), the rest being the embedding's.
+    width = 2 if args.compression != "none" else 4
+    size = dist.get_world_size()
+    dense = 2 * (size - 1) / size * width * sum(
+        p.numel() for n, p in model.named_parameters() if not n.startswith("embedding."))
     held = torch.tensor([float(table)])
     dist.all_reduce(held, op=dist.ReduceOp.MAX)
     if rank == 0:
         detail = (f" ({', '.join(state.last_algorithms)} for the embedding)"
                   if state is not None and state.last_algorithms else "")
         print(f"sync {args.sync} wire {args.compression}{detail}: {busiest.item() / 1e6:.4f} MB "
-              f"received per step by the busiest rank; median step "
+              f"received per step by the busiest rank ({dense / 1e6:.4f} MB of it the dense "
+              f"buckets'); median step "
               f"{slowest.item() * 1e3:.1f} ms (slowest rank, steps 2..{args.steps}); peak "
               f"memory {peak.item():.1f} MiB (largest rank); embedding table "
               f"{held.item() / 2**20:.2f} MiB per rank")
