@@ -12,9 +12,9 @@
 # the syncs rotates from repeat to repeat. The parameters of (a), (b) and (c) after the steps
 # are compared in fp32. Then bench/torch_report.py writes the page.
 #
-# --short is the comparison's short form for the test suite: one small model (V = 5000,
-# D = 64), one repeat, into a scratch folder; it fails unless every run ends and the
-# parameters of (a) and (b) agree within 1e-6.
+# --short is the comparison's short form for the test suite: one small model (V = 3000,
+# D = 64) at 2 ranks, one repeat, into a scratch folder; it fails unless every run ends and
+# the parameters of (a) and (b) agree within 1e-6.
 #
 # usage: bench/run_torch.sh [--build DIR] [--out DIR] [--data DIR] [--python PY]
 #                           [--repeats N] [--short]
@@ -45,10 +45,10 @@ if [ ! -d "$data/gutenberg" ]; then echo "run_torch.sh: no $data/gutenberg: skip
 if [ "$short" = 1 ]; then
   raw="$(mktemp -d)"
   trap 'rm -rf "$raw"' EXIT
-  repeats=1
-  models=("small:--vocab 5000 --dim 64 --batch 8 --bptt 20 --max-words 300000")
+  repeats=1; ranks=2
+  models=("small:--vocab 3000 --dim 64 --batch 8 --bptt 20 --max-words 100000")
 else
-  raw="$out/raw_torch"
+  raw="$out/raw_torch"; ranks=4
   rm -rf "$raw"; mkdir -p "$raw"
   models=("full:--vocab 50000 --dim 256 --batch 8 --bptt 20 --max-words 1000000"
           "shortlist:--vocab 50000 --dim 256 --shortlist 1000 --batch 32 --bptt 20 --max-words 1000000")
@@ -66,7 +66,7 @@ for model in "${models[@]}"; do
         if [ "$r" = 1 ] && [ "$wire" = none ]; then save=(--save "$run.pt"); fi
         echo "[${name} ${sync} ${wire} repeat $r]"
         if ! OMP_NUM_THREADS=1 "$python" -m torch.distributed.run --standalone \
-             --nproc-per-node=4 examples/python/torch_word_lm.py --corpus "$data/gutenberg" \
+             --nproc-per-node="$ranks" examples/python/torch_word_lm.py --corpus "$data/gutenberg" \
              --steps 20 --sync "$sync" --compression "$wire" "${args[@]}" "${save[@]}" \
              > "$run.out" 2>&1; then
           cat "$run.out"

@@ -110,13 +110,13 @@ if(ZIPFCOLL_HAVE_UCX)
       ENVIRONMENT "${py_env}" SKIP_RETURN_CODE 77)
   endforeach()
   # The PyTorch comparison's short form (bench/run_torch.sh --short): the example under a
-  # real torchrun at 4 ranks, DDP over gloo, DDP with the hook and a ShardedEmbedding, fp32
+  # real torchrun at 2 ranks, DDP over gloo, DDP with the hook and a ShardedEmbedding, fp32
   # and fp16; the parameters of DDP and of the hook agree after 20 steps.
-  zipfcoll_add_test(NAME python_torch_comparison_short_np4
+  zipfcoll_add_test(NAME python_torch_comparison_short_np2
     LINE "torch and the hook's parameters agree"
     COMMAND bash ${PROJECT_SOURCE_DIR}/bench/run_torch.sh --short --build ${CMAKE_BINARY_DIR}
             --python ${Python3_EXECUTABLE} --data "${PROJECT_SOURCE_DIR}/../shared/data")
-  set_tests_properties(python_torch_comparison_short_np4 PROPERTIES TIMEOUT 600 PROCESSORS 4
+  set_tests_properties(python_torch_comparison_short_np2 PROPERTIES TIMEOUT 600 PROCESSORS 2
     SKIP_RETURN_CODE 77)
 endif()
 
