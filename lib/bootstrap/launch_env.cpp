@@ -9,18 +9,39 @@
 namespace zfc {
 namespace {
 
-// The names each launcher gives a variable, after ZIPFCOLL_<name> and torchrun's <name>, in
-// the order they are tried: Open MPI's (mpirun, also under Slurm), PMIx's (Open MPI 5's
-// prterun, srun --mpi=pmix), Slurm's (srun).
+// A variable's names: ZIPFCOLL_<name>, torchrun's <name>, then the launcher's, if any.
 struct Names {
   const char* name;
   std::vector<const char*> launchers;
 };
-const Names kRank{"RANK", {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"}};
-const Names kSize{"WORLD_SIZE", {"OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", "SLURM_NPROCS"}};
-const Names kLocalRank{"LOCAL_RANK", {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"}};
 const Names kAddr{"MASTER_ADDR", {}};
 const Names kPort{"MASTER_PORT", {}};
+
+// A launcher's own names for the rank, the number of ranks and the local rank. The family is
+// the first whose rank variable is set (and its `needs`), and all three come from it alone, so
+// that one launcher's rank never pairs with another's size: Open MPI's (mpirun, inside a Slurm
+// allocation too), Slurm's (srun's tasks carry SLURM_STEP_ID; a batch script's own
+// SLURM_PROCID and SLURM_NTASKS, without it, are not a launch of tasks), PMIx's (prterun; srun
+// --mpi=pmix sets Slurm's as well, which come first, so that its node list is read).
+struct Family {
+  const char* launcher;
+  const char* rank;
+  const char* size;
+  const char* local_rank;
+  const char* needs;
+};
+const Family kFamilies[] = {
+    {"mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+     nullptr},
+    {"srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_STEP_ID"},
+    {"pmix", "PMIX_RANK", nullptr, nullptr, nullptr},
+};
+
+Names with_launcher(const char* name, const char* launcher_name) {
+  Names n{name, {}};
+  if (launcher_name != nullptr) n.launchers.push_back(launcher_name);
+  return n;
+}
 
 struct Lookup {
   EnvLookup get;
@@ -71,12 +92,13 @@ Status read_int(const Lookup& env, const Names& n, bool required, long lo, long 
   return parse_int(used, v, lo, hi, out);
 }
 
-// Which launcher started the process, from the variable its rank came from.
-const char* launcher_of(const std::string& rank_variable) {
-  if (rank_variable.rfind("OMPI_", 0) == 0) return "mpirun";
-  if (rank_variable.rfind("PMIX_", 0) == 0) return "pmix";
-  if (rank_variable.rfind("SLURM_", 0) == 0) return "srun";
-  return "torchrun";
+const Family* family_of(const Lookup& env) {
+  for (const Family& f : kFamilies) {
+    if (env.value(f.rank) != nullptr && (f.needs == nullptr || env.value(f.needs) != nullptr)) {
+      return &f;
+    }
+  }
+  return nullptr;
 }
 
 // A port every rank of one launch derives alike from its job's name: in [10000, 30000), below
@@ -176,11 +198,18 @@ std::string first_slurm_host(const std::string& list) {
 Status read_launch_env(EnvLookup get, void* context, LaunchInfo* out) {
   const Lookup env{get, context};
   LaunchInfo info;
+  const Family* family = family_of(env);
+  const Names size = with_launcher("WORLD_SIZE", family ? family->size : nullptr);
+  const Names rank = with_launcher("RANK", family ? family->rank : nullptr);
+  const Names local = with_launcher("LOCAL_RANK", family ? family->local_rank : nullptr);
   std::string rank_used;
-  ZFC_RETURN_IF_ERROR(read_int(env, kSize, true, 1, 1 << 20, &info.size));
-  ZFC_RETURN_IF_ERROR(read_int(env, kRank, true, 0, info.size - 1, &info.rank, &rank_used));
-  ZFC_RETURN_IF_ERROR(read_int(env, kLocalRank, false, 0, info.size - 1, &info.local_rank));
-  info.launcher = launcher_of(rank_used);
+  ZFC_RETURN_IF_ERROR(read_int(env, size, true, 1, 1 << 20, &info.size));
+  ZFC_RETURN_IF_ERROR(read_int(env, rank, true, 0, info.size - 1, &info.rank, &rank_used));
+  ZFC_RETURN_IF_ERROR(read_int(env, local, false, 0, info.size - 1, &info.local_rank));
+  // The rank's own launcher meets as it says; a rank given as RANK or ZIPFCOLL_RANK is
+  // torchrun's or the caller's, which give the meeting point too.
+  const bool from_family = family != nullptr && rank_used == family->rank;
+  info.launcher = from_family ? family->launcher : "torchrun";
   std::string addr_used, port_used;
   ZFC_RETURN_IF_ERROR(read_meeting_point(env, info.launcher, &info, &addr_used, &port_used));
   // torchrun writes str(True); any other value is a launcher that serves no store. A meeting

@@ -1,7 +1,9 @@
 // How a process started without mpirun's MPI learns its place. Each of rank, size and local
-// rank is the first set of ZIPFCOLL_<name>, torchrun's <name> (RANK, WORLD_SIZE, LOCAL_RANK),
-// Open MPI's (OMPI_COMM_WORLD_*), PMIx's (PMIX_RANK) and Slurm's (SLURM_PROCID, SLURM_NTASKS,
-// SLURM_LOCALID), so that a program started by torchrun, mpirun or srun forms one world. The
+// rank is the first set of ZIPFCOLL_<name>, torchrun's <name> (RANK, WORLD_SIZE, LOCAL_RANK)
+// and the launcher's own: Open MPI's (OMPI_COMM_WORLD_*), else Slurm's for srun's tasks
+// (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, with SLURM_STEP_ID set), else PMIx's
+// (PMIX_RANK), one launcher's for all three, so that a program started by torchrun, mpirun or
+// srun forms one world. The
 // ranks meet at MASTER_ADDR:MASTER_PORT (either ZIPFCOLL_-prefixed); without them, as the
 // launcher of the rank says: srun's first node of the step and mpirun's loopback when every
 // rank is on one host, and a port derived from the job's id. A real torchrun also says that

@@ -151,6 +151,24 @@ TEST(LaunchEnv, SrunsTasksMeetOnTheStepsFirstNode) {
   EXPECT_EQ(info.master_addr, "gpu001");
 }
 
+TEST(LaunchEnv, SrunWithPmixAndABatchScriptAreToldApart) {
+  // srun --mpi=pmix: PMIx's rank too, but Slurm's node list says where to meet.
+  Env pmix = srun_task5();
+  pmix["PMIX_RANK"] = "5";
+  pmix["PMIX_NAMESPACE"] = "slurm.pmix.41234.0";
+  LaunchInfo info;
+  ASSERT_TRUE(read(pmix, &info).ok());
+  EXPECT_EQ(info.launcher, "srun");
+  EXPECT_EQ(info.master_addr, "gpu007");
+  // A batch script's own variables (no job step): not a launch of 8 tasks.
+  Env batch = srun_task5();
+  batch.erase("SLURM_STEP_ID");
+  batch["SLURM_PROCID"] = "0";
+  const Status s = read(batch, &info);
+  EXPECT_EQ(s.code(), zfcInvalidUsage);
+  EXPECT_NE(s.message().find("WORLD_SIZE is not set"), std::string::npos) << s.message();
+}
+
 TEST(LaunchEnv, SlurmHostListsGiveTheirFirstHost) {
   EXPECT_EQ(first_slurm_host("node7"), "node7");
   EXPECT_EQ(first_slurm_host("a1,b2"), "a1");

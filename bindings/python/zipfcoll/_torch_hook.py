@@ -99,9 +99,9 @@ class HookState:
     default is fp32. `algorithm` is the sparse plans'. With ``overlap=False`` each bucket is
     reduced inside the hook, before backward goes on.
 
-    ``overflowed`` is True when a sum of the last backward was not finite (on every rank
-    alike; its gradients then hold inf or NaN, which AMP's GradScaler also sees); :meth:`step`
-    runs the optimizer unless it is. Use the state as a context manager, or call
+    ``overflowed`` is True when a sum since the last :meth:`step` was not finite (on every
+    rank alike; the gradients then hold inf or NaN, which AMP's GradScaler also sees);
+    :meth:`step` runs the optimizer unless it is, and forgets it. Use the state as a context manager, or call
     :meth:`close`: it frees the plans and ends the worker (before or after the communicator's
     destroy, which frees the plans itself).
     """
@@ -118,19 +118,28 @@ class HookState:
         self._plans = {}  # id(parameter) -> (parameter, SparsePlan)
         self._queue = CommQueue.acquire(comm, overlap)
         self._overflowed = False  # kept when the state closes
-        self._starts_backward = True  # the next bucket is a backward's first
         self._algorithms_now = []  # the worker's alone until the last bucket publishes them
 
     @property
     def overflowed(self):
-        """Whether a sum of the last backward (a bucket's, or a ShardedEmbedding update's on
-        the same communicator) was not finite. Read it once backward() has returned."""
+        """Whether a sum since the last :meth:`step` or :meth:`clear` (a bucket's, or a
+        ShardedEmbedding update's on the same communicator) was not finite: over the
+        backward passes of a step, those under ``no_sync()`` included. Read it once
+        backward() has returned."""
         return self._queue.overflow if self._queue is not None else self._overflowed
 
+    def clear(self):
+        """Forgets the overflows seen so far (step() does it itself)."""
+        if self._queue is not None:
+            self._queue.run(lambda: setattr(self._queue, "overflow", False))
+        self._overflowed = False
+
     def step(self, optimizer):
-        """optimizer.step() unless the last backward overflowed (then every rank skips it).
-        Returns whether it stepped."""
-        if self.overflowed:
+        """optimizer.step() unless a sum overflowed since the last step (then every rank skips
+        it), and forgets the overflow. Returns whether it stepped."""
+        skipped = self.overflowed
+        self.clear()
+        if skipped:
             return False
         optimizer.step()
         return True
@@ -139,6 +148,7 @@ class HookState:
         """Frees the plans and leaves the communicator's queue (its last user waits for the
         queued calls and ends the worker). Idempotent."""
         if self._queue is not None:
+            self._queue.run(lambda: None)  # this state's queued buckets are done
             self._overflowed = self._queue.overflow
             self._queue.release(self.comm)
             self._queue = None
@@ -168,22 +178,17 @@ class HookState:
             self._plans[id(param)] = entry
         return entry[1]
 
-    def _submit(self, job, last):
-        """A future of job(), run in bucket order on the queue."""
+    def _submit(self, job, last, stream):
+        """A future of job(), run in bucket order on the queue (on `stream`, for CUDA)."""
         future = torch.futures.Future()
-        queue = self._queue
-        if self._starts_backward:
-            # A new backward: the overflows and algorithms of the last one are forgotten,
-            # in the queue's order, after every call of the last backward.
-            def begin():
-                queue.overflow = False
-                self._algorithms_now = []
-            queue.submit(begin)
-        self._starts_backward = last
 
         def task():
             try:
-                value = job()
+                if stream is None:
+                    value = job()
+                else:
+                    with torch.cuda.stream(stream):
+                        value = job()
             except BaseException as e:  # the failure reaches backward() through the future
                 self._publish(last)
                 future.set_exception(e)
@@ -191,12 +196,12 @@ class HookState:
             self._publish(last)
             future.set_result(value)
 
-        queue.submit(task)
+        self._queue.submit(task)
         return future
 
     def _publish(self, last):
         if last:
-            self.last_algorithms = list(self._algorithms_now)
+            self.last_algorithms, self._algorithms_now = self._algorithms_now, []
 
     def _dense(self, buffer, stream):
         work = buffer if buffer.dtype == torch.float32 else buffer.float()
@@ -236,9 +241,12 @@ def hook(state, bucket):
         if len(params) != 1:
             raise RuntimeError(f"a sparse bucket of {len(params)} parameters: DDP gives each "
                                "sparse parameter a bucket of its own")
-        plan = state._plan(params[0])
-        return state._submit(lambda: state._sparse(buffer, plan, stream), last)
+        param = params[0]
+        # The plan is made on the queue too: making one counts it on the communicator, which
+        # the worker may be using.
+        return state._submit(lambda: state._sparse(buffer, state._plan(param), stream), last,
+                             stream)
     if buffer.layout != torch.strided:
         raise RuntimeError(f"a bucket of layout {buffer.layout}: zipfcoll.torch.hook reduces "
                            "dense and sparse COO gradients")
-    return state._submit(lambda: state._dense(buffer, stream), last)
+    return state._submit(lambda: state._dense(buffer, stream), last, stream)

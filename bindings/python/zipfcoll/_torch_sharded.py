@@ -143,9 +143,15 @@ class ShardedEmbedding(torch.nn.Module):
         same layout, such as the Adagrad accumulators) on every rank."""
         everything = torch.arange(self.num_embeddings, dtype=torch.int64)
         source = self.shard if tensor is None else tensor
-        return self._run(lambda: as_tensor(
-            self.plan.sharded_gather(source, everything, positions=False).rows,
-            torch.device("cpu")))
+
+        def gather():
+            # In fp32 whatever the module's wire: a checkpoint keeps the table's bits.
+            with SparsePlan(self.comm, self.embedding_dim, self.num_embeddings,
+                            index_type="int64", compression="none") as plan:
+                looked = plan.sharded_gather(source, everything, positions=False)
+                return as_tensor(looked.rows, torch.device("cpu"))
+
+        return self._run(gather)
 
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         destination[prefix + "weight"] = self.full_table()

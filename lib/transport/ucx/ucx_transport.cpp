@@ -126,7 +126,7 @@ class UcxWorld {
   // ranks often outnumber cores, and a rank that waits for the slowest must not take the
   // slowest's core from it (a yield alone still spins whenever the core is free of others,
   // while a trainer's backward, say, runs on other threads of the same process).
-  void progress(unsigned* idle) const {
+  void progress(unsigned* idle) {
     constexpr unsigned kSpinIdle = 64, kYieldIdle = 64 + 1024;
     constexpr int kSleepMs = 1;
     if (ucp_worker_progress(worker_) != 0) {
@@ -139,9 +139,12 @@ class UcxWorld {
       return;
     }
     // UCS_ERR_BUSY: events arrived since the last progress; progress again at once.
-    if (ucp_worker_arm(worker_) == UCS_OK) {
+    const ucs_status_t armed = ucp_worker_arm(worker_);
+    if (armed == UCS_OK) {
       pollfd fd{efd_, POLLIN, 0};
       poll(&fd, 1, kSleepMs);
+    } else if (armed != UCS_ERR_BUSY) {
+      efd_ = -1;  // the worker cannot be armed: yield from now on
     }
   }
   ucp_ep_h ep(int world_rank) const { return eps_[static_cast<size_t>(world_rank)]; }
