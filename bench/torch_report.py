@@ -111,15 +111,18 @@ def crossover(results):
                 if med.get(("zipfcoll", wire), 1e30) <= med.get(("torch", wire), 0)]
         loses = [(share, m) for m, (med, share) in results.items()
                  if med.get(("zipfcoll", wire), 0) > med.get(("torch", wire), 1e30)]
-        text = f"- {wlabel}: the hook's step is at most DDP's "
-        text += ("with the dense buckets at " + ", ".join(f"{100 * s:.1f} %" for s, _ in
-                                                          sorted(wins)) if wins else "in no model")
-        text += " of the bytes"
-        if loses:
-            text += ("; longer at " + ", ".join(f"{100 * s:.1f} %" for s, _ in sorted(loses)))
-            if wins:
-                text += (f": the crossover lies between {100 * max(s for s, _ in wins):.1f} % and "
-                         f"{100 * min(s for s, _ in loses):.1f} %")
+        shares = lambda runs: ", ".join(f"{100 * s:.1f} %" for s, _ in sorted(runs))  # noqa
+        if not loses:
+            text = (f"- {wlabel}: the hook's step is at most DDP's in every model here (the "
+                    f"dense buckets {shares(wins)} of the bytes)")
+        elif not wins:
+            text = (f"- {wlabel}: the hook's step is longer than DDP's in every model here (the "
+                    f"dense buckets {shares(loses)} of the bytes): no crossover within them")
+        else:
+            text = (f"- {wlabel}: the hook's step is at most DDP's with the dense buckets at "
+                    f"{shares(wins)} of the bytes, longer at {shares(loses)}: the crossover lies "
+                    f"between {100 * max(s for s, _ in wins):.1f} % and "
+                    f"{100 * min(s for s, _ in loses):.1f} %")
         lines.append(text + ".")
     lines += [
         "",
@@ -132,16 +135,17 @@ def crossover(results):
                     if med.get(("zipfcoll", "none"), 0) > med.get(("torch", "none"), 1e30)]
     if dense_losses:
         lines += [
-            "There, in fp32, zipfcoll's allreduce over UCX on loopback TCP is slower per byte",
-            "than gloo's ring on this host, and the embedding's savings do not make up for it.",
+            "There, in fp32, zipfcoll's allreduce over UCX on loopback TCP took longer than",
+            "gloo's ring for the same bytes on this host, and the embedding's savings did not",
+            "make up for it.",
         ]
         if all(results[m][0].get(("zipfcoll", "fp16"), 1e30) <
                results[m][0].get(("torch", "fp16"), 0) for m in dense_losses):
-            lines.append("With a 16-bit wire on both sides the hook is the faster there too.")
+            lines.append("With a 16-bit wire on both sides the hook was the faster there.")
     lines += [
-        "The sparse side pulls ahead where the embedding is a larger part of what moves: a",
-        "short-list or sampled softmax, more tokens per rank, more ranks (gloo gathers",
-        "(G - 1) U_i coalesced rows to every rank, zipfcoll's owners move about 2 U_g / G).",
+        "What zipfcoll saves grows with the embedding's part of what moves: a short-list or",
+        "sampled softmax, more tokens per rank, more ranks (gloo gathers (G - 1) U_i coalesced",
+        "rows to every rank, zipfcoll's owners move about 2 U_g / G).",
     ]
     return lines
 
