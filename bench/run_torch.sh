@@ -82,9 +82,16 @@ for model in "${models[@]}"; do
   done
   for other in zipfcoll sharded; do
     echo "[${name}: parameters of ${other} against torch, fp32]"
+    # Parameters that differ are a result (the page says so, and the short form fails on
+    # it); a comparison that cannot run at all is a failure of this script.
+    rc=0
     "$python" examples/python/compare_torch_sync.py "$raw/${name}_${other}_none_r1.pt" \
-      "$raw/${name}_torch_none_r1.pt" > "$raw/${name}_params_${other}.txt" || true
+      "$raw/${name}_torch_none_r1.pt" > "$raw/${name}_params_${other}.txt" 2>&1 || rc=$?
     cat "$raw/${name}_params_${other}.txt"
+    if ! grep -q "^largest relative difference" "$raw/${name}_params_${other}.txt"; then
+      echo "run_torch.sh: the ${name} comparison of ${other} against torch did not run (exit $rc)"
+      exit 1
+    fi
   done
   rm -f "$raw"/*.pt
 done

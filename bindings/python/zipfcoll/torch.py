@@ -26,7 +26,7 @@ import hashlib
 import torch
 import torch.distributed as dist
 
-from ._torch_hook import HookState, as_tensor as _as_tensor, hook
+from ._torch_hook import _ROW_TYPES, HookState, as_tensor as _as_tensor, hook
 from ._torch_sharded import ShardedEmbedding
 from ._zipfcoll import Comm, SparsePlan, get_unique_id
 
@@ -69,9 +69,6 @@ def comm_from_process_group(group=None, **config):
     store = dist.distributed_c10d._get_default_store()
     return comm_from_store(store, dist.get_rank(group), len(ranks),
                            prefix=f"zipfcoll/group-{digest}", **config)
-
-
-_ROW_TYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
 
 
 class SparseEmbeddingSync:
