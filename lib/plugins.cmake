@@ -46,7 +46,8 @@ if(ZIPFCOLL_HAVE_MPI)
 endif()
 if(ZIPFCOLL_HAVE_UCX)
   zipfcoll_add_plugin(ucx
-    SOURCES transport/ucx/ucx_transport.cpp transport/ucx/ucx_plugin.cpp transport/transport.cpp
+    SOURCES transport/ucx/ucx_transport.cpp transport/ucx/ucx_world.cpp transport/ucx/ucx_plugin.cpp
+      transport/peer_exit_watch.cpp transport/transport.cpp
     LIBS PkgConfig::UCX)
 endif()
 if(ZIPFCOLL_HAVE_NCCL)

@@ -1,7 +1,5 @@
 #include "transport/ucx/ucx_transport.hpp"
 
-#include <poll.h>
-#include <sched.h>
 #include <ucp/api/ucp.h>
 
 #include <algorithm>
@@ -12,6 +10,7 @@
 
 #include "transport/block_gather.hpp"
 #include "transport/forwarded_exchange.hpp"
+#include "transport/ucx/ucx_world.hpp"
 
 namespace zfc {
 namespace {
@@ -26,167 +25,6 @@ uint64_t make_tag(uint32_t comm, uint32_t src, uint32_t op, uint32_t step) {
   return (uint64_t{comm & 0xffffu} << 48) | (uint64_t{src & 0xfffffu} << 28) |
          (uint64_t{op & 0xfffu} << 16) | uint64_t{step & 0xffffu};
 }
-
-// What every communicator split from one init shares: the UCP context, the worker and an
-// endpoint to every rank of the first communicator.
-class UcxWorld {
- public:
-  ~UcxWorld() {
-    // A normal close flushes what this rank sent, so that a peer still waiting for it gets
-    // it; an abandoned communicator just drops its endpoints. A flush to a peer that does
-    // not answer gives up after kFlushMs. Every close is started before any is waited for:
-    // the flushes to all peers then take one round trip together, not one each in turn.
-    constexpr int kFlushMs = 10000;
-    const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(kFlushMs);
-    for (ucp_ep_h ep : eps_) {
-      if (ep == nullptr) continue;
-      ucp_request_param_t p{};
-      p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-      p.flags = abandoned_ ? UCP_EP_CLOSE_FLAG_FORCE : 0;
-      ucs_status_ptr_t req = ucp_ep_close_nbx(ep, &p);
-      if (UCS_PTR_IS_PTR(req)) closing_.push_back(req);
-    }
-    for (void* req : closing_) {
-      while (ucp_request_check_status(req) == UCS_INPROGRESS && Clock::now() < deadline) {
-        ucp_worker_progress(worker_);
-      }
-      ucp_request_free(req);
-    }
-    if (worker_ != nullptr) ucp_worker_destroy(worker_);
-    if (context_ != nullptr) ucp_cleanup(context_);
-  }
-
-  Status init(Transport& bootstrap, int timeout_ms) {
-    timeout_ms_ = timeout_ms;
-    rank_ = bootstrap.rank();
-    ucp_config_t* config = nullptr;
-    ZFC_RETURN_IF_ERROR(check(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read"));
-    ucp_params_t params{};
-    params.field_mask = UCP_PARAM_FIELD_FEATURES;
-    params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
-    const ucs_status_t s = ucp_init(&params, config, &context_);
-    ucp_config_release(config);
-    ZFC_RETURN_IF_ERROR(check(s, "ucp_init"));
-    ucp_worker_params_t wp{};
-    wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    // Serialized, not single: a communicator's calls may come from any thread, one at a time
-    // (zipfcoll.torch's hook runs them on a worker thread while the trainer's own calls come
-    // from its main thread). The library never makes two calls on one communicator at once,
-    // so the worker needs no lock of its own.
-    wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
-    ZFC_RETURN_IF_ERROR(check(ucp_worker_create(context_, &wp, &worker_), "ucp_worker_create"));
-    // Without an event descriptor (a transport that cannot wake a sleeper) idle waits yield.
-    if (ucp_worker_get_efd(worker_, &efd_) != UCS_OK) efd_ = -1;
-    ucp_address_t* address = nullptr;
-    size_t length = 0;
-    ZFC_RETURN_IF_ERROR(
-        check(ucp_worker_get_address(worker_, &address, &length), "ucp_worker_get_address"));
-    const std::string mine(reinterpret_cast<const char*>(address), length);
-    ucp_worker_release_address(worker_, address);
-    const size_t n = static_cast<size_t>(bootstrap.size());
-    std::vector<size_t> lengths(n), at(n);
-    std::vector<char> all;
-    ZFC_RETURN_IF_ERROR(bootstrap.allgather_blocks(
-        mine.data(), mine.size(), lengths.data(), at.data(), [&all](size_t total) {
-          all.resize(total);
-          return all.data();
-        }));
-    eps_.assign(n, nullptr);
-    closing_.reserve(n);  // so that the destructor's closes allocate nothing
-    failed_.assign(n, 0);
-    for (size_t r = 0; r < n; ++r) {
-      if (static_cast<int>(r) == rank_) continue;
-      ucp_ep_params_t ep{};
-      ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                      UCP_EP_PARAM_FIELD_ERR_HANDLER;
-      ep.address = reinterpret_cast<const ucp_address_t*>(all.data() + at[r]);
-      ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-      ep.err_handler.cb = &UcxWorld::on_peer_error;
-      ep.err_handler.arg = this;
-      const ucs_status_t made = ucp_ep_create(worker_, &ep, &eps_[r]);
-      if (made != UCS_OK) {
-        // Shared-memory transports cannot report a failed peer, so UCX needs one that can
-        // (TCP, InfiniBand) to reach every rank.
-        return error(zfcTransportError, "rank %d: ucp_ep_create to rank %zu failed: %s (peer "
-                     "failure handling needs a network transport: check UCX_TLS)", rank_, r,
-                     ucs_status_string(made));
-      }
-    }
-    return Status::Ok();
-  }
-
-  int size() const { return static_cast<int>(eps_.size()); }
-  int rank() const { return rank_; }
-  ucp_worker_h worker() const { return worker_; }
-
-  // Progresses the worker once; *idle counts the calls in a row that found nothing to do.
-  // Spinning is fastest while a message is on its way. After kSpinIdle empty calls the core
-  // goes to the peers by a yield, and after kYieldIdle the thread sleeps on the worker's
-  // event descriptor for at most kSleepMs (then looks at its deadline and its peers again):
-  // ranks often outnumber cores, and a rank that waits for the slowest must not take the
-  // slowest's core from it (a yield alone still spins whenever the core is free of others,
-  // while a trainer's backward, say, runs on other threads of the same process).
-  void progress(unsigned* idle) {
-    constexpr unsigned kSpinIdle = 64, kYieldIdle = 64 + 1024;
-    constexpr int kSleepMs = 1;
-    if (ucp_worker_progress(worker_) != 0) {
-      *idle = 0;
-      return;
-    }
-    if (++*idle <= kSpinIdle) return;
-    if (*idle <= kYieldIdle || efd_ < 0) {
-      sched_yield();
-      return;
-    }
-    // UCS_ERR_BUSY: events arrived since the last progress; progress again at once.
-    const ucs_status_t armed = ucp_worker_arm(worker_);
-    if (armed == UCS_OK) {
-      pollfd fd{efd_, POLLIN, 0};
-      poll(&fd, 1, kSleepMs);
-    } else if (armed != UCS_ERR_BUSY) {
-      efd_ = -1;  // the worker cannot be armed: yield from now on
-    }
-  }
-  ucp_ep_h ep(int world_rank) const { return eps_[static_cast<size_t>(world_rank)]; }
-  int timeout_ms() const { return timeout_ms_; }
-  const std::string& failure() const { return failure_; }
-  bool peer_failed(int world_rank) const { return failed_[static_cast<size_t>(world_rank)] != 0; }
-  void abandon() { abandoned_ = true; }
-  // Communicator ids of this process: the first communicator has 1, each split takes the
-  // next ones agreed among its members.
-  uint32_t next_comm_id() const { return next_comm_id_; }
-  void use_comm_ids_below(uint32_t next) { next_comm_id_ = std::max(next_comm_id_, next); }
-
-  static Status check(ucs_status_t s, const char* what) {
-    if (s == UCS_OK) return Status::Ok();
-    return error(zfcTransportError, "%s failed: %s", what, ucs_status_string(s));
-  }
-
- private:
-  static void on_peer_error(void* arg, ucp_ep_h ep, ucs_status_t status) {
-    auto* self = static_cast<UcxWorld*>(arg);
-    for (size_t r = 0; r < self->eps_.size(); ++r) {
-      if (self->eps_[r] != ep) continue;
-      self->failed_[r] = 1;
-      if (self->failure_.empty()) {
-        self->failure_ = strfmt("rank %zu (of the first communicator) failed: %s", r,
-                                ucs_status_string(status));
-      }
-    }
-  }
-
-  ucp_context_h context_ = nullptr;
-  ucp_worker_h worker_ = nullptr;
-  int efd_ = -1;  // the worker's event descriptor, or -1
-  std::vector<ucp_ep_h> eps_;
-  std::vector<void*> closing_;  // the destructor's close requests (reserved in init)
-  std::vector<char> failed_;  // per rank: UCX reported its endpoint broken
-  int rank_ = 0;
-  int timeout_ms_ = 0;
-  bool abandoned_ = false;
-  uint32_t next_comm_id_ = 2;
-  std::string failure_;
-};
 
 class UcxTransport final : public Transport {
  public:
@@ -528,7 +366,7 @@ class UcxTransport final : public Transport {
     const char* doing = send ? "sending to" : "receiving from";
     if (world_->peer_failed(members_[static_cast<size_t>(peer)])) {
       return error(zfcRemoteError, "rank %d: %s rank %d failed: the peer is gone (%s)", rank(),
-                   doing, peer, world_->failure().c_str());
+                   doing, peer, world_->failure(members_[static_cast<size_t>(peer)]).c_str());
     }
     return error(zfcRemoteError, "rank %d: %s rank %d failed: %s", rank(), doing, peer,
                  ucs_status_string(s));

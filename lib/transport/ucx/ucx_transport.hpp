@@ -1,8 +1,10 @@
 // The UCX transport: host memory, over UCP tagged messages between every pair of ranks. The
 // collectives are the library's own schedules: a ring for allgather(v) and pairwise
 // exchanges for all-to-all(v), each message tagged with its communicator, sender, operation
-// and step. Endpoints use peer error handling, so a rank that dies becomes zfcRemoteError on
-// the others. Workers' addresses are exchanged over a bootstrap transport (the rendezvous's).
+// and step. A rank that dies becomes zfcRemoteError on the others: UCX reports it for peers
+// on other hosts, and the exit of a peer on this host is watched (ucx_world.hpp), which lets
+// those use shared memory. Workers' addresses are exchanged over a bootstrap transport (the
+// rendezvous's).
 #pragma once
 
 #include <cstdint>
