@@ -181,8 +181,10 @@ fi
 text=("${wargs[@]}")
 if [ -d "$data/gutenberg" ]; then text=(--corpus "$data/gutenberg" --vocab 100000); fi
 # UCX is optional: without it the page compares nothing, and says so by its absence.
+# UCX when the build made its plugin (the library itself loads it on first use, so it does
+# not link UCX).
 transports=mpi
-if ldd "$build/lib/libzipfcoll.so" 2> /dev/null | grep -q libucp; then
+if [ -e "$build/lib/libzipfcoll-ucx.so" ]; then
   transports=mpi,ucx
 fi
 for g in "${tr_ranks[@]}"; do

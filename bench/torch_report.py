@@ -135,7 +135,7 @@ def crossover(results):
                     if med.get(("zipfcoll", "none"), 0) > med.get(("torch", "none"), 1e30)]
     if dense_losses:
         lines += [
-            "There, in fp32, zipfcoll's allreduce over UCX on loopback TCP took longer than",
+            "There, in fp32, zipfcoll's allreduce over UCX took longer than",
             "gloo's ring for the same bytes on this host, and the embedding's savings did not",
             "make up for it.",
         ]
@@ -163,7 +163,8 @@ def main():
         "",
         "PyTorch's word LM (`examples/python/torch_word_lm.py`: a sparse input embedding of the",
         "whole vocabulary, an LSTM, a softmax) under a real torchrun on one 2-core host, gloo",
-        "for torch's collectives and UCX over loopback TCP for zipfcoll's. (a) is DDP as",
+        "for torch's collectives (over loopback TCP) and UCX for zipfcoll's (shared memory",
+        "between the ranks of one host). (a) is DDP as",
         "PyTorch users run it: gloo's allreduce for the dense buckets and its sparse allreduce",
         "for the embedding, which gathers every rank's coalesced rows; its 16-bit wire is",
         "torch's `fp16_compress_hook` on the dense buckets (that hook fails on a sparse bucket,",
