@@ -34,7 +34,9 @@ struct Step {
   Chunks ch;
   size_t mine;          // elements of this rank's chunk
   char* wire_buf;       // the compressed copy of send (NULL in fp32); later the gathered result
-  void* wire_recv;      // every rank's wire copy of this rank's chunk
+  void* wire_recv;      // every rank's wire copy of this rank's chunk; in fp32, when recv is
+                        // written last, the gathered result after the sums consumed them
+  size_t recv_room;     // bytes of wire_recv
   SizeLists sz;         // the reduce-scatter's, then the gather's receive lists
 };
 
@@ -53,8 +55,7 @@ Status reduce_scatter(Transport& t, Workspace& ws, WireKernels& k, const float* 
   }
   s->sz = scatter_lists(ws.get<size_t>(Slot::kReduceSizes, 4 * static_cast<size_t>(size)),
                         s->ch, me, s->w);
-  ZFC_RETURN_IF_ERROR(k.scratch(Slot::kWireRecv, static_cast<size_t>(size) * s->mine * s->w,
-                                &s->wire_recv));
+  ZFC_RETURN_IF_ERROR(k.scratch(Slot::kWireRecv, s->recv_room, &s->wire_recv));
   ZFC_RETURN_IF_ERROR(k.settle());
   // Rank r receives its chunk from every peer.
   uint64_t* received = ws.get<uint64_t>(Slot::kReduceReceived, static_cast<size_t>(size));
@@ -78,13 +79,14 @@ Status gather_fp32(Transport& t, WireKernels& k, const NodeMap* nodes, float* re
     ZFC_RETURN_IF_ERROR(t.allgatherv(own, recv, s.sz.recv_bytes, s.sz.recv_displs));
     return k.check_finite(recv, n);
   }
+  // The gather lands where the reduce-scatter's blocks were (the sums have read them), so
+  // the call needs n floats of scratch beside the send's, not 2 n.
   void* partial = nullptr;
-  void* gathered = nullptr;
   ZFC_RETURN_IF_ERROR(k.scratch(Slot::kPartial, s.mine * sizeof(float), &partial));
-  ZFC_RETURN_IF_ERROR(k.scratch(Slot::kWireSend, n * sizeof(float), &gathered));
   ZFC_RETURN_IF_ERROR(sum_rank_blocks(nodes, size, k, s.wire_recv, s.mine, s.wire,
                                       static_cast<float*>(partial)));
   ZFC_RETURN_IF_ERROR(k.settle());
+  void* gathered = s.wire_recv;
   ZFC_RETURN_IF_ERROR(t.allgatherv(partial, gathered, s.sz.recv_bytes, s.sz.recv_displs));
   return k.decode(gathered, n, zfcFloat32, 1.0f, recv);  // a copy, checked
 }
@@ -127,6 +129,10 @@ Status allreduce_sum(Transport& t, Workspace& ws, WireKernels& k, const float* s
   s.w = kernels::float_type_bytes(s.wire);
   s.ch = Chunks{n, t.size()};
   s.mine = s.ch.len(t.rank());
+  s.recv_room = static_cast<size_t>(t.size()) * s.mine * s.w;
+  if (s.wire == zfcFloat32 && writes == RecvWrites::kAfterLastTransfer) {
+    s.recv_room = std::max(s.recv_room, n * s.w);
+  }
   ZFC_RETURN_IF_ERROR(reduce_scatter(t, ws, k, send, n, &s));
   if (s.wire == zfcFloat32) {
     ZFC_RETURN_IF_ERROR(gather_fp32(t, k, nodes, recv, n, writes, s));

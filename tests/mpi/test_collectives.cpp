@@ -226,6 +226,29 @@ TEST_F(WorldTest, AllReduceBytesAreCounted) {
   }
 }
 
+// The allreduce's scratch, exact: with recv written after the last transfer, the gather
+// lands where the reduce-scatter's blocks were, so a call holds one copy of the data (the
+// larger of n and G chunks of the biggest size), its own chunk's sums, and the size lists.
+TEST_F(WorldTest, AllReduceWorkspaceHoldsOneCopy) {
+  if (size_ == 1) GTEST_SKIP() << "one rank sums in place, with no scratch";
+  const size_t n = (size_t{1} << 18) + 3;  // uneven chunks
+  std::vector<float> send(n, 0.5f), recv(n);
+  const zfcCompression_t none{zfcCompressNone, 1.0f};
+  ASSERT_EQ(zfcAllReduce(comm_, send.data(), recv.data(), n, zfcFloat32, &none, nullptr,
+                         nullptr),
+            zfcSuccess);
+  zfcStats_t stats = ZFC_STATS_INITIALIZER;
+  ASSERT_EQ(zfcCommGetStats(comm_, &stats), zfcSuccess);
+  const size_t g = static_cast<size_t>(size_);
+  const size_t mine = n / g + (static_cast<size_t>(rank_) < n % g ? 1 : 0);
+  const size_t lists = 4 * g * sizeof(size_t) + g * sizeof(uint64_t);
+  const size_t data = std::max(g * mine, n) * sizeof(float) + mine * sizeof(float) + lists;
+  // Beside the data, the call's agreement header takes a few hundred bytes; a second copy
+  // of the data would be n floats (1 MiB) more.
+  EXPECT_GE(stats.last.peak_workspace_bytes, data);
+  EXPECT_LT(stats.last.peak_workspace_bytes, data + 4096);
+}
+
 TEST_F(WorldTest, SplitByParity) {
   // Rank 0 opts out when there are at least three ranks.
   const bool out = size_ >= 3 && rank_ == 0;
