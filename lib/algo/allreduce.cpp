@@ -80,7 +80,7 @@ Status gather_fp32(Transport& t, WireKernels& k, const NodeMap* nodes, float* re
     return k.check_finite(recv, n);
   }
   // The gather lands where the reduce-scatter's blocks were (the sums have read them), so
-  // the call needs n floats of scratch beside the send's, not 2 n.
+  // the call's scratch holds the data once (n floats, and this rank's chunk), not twice.
   void* partial = nullptr;
   ZFC_RETURN_IF_ERROR(k.scratch(Slot::kPartial, s.mine * sizeof(float), &partial));
   ZFC_RETURN_IF_ERROR(sum_rank_blocks(nodes, size, k, s.wire_recv, s.mine, s.wire,
