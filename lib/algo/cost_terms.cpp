@@ -146,7 +146,10 @@ void route_to_owners(Cost& c) {
   const double f = Cost::frac(c.g()), routed = in.local_unique / c.g();
   const double busiest = routed_busiest(c, routed);
   scatter(c, ui);
-  c.local(encode_bytes(c, ui * d) + 2.0 * ui * (kb + d * w));  // encode, pack
+  // A compressed wire's sums go to a U_i x D partial that is encoded into the pairs; fp32's
+  // are written into the pairs' rows themselves, and only the keys are packed.
+  const bool partial = w < 4;
+  c.local(partial ? encode_bytes(c, ui * d) + 2.0 * ui * (kb + d * w) : 2.0 * ui * kb + ui * d * w);
   const double counts = 8.0 * (c.g() - 1);
   c.routed_alltoallv(ui * (kb + d * w), counts,
                      std::max(ui, busiest) * (kb + d * w) * f + counts,
@@ -155,7 +158,8 @@ void route_to_owners(Cost& c) {
   const double owned = std::min(static_cast<double>(in.global_unique) / c.g(), busiest);
   c.local(kMergeBytesPerKey * busiest + kLocateBytesPerKey * busiest);
   c.sum_into(busiest * d, w, owned * d, 4.0 * owned * d);
-  c.scratch(ui * d * (4.0 + w) + ui * kb + routed * (kb + d * (w + 4.0)));
+  c.scratch(ui * d * ((partial ? 4.0 : 0.0) + w) + ui * (partial ? kb : kb + 8.0) +
+            routed * (kb + d * (w + 4.0)));
 }
 
 bool can_run_hierarchical(const CostInputs& in) {

@@ -118,19 +118,16 @@ Status route_pairs(SparseCall<K>& call, const Wire& wire, RoutedPairs* out) {
   {
     PhaseTimer timer(call.op, zfcPhaseScatter);
     const int32_t* owner_of = nullptr;
-    float* partial = nullptr;
     ZFC_RETURN_IF_ERROR(owners_of_keys(call, &owner_of, counts));
-    ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kPartial, ui * dim, &partial));
-    ZFC_RETURN_IF_ERROR(k.scatter_to_dense(call.rows, call.spec.row_type, call.set.inverse(),
-                                           call.set.count(), dim, partial, ui,
-                                           call.set.grouping()));
     for (int j = 0; j < size; ++j) s.send_bytes[j] = pairs.bytes(counts[j]);
     pack_displacements(s.send_bytes, s.send_displs, size);
     const size_t total = s.send_displs[size - 1] + s.send_bytes[size - 1];
     ZFC_RETURN_IF_ERROR(scratch_for(k, Slot::kWireSend, total, &send));
     const PairPacking packing{pairs, counts, s.send_displs, size};
-    ZFC_RETURN_IF_ERROR(k.pack_wire_pairs(*wire.format, keys, owner_of, ui, partial, dim,
-                                          wire.scale, packing, send));
+    const TokenRows tokens{call.rows, call.spec.row_type, call.set.inverse(), call.set.count(),
+                           call.set.grouping()};
+    ZFC_RETURN_IF_ERROR(k.sum_into_pairs(*wire.format, tokens, keys, owner_of, ui, dim,
+                                         wire.scale, packing, send));
     ZFC_RETURN_IF_ERROR(k.wire().settle());  // the transport reads it next
   }
   char* in = nullptr;

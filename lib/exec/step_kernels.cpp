@@ -175,11 +175,11 @@ void write_block_leads(const PairPacking& p, char* packed) {
   }
 }
 
-// The pairs of n keys into their owners' blocks, each row written by encode_row(row, at).
-template <class K, class EncodeRow>
-void pack_pairs_with(const K* keys, const int32_t* owner_of, size_t n, const float* rows,
-                     size_t dim, const PairPacking& p, size_t* cursor, char* packed,
-                     EncodeRow&& encode_row) {
+// The pairs of n keys into their owners' blocks, key i's row slot handed to
+// place_row(i, at) to be written.
+template <class K, class PlaceRow>
+void pack_pairs_with(const K* keys, const int32_t* owner_of, size_t n, const PairPacking& p,
+                     size_t* cursor, char* packed, PlaceRow&& place_row) {
   const PairBlock& b = p.block;
   std::fill(cursor, cursor + p.ranks, 0);
   write_block_leads(p, packed);
@@ -188,7 +188,7 @@ void pack_pairs_with(const K* keys, const int32_t* owner_of, size_t n, const flo
     const size_t c = cursor[j]++;
     char* base = packed + p.displs[j];
     reinterpret_cast<K*>(base + b.lead)[c] = keys[i];
-    encode_row(rows + i * dim, base + b.rows_at(p.counts[j]) + c * b.row_bytes);
+    place_row(i, base + b.rows_at(p.counts[j]) + c * b.row_bytes);
   }
 }
 }  // namespace
@@ -198,8 +198,9 @@ Status HostStepKernels<K>::pack_pairs(const K* keys, const int32_t* owner_of, si
                                       const float* rows, size_t dim, zfcDataType_t wire,
                                       float scale, const PairPacking& p, char* packed) {
   size_t* cursor = ws_.get<size_t>(Slot::kPeerReceived, static_cast<size_t>(p.ranks));
-  pack_pairs_with(keys, owner_of, n, rows, dim, p, cursor, packed,
-                  [&](const float* row, char* at) { kernels::encode(row, dim, wire, scale, at); });
+  pack_pairs_with(keys, owner_of, n, p, cursor, packed, [&](size_t i, char* at) {
+    kernels::encode(rows + i * dim, dim, wire, scale, at);
+  });
   return Status::Ok();
 }
 
@@ -297,6 +298,18 @@ Status StepKernels<K>::pack_wire_pairs(const kernels::WireFormat& f, const K* ke
 }
 
 template <class K>
+Status StepKernels<K>::sum_into_pairs(const kernels::WireFormat& f, const TokenRows& tokens,
+                                      const K* keys, const int32_t* owner_of, size_t n,
+                                      size_t dim, float scale, const PairPacking& p,
+                                      char* packed) {
+  float* partial = nullptr;
+  ZFC_RETURN_IF_ERROR(scratch_for(*this, Slot::kPartial, n * dim, &partial));
+  ZFC_RETURN_IF_ERROR(scatter_to_dense(tokens.rows, tokens.type, tokens.inverse, tokens.n, dim,
+                                       partial, n, tokens.grouping));
+  return pack_wire_pairs(f, keys, owner_of, n, partial, dim, scale, p, packed);
+}
+
+template <class K>
 Status StepKernels<K>::decode_wire_rows_to(const kernels::WireFormat& f, const void* rows,
                                            const int32_t* dest, size_t n, size_t dim,
                                            float scale, float* out) {
@@ -319,8 +332,29 @@ Status HostStepKernels<K>::pack_wire_pairs(const kernels::WireFormat& f, const K
                                            const float* rows, size_t dim, float scale,
                                            const PairPacking& p, char* packed) {
   size_t* cursor = ws_.get<size_t>(Slot::kPeerReceived, static_cast<size_t>(p.ranks));
-  pack_pairs_with(keys, owner_of, n, rows, dim, p, cursor, packed,
-                  [&](const float* row, char* at) { f.encode_rows(row, 1, dim, scale, at); });
+  pack_pairs_with(keys, owner_of, n, p, cursor, packed, [&](size_t i, char* at) {
+    f.encode_rows(rows + i * dim, 1, dim, scale, at);
+  });
+  return Status::Ok();
+}
+
+template <class K>
+Status HostStepKernels<K>::sum_into_pairs(const kernels::WireFormat& f, const TokenRows& tokens,
+                                          const K* keys, const int32_t* owner_of, size_t n,
+                                          size_t dim, float scale, const PairPacking& p,
+                                          char* packed) {
+  const bool plain_fp32 = f.element == zfcFloat32 && f.element_only() && !f.scaled;
+  if (!plain_fp32) {
+    return StepKernels<K>::sum_into_pairs(f, tokens, keys, owner_of, n, dim, scale, p, packed);
+  }
+  // The row slots lie 8-byte aligned (PairBlock), so each is a row of floats.
+  size_t* cursor = ws_.get<size_t>(Slot::kPeerReceived, static_cast<size_t>(p.ranks));
+  float** slots = ws_.get<float*>(Slot::kPairRowSlots, n);
+  pack_pairs_with(keys, owner_of, n, p, cursor, packed, [&](size_t i, char* at) {
+    slots[i] = reinterpret_cast<float*>(at);
+  });
+  kernels::scatter_rows_to_targets(tokens.rows, tokens.type, tokens.inverse, tokens.n, dim, slots,
+                                   n);
   return Status::Ok();
 }
 

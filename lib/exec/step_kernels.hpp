@@ -52,6 +52,16 @@ struct KeyGrouping {
   const uint32_t* order = nullptr;
 };
 
+// A local unique's tokens as a scatter reads them: n rows of `type` at rows, token t's
+// distinct key inverse[t], grouped as the unique left them (KeyGrouping).
+struct TokenRows {
+  const void* rows;
+  zfcDataType_t type;
+  const int32_t* inverse;
+  size_t n;
+  KeyGrouping grouping;
+};
+
 // Where a bounded step's result goes: the caller's buffers (room for `capacity` indices and
 // capacity x dim rows) and status, in the step's memory space.
 struct BoundedOutput {
@@ -193,6 +203,14 @@ class StepKernels {
   virtual Status decode_wire_rows_to(const kernels::WireFormat& f, const void* rows,
                                      const int32_t* dest, size_t n, size_t dim, float scale,
                                      float* out);
+  // The pairs of a local unique's n distinct keys (sorted; owners and blocks as for
+  // pack_wire_pairs), key i's row the sum of its tokens' rows, summed as scatter_to_dense
+  // sums them, encoded for f. By default the sums go to an n x dim partial
+  // (Slot::kPartial) that is then packed; the host writes the sums of a plain fp32 wire
+  // straight into their rows of the pairs, so no partial is written and read again.
+  virtual Status sum_into_pairs(const kernels::WireFormat& f, const TokenRows& tokens,
+                                const K* keys, const int32_t* owner_of, size_t n, size_t dim,
+                                float scale, const PairPacking& p, char* packed);
 
   // ---- the bounded step: sizes stay in this memory space ---------------------------------
   // keys[i] = value for *count <= i < room (count: a word in this memory space).
@@ -327,6 +345,9 @@ class HostStepKernels final : public StepKernels<K> {
   Status decode_wire_rows_to(const kernels::WireFormat& f, const void* rows,
                              const int32_t* dest, size_t n, size_t dim, float scale,
                              float* out) override;
+  Status sum_into_pairs(const kernels::WireFormat& f, const TokenRows& tokens, const K* keys,
+                        const int32_t* owner_of, size_t n, size_t dim, float scale,
+                        const PairPacking& p, char* packed) override;
   Status fill_keys_after(K* keys, size_t room, const uint64_t* count, K value) override;
   Status compose_clamped(const int32_t* index, size_t n, const int32_t* table, size_t n_table,
                          int32_t limit, int32_t* out) override;

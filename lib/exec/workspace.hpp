@@ -38,6 +38,7 @@ enum class Slot : int {
   kWireRecv,        // what arrives from peers
   kGatheredRows,    // rows gathered from all ranks
   kPartial,         // one rank's locally summed rows
+  kPairRowSlots,    // where each distinct key's row lies among the pairs being packed
   kResultRows,      // the reduced rows handed back to the caller
   kResultIndices,   // the distinct indices handed back, in the caller's index type
   kNodeSum,         // one node's sum, before it joins the total (see algo/rank_order.hpp)

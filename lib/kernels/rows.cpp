@@ -59,15 +59,18 @@ bool strictly_increasing(const int32_t* pos, size_t n) {
 // those sums are added onto their targets in the order they were opened, which is block
 // order per target. With `touched` (a byte per target, 0 for one not yet written), a
 // target's first row is written from +0 instead of added, and its byte set.
+// Target p's row is at(p): dst + p * dim for a dense destination, anywhere for rows that lie
+// apart (scatter_rows_to_targets).
+template <class RowAt>
 void scatter_rows(const void* rows, zfcDataType_t row_type, const int32_t* pos, size_t n,
-                  size_t dim, float* dst, uint8_t* touched) {
+                  size_t dim, RowAt&& at, uint8_t* touched) {
   const RowAdder add(rows, row_type, dim);
   auto put = [&](size_t i, size_t p) {
     if (touched != nullptr && touched[p] == 0) {
       touched[p] = 1;
-      add.first(i, dst + p * dim);
+      add.first(i, at(p));
     } else {
-      add(i, dst + p * dim);
+      add(i, at(p));
     }
   };
   if (n <= kSumBlockRows || strictly_increasing(pos, n)) {
@@ -102,20 +105,27 @@ void scatter_rows(const void* rows, zfcDataType_t row_type, const int32_t* pos, 
   }
   for (size_t t = 0; t < b.block_target.size(); ++t) {
     add_to(b.block_sum.data() + t * dim, zfcFloat32, dim,
-           dst + static_cast<size_t>(b.block_target[t]) * dim);
+           at(static_cast<size_t>(b.block_target[t])));
   }
 }
+
+// The rows of a dense destination.
+struct DenseRows {
+  float* dst;
+  size_t dim;
+  float* operator()(size_t p) const { return dst + p * dim; }
+};
 
 }  // namespace
 
 void scatter_add_rows(const void* rows, zfcDataType_t row_type, const int32_t* pos, size_t n,
                       size_t dim, float* dst) {
-  scatter_rows(rows, row_type, pos, n, dim, dst, nullptr);
+  scatter_rows(rows, row_type, pos, n, dim, DenseRows{dst, dim}, nullptr);
 }
 
 void scatter_rows_first_touch(const void* rows, zfcDataType_t row_type, const int32_t* pos,
                               size_t n, size_t dim, float* dst, uint8_t* touched) {
-  scatter_rows(rows, row_type, pos, n, dim, dst, touched);
+  scatter_rows(rows, row_type, pos, n, dim, DenseRows{dst, dim}, touched);
 }
 
 void zero_untouched_rows(float* dst, size_t rows, size_t dim, const uint8_t* touched) {
@@ -128,8 +138,19 @@ void scatter_rows_to_zeroed(const void* rows, zfcDataType_t row_type, const int3
                             size_t n, size_t dim, float* dst, size_t dst_rows) {
   static thread_local std::vector<uint8_t> touched;  // kept: a steady step allocates nothing
   touched.assign(dst_rows, 0);
-  scatter_rows(rows, row_type, pos, n, dim, dst, touched.data());
+  scatter_rows(rows, row_type, pos, n, dim, DenseRows{dst, dim}, touched.data());
   zero_untouched_rows(dst, dst_rows, dim, touched.data());
+}
+
+void scatter_rows_to_targets(const void* rows, zfcDataType_t row_type, const int32_t* pos,
+                             size_t n, size_t dim, float* const* targets, size_t n_targets) {
+  static thread_local std::vector<uint8_t> touched;  // kept: a steady step allocates nothing
+  touched.assign(n_targets, 0);
+  scatter_rows(rows, row_type, pos, n, dim, [targets](size_t p) { return targets[p]; },
+               touched.data());
+  for (size_t p = 0; p < n_targets; ++p) {
+    if (touched[p] == 0) zero_rows(targets[p], 1, dim);
+  }
 }
 
 size_t find_bad_position(const int32_t* pos, size_t n, size_t bound) {

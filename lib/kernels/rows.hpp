@@ -26,6 +26,11 @@ void scatter_add_rows(const void* rows, zfcDataType_t row_type, const int32_t* p
 void scatter_rows_to_zeroed(const void* rows, zfcDataType_t row_type, const int32_t* pos,
                             size_t n, size_t dim, float* dst, size_t dst_rows);
 
+// scatter_rows_to_zeroed into rows that lie apart: target p's row is targets[p] (dim floats),
+// n_targets of them, e.g. the row slots of (key, row) pairs packed for the wire.
+void scatter_rows_to_targets(const void* rows, zfcDataType_t row_type, const int32_t* pos,
+                             size_t n, size_t dim, float* const* targets, size_t n_targets);
+
 // scatter_add_rows into rows not all written yet: touched holds a byte per target, 0 for
 // one no row has reached. A target's first row is written from +0 (dst = 0 + fp32(row)) and
 // its byte set; the others are added. Calls made in the order of sums, sharing `touched`,

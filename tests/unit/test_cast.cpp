@@ -311,7 +311,8 @@ TEST(Cast, FirstWriteThenAddGivesTheBitsOfAZeroFillThenAdd) {
 
 // A scatter into rows that are not zeroed first: the same bits as the fill and the adds,
 // for a call in plain order, one past a sum block whose targets repeat (the block-ordered
-// path), and targets no row reaches, whatever the destination held (NaN here).
+// path), and targets no row reaches, whatever the destination held (NaN here); the same
+// into rows that lie apart (scatter_rows_to_targets).
 TEST(Cast, ScatterToZeroedRowsGivesTheBitsOfZeroFillThenAdd) {
   constexpr size_t kDim = 9, kTargets = 7;
   for (zfcDataType_t type : {zfcFloat32, zfcFloat16, zfcBFloat16}) {
@@ -329,9 +330,19 @@ TEST(Cast, ScatterToZeroedRowsGivesTheBitsOfZeroFillThenAdd) {
       std::vector<float> got(kTargets * kDim, std::numeric_limits<float>::quiet_NaN());
       scatter_add_rows(rows.data(), type, pos.data(), n, kDim, want.data());
       scatter_rows_to_zeroed(rows.data(), type, pos.data(), n, kDim, got.data(), kTargets);
+      // The same into rows that lie apart, in reverse order with a gap after each.
+      std::vector<float> apart(kTargets * (kDim + 3), std::numeric_limits<float>::quiet_NaN());
+      std::vector<float*> targets(kTargets);
+      for (size_t p = 0; p < kTargets; ++p) targets[p] = &apart[(kTargets - 1 - p) * (kDim + 3)];
+      scatter_rows_to_targets(rows.data(), type, pos.data(), n, kDim, targets.data(), kTargets);
       for (size_t i = 0; i < want.size(); ++i) {
         ASSERT_EQ(f32_bits(got[i]), f32_bits(want[i])) << "type " << type << " n " << n
                                                         << " at " << i;
+        ASSERT_EQ(f32_bits(targets[i / kDim][i % kDim]), f32_bits(want[i]))
+            << "apart: type " << type << " n " << n << " at " << i;
+      }
+      for (size_t p = 0; p < kTargets; ++p) {  // the gaps are not written
+        for (size_t g = kDim; g < kDim + 3; ++g) ASSERT_TRUE(std::isnan(apart[p * (kDim + 3) + g]));
       }
     }
   }
