@@ -15,6 +15,7 @@
 
 #include <utility>
 
+#include "transport/block_gather.hpp"
 #include "transport/forwarded_exchange.hpp"
 
 namespace zfc {
@@ -255,12 +256,18 @@ class MpiTransport final : public Transport {
     return waits_.wait(&req, "MPI_Ialltoallv");
   }
 
-  // Bruck's pattern and messages (transport/block_gather.hpp) over point-to-point messages
-  // of this communicator, whose lengths are learned by matching probes (MPI_Mprobe), so
-  // nothing sizes them first. Unlike the shared version, no block is copied to be sent or
-  // kept: a message is sent from where its sizes and blocks lie (an hindexed type over their
-  // addresses: this rank's block in `send`, the others where they arrived), and each message
-  // stays where it arrived until the blocks are put in rank order, their one copy.
+  // Point-to-point messages of this communicator, whose lengths are learned by matching
+  // probes (MPI_Mprobe), so nothing sizes them first.
+  //
+  // Up to kDirectBlockGatherRanks ranks (transport/block_gather.hpp), every rank sends its
+  // block to each peer at once and receives each peer's where it belongs in rank order
+  // (exchange_blocks, every peer sent the same block).
+  //
+  // Past that, Bruck's pattern and messages (transport/block_gather.hpp). Unlike the shared
+  // version, no block is copied to be sent or kept: a message is sent from where its
+  // sizes and blocks lie (an hindexed type over their addresses: this rank's block, the
+  // others where they arrived), and each message stays where it arrived until the blocks are
+  // put in rank order, their one copy.
   Status do_allgather_blocks(const void* send, size_t bytes, size_t* recv_bytes, size_t* displs,
                              const PlaceFn& place, uint32_t* rounds) override {
     const int n = size(), me = rank();
@@ -270,6 +277,12 @@ class MpiTransport final : public Transport {
     // This rank's block is sent from a copy of the transport's own: a send left in flight
     // by a timeout may read it after the call returned.
     h.own.assign(static_cast<const char*>(send), static_cast<const char*>(send) + bytes);
+    if (n <= kDirectBlockGatherRanks) {
+      h.each.assign(static_cast<size_t>(n), bytes);
+      h.at.assign(static_cast<size_t>(n), 0);
+      return exchange_blocks(h.own.data(), h.each.data(), h.at.data(), recv_bytes, displs, place,
+                             kBlockGatherTag);
+    }
     h.blocks.assign(1, {h.own.data(), bytes});
     h.sizes.assign(1, bytes);
     uint32_t step = 0;
@@ -301,56 +314,9 @@ class MpiTransport final : public Transport {
   Status do_alltoallv_blocks(const void* send, const size_t* send_bytes,
                              const size_t* send_displs, size_t* recv_bytes, size_t* recv_displs,
                              const PlaceFn& place, uint32_t* rounds) override {
-    const int n = size(), me = rank();
     *rounds = 1;
-    const char* in = static_cast<const char*>(send);
-    // Every size is checked before anything is posted, so a refusal leaves nothing in flight.
-    for (int j = 0; j < n; ++j) ZFC_RETURN_IF_ERROR(fits_one_call(send_bytes[j]));
-    std::vector<MPI_Request>& sends = block_sends_;
-    sends.clear();
-    sends.reserve(static_cast<size_t>(n));  // emplace_back never moves a posted request
-    std::vector<MPI_Message>& msgs = block_messages_;
-    msgs.assign(static_cast<size_t>(n), MPI_MESSAGE_NULL);
-    for (int j = 0; j < n; ++j) {
-      if (j == me) continue;
-      sends.emplace_back();
-      ZFC_MPI_CHECK(MPI_Isend(in + send_displs[j], static_cast<int>(send_bytes[j]), MPI_BYTE, j,
-                              kBlockExchangeTag, comm_, &sends.back()),
-                    "MPI_Isend");
-    }
-    size_t total = 0;
-    for (int j = 0; j < n; ++j) {
-      recv_displs[j] = total;
-      if (j == me) {
-        recv_bytes[j] = send_bytes[j];
-      } else {
-        MPI_Status st;
-        ZFC_RETURN_IF_ERROR(waits_.probe(j, kBlockExchangeTag, comm_, &msgs[static_cast<size_t>(j)],
-                                         &st, "MPI_Mprobe"));
-        int count = 0;
-        ZFC_MPI_CHECK(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count");
-        recv_bytes[j] = static_cast<size_t>(count);
-      }
-      total += recv_bytes[j];
-    }
-    char* out = place(total);
-    if (send_bytes[me] > 0) std::memcpy(out + recv_displs[me], in + send_displs[me], send_bytes[me]);
-    // Every receive is posted before any is waited for, so the peers' transfers proceed
-    // together rather than one after another (ranks that share a core would otherwise wait
-    // in turn for each sender to be scheduled).
-    std::vector<MPI_Request>& recvs = block_recvs_;
-    recvs.clear();
-    recvs.reserve(static_cast<size_t>(n));
-    for (int j = 0; j < n; ++j) {
-      if (j == me) continue;
-      recvs.emplace_back();
-      ZFC_MPI_CHECK(MPI_Imrecv(out + recv_displs[j], static_cast<int>(recv_bytes[j]), MPI_BYTE,
-                               &msgs[static_cast<size_t>(j)], &recvs.back()),
-                    "MPI_Imrecv");
-    }
-    for (MPI_Request& r : recvs) ZFC_RETURN_IF_ERROR(waits_.wait(&r, "MPI_Imrecv"));
-    for (MPI_Request& r : sends) ZFC_RETURN_IF_ERROR(waits_.wait(&r, "MPI_Isend"));
-    return Status::Ok();
+    return exchange_blocks(send, send_bytes, send_displs, recv_bytes, recv_displs, place,
+                           kBlockExchangeTag);
   }
 
   // Bruck's store and forward (transport/forwarded_exchange.hpp) over point-to-point
@@ -388,6 +354,61 @@ class MpiTransport final : public Transport {
   static Status fits_one_call(size_t bytes) {
     if (bytes <= static_cast<size_t>(INT_MAX)) return Status::Ok();
     return error(zfcUnsupported, "a transfer of %zu bytes is too large for one MPI call", bytes);
+  }
+
+  // The body of do_alltoallv_blocks, with its messages' tag.
+  Status exchange_blocks(const void* send, const size_t* send_bytes, const size_t* send_displs,
+                         size_t* recv_bytes, size_t* recv_displs, const PlaceFn& place,
+                         int tag) {
+    const int n = size(), me = rank();
+    const char* in = static_cast<const char*>(send);
+    // Every size is checked before anything is posted, so a refusal leaves nothing in flight.
+    for (int j = 0; j < n; ++j) ZFC_RETURN_IF_ERROR(fits_one_call(send_bytes[j]));
+    std::vector<MPI_Request>& sends = block_sends_;
+    sends.clear();
+    sends.reserve(static_cast<size_t>(n));  // emplace_back never moves a posted request
+    std::vector<MPI_Message>& msgs = block_messages_;
+    msgs.assign(static_cast<size_t>(n), MPI_MESSAGE_NULL);
+    for (int j = 0; j < n; ++j) {
+      if (j == me) continue;
+      sends.emplace_back();
+      ZFC_MPI_CHECK(MPI_Isend(in + send_displs[j], static_cast<int>(send_bytes[j]), MPI_BYTE, j,
+                              tag, comm_, &sends.back()),
+                    "MPI_Isend");
+    }
+    size_t total = 0;
+    for (int j = 0; j < n; ++j) {
+      recv_displs[j] = total;
+      if (j == me) {
+        recv_bytes[j] = send_bytes[j];
+      } else {
+        MPI_Status st;
+        ZFC_RETURN_IF_ERROR(waits_.probe(j, tag, comm_, &msgs[static_cast<size_t>(j)],
+                                         &st, "MPI_Mprobe"));
+        int count = 0;
+        ZFC_MPI_CHECK(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count");
+        recv_bytes[j] = static_cast<size_t>(count);
+      }
+      total += recv_bytes[j];
+    }
+    char* out = place(total);
+    if (send_bytes[me] > 0) std::memcpy(out + recv_displs[me], in + send_displs[me], send_bytes[me]);
+    // Every receive is posted before any is waited for, so the peers' transfers proceed
+    // together rather than one after another (ranks that share a core would otherwise wait
+    // in turn for each sender to be scheduled).
+    std::vector<MPI_Request>& recvs = block_recvs_;
+    recvs.clear();
+    recvs.reserve(static_cast<size_t>(n));
+    for (int j = 0; j < n; ++j) {
+      if (j == me) continue;
+      recvs.emplace_back();
+      ZFC_MPI_CHECK(MPI_Imrecv(out + recv_displs[j], static_cast<int>(recv_bytes[j]), MPI_BYTE,
+                               &msgs[static_cast<size_t>(j)], &recvs.back()),
+                    "MPI_Imrecv");
+    }
+    for (MPI_Request& r : recvs) ZFC_RETURN_IF_ERROR(waits_.wait(&r, "MPI_Imrecv"));
+    for (MPI_Request& r : sends) ZFC_RETURN_IF_ERROR(waits_.wait(&r, "MPI_Isend"));
+    return Status::Ok();
   }
 
   // One step of do_allgather_blocks: the sizes and blocks of the first m held blocks to
@@ -485,6 +506,7 @@ class MpiTransport final : public Transport {
     std::vector<uint64_t> sizes;
     std::vector<int> lengths;
     std::vector<MPI_Aint> places;
+    std::vector<size_t> each, at;  // the direct gather's sizes and places of the block sent
   };
   GatherHeld gather_;
   ForwardBuffers forward_;

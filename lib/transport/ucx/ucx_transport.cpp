@@ -197,11 +197,19 @@ class UcxTransport final : public Transport {
     return s.ok() ? w : s;
   }
 
-  // Bruck (transport/block_gather.hpp); each message's length is learned by probing its tag.
+  // Each message's length is learned by probing its tag. Up to kDirectBlockGatherRanks ranks
+  // every rank sends its block to each peer (exchange_blocks); past that, Bruck's steps
+  // (transport/block_gather.hpp).
   Status do_allgather_blocks(const void* send, size_t bytes, size_t* recv_bytes, size_t* displs,
                              const PlaceFn& place, uint32_t* rounds) override {
     const uint32_t op = ++ops_;
     *rounds = 1;
+    if (size() <= kDirectBlockGatherRanks) {
+      direct_bytes_.assign(static_cast<size_t>(size()), bytes);
+      direct_at_.assign(static_cast<size_t>(size()), 0);
+      return exchange_blocks(op, send, direct_bytes_.data(), direct_at_.data(), recv_bytes,
+                             displs, place);
+    }
     return bruck_gather_blocks(
         size(), rank(), send, bytes, recv_bytes, displs, place, blocks_,
         [&](int to, int from, uint32_t step, const std::vector<char>& give,
@@ -226,9 +234,15 @@ class UcxTransport final : public Transport {
   Status do_alltoallv_blocks(const void* send, const size_t* send_bytes,
                              const size_t* send_displs, size_t* recv_bytes, size_t* recv_displs,
                              const PlaceFn& place, uint32_t* rounds) override {
-    const int n = size(), me = rank();
-    const uint32_t op = ++ops_;
     *rounds = 1;
+    return exchange_blocks(++ops_, send, send_bytes, send_displs, recv_bytes, recv_displs, place);
+  }
+
+  // The body of do_alltoallv_blocks, as operation `op`.
+  Status exchange_blocks(uint32_t op, const void* send, const size_t* send_bytes,
+                         const size_t* send_displs, size_t* recv_bytes, size_t* recv_displs,
+                         const PlaceFn& place) {
+    const int n = size(), me = rank();
     const char* in = static_cast<const char*>(send);
     std::vector<Pending>& p = pending_;
     p.assign(2 * static_cast<size_t>(n), Pending{});
@@ -425,6 +439,7 @@ class UcxTransport final : public Transport {
   std::vector<size_t> gather_sizes_, gather_displs_;  // do_allgather's blocks
   std::vector<Pending> pending_;                      // the requests of one exchange
   std::vector<ucp_tag_message_h> block_messages_;     // do_alltoallv_blocks' probed messages
+  std::vector<size_t> direct_bytes_, direct_at_;      // the direct block gather's one block
 };
 
 }  // namespace
