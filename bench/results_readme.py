@@ -49,6 +49,40 @@ def targets(sparse, allreduce, kernels):
                             f"speedup {r['speedup']:.2f}x, byte ratio {r['byte_ratio']:.2f}x",
                             "met" if ok else
                             f"missed by {100 * (1 - r['speedup'] / r['byte_ratio']):.0f}%"))
+    # 3b. every algorithm's step within 1.3x its floor at G=8, D=512 (zfc_perf's x_floor),
+    # and the same with the wire bytes priced at the transport's own rate (x_transport_floor).
+    for wire in ("none", "fp16"):
+        rows = [r for r in pick(sparse, G=8, D=512, wire=wire)
+                if r.get("x_floor") is not None and r["algo"] != "auto"]
+        if rows:
+            worst = max(rows, key=lambda r: r["x_floor"])
+            met = sum(r["x_floor"] <= 1.3 for r in rows)
+            line = (f"x_floor {min(r['x_floor'] for r in rows):.2f} .. {worst['x_floor']:.2f} "
+                    f"(worst {worst['algo']}, {worst['workload']} K={worst['K']}), "
+                    f"{met}/{len(rows)} rows <= 1.3")
+            tf = [r for r in rows if r.get("x_transport_floor") is not None]
+            if tf:
+                line += (f"; against the transport's own rate {min(r['x_transport_floor'] for r in tf):.2f}"
+                         f" .. {max(r['x_transport_floor'] for r in tf):.2f}, "
+                         f"{sum(r['x_transport_floor'] <= 1.3 for r in tf)}/{len(tf)} <= 1.3")
+            out.append((f"every algorithm's step <= 1.3x its floor, {wire} (G=8, D=512, "
+                        "K=640 and 2560, gutenberg and zipf)", line,
+                        "met" if met == len(rows) else "missed"))
+    # 3c. owner_partitioned's row exchange per KB received within 1.1x unique_allreduce's.
+    for wl in sorted({r["workload"] for r in sparse}):
+        for k in (640, 2560):
+            per_kb = {}
+            for algo in ("owner_partitioned", "unique_allreduce"):
+                r = one(sparse, workload=wl, G=8, K=k, D=512, algo=algo, wire="none")
+                if r and r.get("recv_mean_MB"):
+                    per_kb[algo] = r["phase_us_row_exchange"] / (r["recv_mean_MB"] * 1e3)
+            if len(per_kb) == 2:
+                x = per_kb["owner_partitioned"] / per_kb["unique_allreduce"]
+                out.append((f"owner_partitioned fp32 row exchange per KB received <= 1.1x "
+                            f"unique_allreduce's (G=8, K={k}, D=512, {wl})",
+                            f"{per_kb['owner_partitioned']:.2f} against "
+                            f"{per_kb['unique_allreduce']:.2f} us per KB: {x:.2f}x",
+                            "met" if x <= 1.1 else "missed"))
     # 4. bytes within 5% of the formula.
     if sparse:
         dev = max(abs(r["x_formula"] - 1) for r in sparse if r["x_formula"] is not None)

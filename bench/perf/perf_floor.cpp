@@ -1,5 +1,7 @@
 #include "perf_floor.hpp"
 
+#include <sched.h>
+
 #include <cstring>
 #include <vector>
 
@@ -26,6 +28,29 @@ double slowest_median(F&& body) {
   return median(samples);
 }
 
+// kCopyBytes sent and as many received by every rank, split evenly over its peers, all
+// posted at once and waited for as the MPI transport waits (testing, and giving the core to
+// ranks that share it once nothing arrives).
+void exchange_all_pairs(const PerfContext& ctx, std::vector<char>& out, std::vector<char>& in,
+                        std::vector<MPI_Request>& requests) {
+  const size_t peers = static_cast<size_t>(ctx.ranks - 1);
+  const int part = static_cast<int>(kCopyBytes / peers);
+  requests.clear();
+  for (int j = 0, slot = 0; j < ctx.ranks; ++j) {
+    if (j == ctx.rank) continue;
+    const size_t at = static_cast<size_t>(slot++) * static_cast<size_t>(part);
+    requests.emplace_back();
+    MPI_Irecv(in.data() + at, part, MPI_BYTE, j, 0, MPI_COMM_WORLD, &requests.back());
+    requests.emplace_back();
+    MPI_Isend(out.data() + at, part, MPI_BYTE, j, 0, MPI_COMM_WORLD, &requests.back());
+  }
+  int done = 0;
+  for (unsigned idle = 0; !done; ++idle) {
+    MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
+    if (idle > 64) sched_yield();
+  }
+}
+
 }  // namespace
 
 FloorRates measure_floor_rates(const PerfContext& ctx) {
@@ -41,6 +66,12 @@ FloorRates measure_floor_rates(const PerfContext& ctx) {
   r.round_seconds = slowest_median([&] {
     MPI_Alltoall(out.data(), 1, MPI_UINT64_T, in.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD);
   });
+  if (ctx.ranks > 1) {
+    std::vector<MPI_Request> requests;
+    exchange_all_pairs(ctx, src, dst, requests);  // pages touched, connections made
+    const double exchange = slowest_median([&] { exchange_all_pairs(ctx, src, dst, requests); });
+    r.exchange_bytes_per_s = 2.0 * static_cast<double>(kCopyBytes) / exchange;
+  }
   return r;
 }
 

@@ -8,10 +8,15 @@
 struct FloorRates {
   double copy_bytes_per_s = 0.0;  // bytes read + written per second per rank, all copying
   double round_seconds = 0.0;     // one round of 8-byte messages between every pair
+  // Bytes sent + received per second per rank when every pair exchanges at once over MPI's
+  // point-to-point messages (0 with one rank): what the transport itself reaches for the
+  // wire bytes that the floor prices at copy_bytes_per_s.
+  double exchange_bytes_per_s = 0.0;
 };
 
 // Collective: every rank copies a buffer at once (bytes read + written over the time until
-// the last rank is done, median of repeats), then an 8-byte MPI_Alltoall (the same way).
+// the last rank is done, median of repeats), then an 8-byte MPI_Alltoall (the same way), then
+// an exchange of the buffer's size between every pair (the same way).
 FloorRates measure_floor_rates(const PerfContext& ctx);
 
 // What one rank's step must touch at the least, in bytes: what it sends and receives, its

@@ -367,6 +367,16 @@ Row result_row(const PerfContext& ctx, const FloorRates& rates, Variant& v, doub
   // The floor (perf_floor.hpp) the step time is judged against, and how much of the byte
   // ratio against allgather the speedup turns into.
   row.quiet("floor_us", floor * 1e6);
+  if (rates.exchange_bytes_per_s > 0) {
+    // The same floor with the wire bytes priced at the rate the transport itself reaches:
+    // what is left above it is the library's own work.
+    const double x = rates.copy_bytes_per_s / rates.exchange_bytes_per_s;
+    const double busiest = max_over_ranks(v.touched + (x - 1.0) * v.bytes) / steps;
+    const double bound = floor_seconds(rates, busiest, v.rounds / steps);
+    row.quiet("exchange_x", x);
+    row.quiet("transport_floor_us", bound * 1e6);
+    row.quiet("x_transport_floor", sec / bound);
+  }
   row.quiet("speedup_per_byte_ratio", bytes > 0 ? (*base_seconds / sec) / (*base_bytes / bytes)
                                                 : NAN);
   // Where the step ran (host, staged through the host, or on the device) and its waits for
@@ -404,6 +414,14 @@ int run_sparse(PerfContext& ctx) {
     std::printf("# floor: %.2f GB/s copied per rank with %d ranks copying at once, %.1f us a "
                 "round of small messages; x_floor: time / floor\n",
                 rates.copy_bytes_per_s / 1e9, ctx.ranks, rates.round_seconds * 1e6);
+    if (rates.exchange_bytes_per_s > 0) {
+      std::printf("# wire: MPI point-to-point between every pair at once moves %.2f GB/s sent + "
+                  "received per rank, so a step's wire bytes alone take %.2f x their floor "
+                  "(exchange_x; x_transport_floor: time / the floor with its wire bytes at "
+                  "that rate)\n",
+                  rates.exchange_bytes_per_s / 1e9,
+                  rates.copy_bytes_per_s / rates.exchange_bytes_per_s);
+    }
   }
   run_steps(ctx, *source, vs);
   std::vector<double> wrong(vs.size(), NAN);
