@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "algo/cost_model.hpp"
+#include "transport/block_gather.hpp"
 #include "transport/transport.hpp"
 
 namespace zfc {
@@ -81,18 +82,24 @@ struct Cost {
                std::max(total - largest, largest * (n - 1)), 2 * total * frac(n));
   }
   // An allgather of blocks whose sizes only their senders know (Transport::allgather_blocks).
-  // MPI and UCX run it in Bruck's ceil(log2 n) steps whatever the size, never gather()'s
-  // ring of n - 1 latencies for blocks over 16 KiB (priced so, key_routed's shared pairs
-  // cost G - 1 latencies until U_g / G fell under 16 KiB, and its time fell as G grew).
-  // Bruck copies what a rank sends and receives, then the blocks into rank order
-  // (transport/block_gather.hpp). Elsewhere (NCCL) the sizes are gathered first (a round the
-  // statistics do not count), then the blocks as gather() prices.
+  // MPI and UCX (transport/block_gather.hpp): up to kDirectBlockGatherRanks ranks, every
+  // block goes to each peer at once and lands in place, gather()'s bytes in n - 1 messages,
+  // a rank's own block copied to be kept for its sends and into place; past that, Bruck's
+  // ceil(log2 n) steps whatever the size, never gather()'s ring of n - 1 latencies for
+  // blocks over 16 KiB, copying what a rank sends and receives, then the blocks into rank
+  // order. Elsewhere (NCCL) the sizes are gathered first (a round the statistics do not
+  // count), then the blocks as gather() prices.
   void gather_blocks(Level l, double total, double largest) {
     const double n = ranks(l);
     if (n <= 1) return;
-    if (!m.log_depth_block_gathers) {
+    if (!m.probed_block_gathers) {
       collective(l, gather_steps(static_cast<int>(n), 8.0 * n), 8.0 * (n - 1), 0.0);
       gather(l, total, largest);
+      return;
+    }
+    if (n <= kDirectBlockGatherRanks) {
+      collective(l, n - 1, std::max(total - largest, largest * (n - 1)), 2 * total * frac(n));
+      local(4.0 * largest);
       return;
     }
     collective(l, forwarded_steps(static_cast<int>(n)),

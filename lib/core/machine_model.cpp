@@ -273,8 +273,8 @@ Status calibrate_machine(zfcComm* comm) {
   // what runs.
   comm->machine.route = flat.forwards() ? route : RoutePolicy::kDirect;
   // The transports that forward (MPI, UCX) are those that probe a message's length, and they
-  // gather blocks in log depth by the same means.
-  comm->machine.log_depth_block_gathers = flat.forwards();
+  // gather blocks by the same means.
+  comm->machine.probed_block_gathers = flat.forwards();
   const int mask = given.given_mask();
   if (flat.rank() == 0) {
     ZFC_LOG(kInfo, 0,

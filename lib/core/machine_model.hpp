@@ -31,12 +31,13 @@ struct MachineModel {
   double ranks_per_core = 1.0;
   RoutePolicy route = RoutePolicy::kAuto;
   // Whether gathers of blocks whose sizes only their senders know (Transport::
-  // allgather_blocks: the headers' round, key_routed's summed pairs, the streamed rounds) run
-  // in Bruck's ceil(log2 G) steps whatever their size, each message's length probed, as on
-  // MPI and UCX (transport/block_gather.hpp); else (NCCL) the sizes are gathered first, then
-  // the blocks in an allgatherv, which steps as log_depth_gather says. zfcPredict* and
-  // zfc_model keep the default: they price MPI or UCX, as they do the forwarded route.
-  bool log_depth_block_gathers = true;
+  // allgather_blocks: the headers' round, key_routed's summed pairs, the streamed rounds)
+  // learn each message's length by a probe, as on MPI and UCX (transport/block_gather.hpp:
+  // every block straight to each peer up to kDirectBlockGatherRanks ranks, Bruck's
+  // ceil(log2 G) steps past it); else (NCCL) the sizes are gathered first, then the blocks in
+  // an allgatherv, which steps as log_depth_gather says. zfcPredict* and zfc_model keep the
+  // default: they price MPI or UCX, as they do the forwarded route.
+  bool probed_block_gathers = true;
 };
 
 // Reads ZIPFCOLL_ROUTE (unset or empty: auto). *out is set only on success.

@@ -123,15 +123,16 @@ TEST(CostModel, Choices) {
   // A character model: every rank sees nearly every one of 98 characters. With 512-wide
   // rows the keys riding with the headers cost less than dense_vocab's presence column and
   // its pass over the rows; with 64-wide rows, more (dense_vocab needs no keys at all).
-  // Exchanges routed directly, as where forwarding is not to be had (NCCL): forwarded,
-  // key_routed's pairs would take 3 latencies instead of 7 and win here.
+  // Routed directly (as where forwarding is not to be had: NCCL) or forwarded alike: at 8
+  // ranks key_routed's summed pairs come back straight from every owner, 7 latencies, so
+  // forwarding its routing (3 latencies instead of 7) no longer makes it win.
   MachineModel direct = m;
   direct.route = RoutePolicy::kDirect;
   CostInputs chars = inputs(8, 19200, 98, 98, 98);
   EXPECT_EQ(choose_before_index_exchange(chars, direct), zfcAlgoAuto);
   chars.dim = 64;
   EXPECT_EQ(choose_before_index_exchange(chars, direct), zfcAlgoDenseVocab);
-  EXPECT_EQ(choose_before_index_exchange(chars, m), zfcAlgoKeyRouted);
+  EXPECT_EQ(choose_before_index_exchange(chars, m), zfcAlgoDenseVocab);
 
   // Every token distinct and nothing shared: the unique exchanges only add an index step.
   CostInputs distinct = inputs(8, 64, 64, 512, 1 << 30);
@@ -262,8 +263,8 @@ CostInputs word_step(int g, uint64_t ug, size_t w) {
   return in;
 }
 
-// key_routed's summed pairs come back in Transport::allgather_blocks, which MPI and UCX run
-// in ceil(log2 G) steps whatever its size. With only latencies priced, its step at 1024
+// key_routed's summed pairs come back in Transport::allgather_blocks, which MPI and UCX run,
+// past kDirectBlockGatherRanks ranks, in ceil(log2 G) steps whatever its size. With only latencies priced, its step at 1024
 // ranks is then the header round, the forwarded pairs and that gather: 3 x 10 latencies.
 // (Priced as a ring of G - 1 steps, as before, it was 1043.) Where blocks are gathered as an
 // allgatherv after a round of the sizes (NCCL), the 27.9 MB of pairs run as a ring.
@@ -272,7 +273,7 @@ TEST(CostModel, KeyRoutedGathersItsPairsInLogDepth) {
   m.intra = m.inter = {5e-6, 0.0};
   const CostInputs in = word_step(1024, 27156, 2);
   EXPECT_NEAR(predict(zfcAlgoKeyRouted, in, m).seconds, 30 * 5e-6, 1e-12);
-  m.log_depth_block_gathers = false;
+  m.probed_block_gathers = false;
   EXPECT_NEAR(predict(zfcAlgoKeyRouted, in, m).seconds, (4 * 10 + 1023) * 5e-6, 1e-12);
 }
 
