@@ -205,10 +205,13 @@ class UcxTransport final : public Transport {
     const uint32_t op = ++ops_;
     *rounds = 1;
     if (size() <= kDirectBlockGatherRanks) {
+      // Sent from the transport's own copy, as Bruck's messages are: a send a failure leaves
+      // to UCX may read it after the call returned.
+      direct_own_.assign(static_cast<const char*>(send), static_cast<const char*>(send) + bytes);
       direct_bytes_.assign(static_cast<size_t>(size()), bytes);
       direct_at_.assign(static_cast<size_t>(size()), 0);
-      return exchange_blocks(op, send, direct_bytes_.data(), direct_at_.data(), recv_bytes,
-                             displs, place);
+      return exchange_blocks(op, direct_own_.data(), direct_bytes_.data(), direct_at_.data(),
+                             recv_bytes, displs, place);
     }
     return bruck_gather_blocks(
         size(), rank(), send, bytes, recv_bytes, displs, place, blocks_,
@@ -440,6 +443,7 @@ class UcxTransport final : public Transport {
   std::vector<Pending> pending_;                      // the requests of one exchange
   std::vector<ucp_tag_message_h> block_messages_;     // do_alltoallv_blocks' probed messages
   std::vector<size_t> direct_bytes_, direct_at_;      // the direct block gather's one block
+  std::vector<char> direct_own_;                      // and its copy, which is sent
 };
 
 }  // namespace
