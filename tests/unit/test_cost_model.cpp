@@ -264,10 +264,11 @@ CostInputs word_step(int g, uint64_t ug, size_t w) {
 }
 
 // key_routed's summed pairs come back in Transport::allgather_blocks, which MPI and UCX run,
-// past kDirectBlockGatherRanks ranks, in ceil(log2 G) steps whatever its size. With only latencies priced, its step at 1024
-// ranks is then the header round, the forwarded pairs and that gather: 3 x 10 latencies.
-// (Priced as a ring of G - 1 steps, as before, it was 1043.) Where blocks are gathered as an
-// allgatherv after a round of the sizes (NCCL), the 27.9 MB of pairs run as a ring.
+// past kDirectBlockGatherRanks ranks, in ceil(log2 G) steps whatever its size. With only
+// latencies priced, its step at 1024 ranks is then the header round, the forwarded pairs and
+// that gather: 3 x 10 latencies. (Priced as a ring of G - 1 steps, as before, it was 1043.)
+// Where blocks are gathered as an allgatherv after a round of the sizes (NCCL), the 27.9 MB
+// of pairs run as a ring.
 TEST(CostModel, KeyRoutedGathersItsPairsInLogDepth) {
   MachineModel m;
   m.intra = m.inter = {5e-6, 0.0};
