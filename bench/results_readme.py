@@ -62,9 +62,9 @@ def targets(sparse, allreduce, kernels):
                     f"{met}/{len(rows)} rows <= 1.3")
             tf = [r for r in rows if r.get("x_transport_floor") is not None]
             if tf:
-                line += (f"; against the transport's own rate {min(r['x_transport_floor'] for r in tf):.2f}"
-                         f" .. {max(r['x_transport_floor'] for r in tf):.2f}, "
-                         f"{sum(r['x_transport_floor'] <= 1.3 for r in tf)}/{len(tf)} <= 1.3")
+                xt = [r["x_transport_floor"] for r in tf]
+                line += (f"; against the transport's own rate {min(xt):.2f} .. {max(xt):.2f}, "
+                         f"{sum(x <= 1.3 for x in xt)}/{len(xt)} <= 1.3")
             out.append((f"every algorithm's step <= 1.3x its floor, {wire} (G=8, D=512, "
                         "K=640 and 2560, gutenberg and zipf)", line,
                         "met" if met == len(rows) else "missed"))

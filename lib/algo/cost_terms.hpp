@@ -97,14 +97,10 @@ struct Cost {
       gather(l, total, largest);
       return;
     }
-    if (n <= kDirectBlockGatherRanks) {
-      collective(l, n - 1, std::max(total - largest, largest * (n - 1)), 2 * total * frac(n));
-      local(4.0 * largest);
-      return;
-    }
-    collective(l, forwarded_steps(static_cast<int>(n)),
+    const bool direct = n <= kDirectBlockGatherRanks;
+    collective(l, direct ? n - 1 : forwarded_steps(static_cast<int>(n)),
                std::max(total - largest, largest * (n - 1)), 2 * total * frac(n));
-    local(2.0 * (2.0 * total * frac(n) + total));
+    local(direct ? 4.0 * largest : 2.0 * (2.0 * total * frac(n) + total));
   }
   void local(double bytes) {
     if (m.local_bytes_per_s > 0) p.seconds += bytes * m.ranks_per_core / m.local_bytes_per_s;

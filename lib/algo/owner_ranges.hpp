@@ -23,9 +23,7 @@ struct Wire {
   size_t row_bytes(size_t dim) const { return format->row_bytes(dim); }
   // Whether rows travel as their fp32 values, so that sums may be formed where they are sent
   // from and checked as they are.
-  bool plain_fp32() const {
-    return format->element == zfcFloat32 && format->element_only() && !format->scaled;
-  }
+  bool plain_fp32() const { return format->plain_fp32(); }
 };
 
 inline Wire wire_of(const PlanSpec& spec) {

@@ -343,8 +343,7 @@ Status HostStepKernels<K>::sum_into_pairs(const kernels::WireFormat& f, const To
                                           const K* keys, const int32_t* owner_of, size_t n,
                                           size_t dim, float scale, const PairPacking& p,
                                           char* packed) {
-  const bool plain_fp32 = f.element == zfcFloat32 && f.element_only() && !f.scaled;
-  if (!plain_fp32) {
+  if (!f.plain_fp32()) {
     return StepKernels<K>::sum_into_pairs(f, tokens, keys, owner_of, n, dim, scale, p, packed);
   }
   // The row slots lie 8-byte aligned (PairBlock), so each is a row of floats.

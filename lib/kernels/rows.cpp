@@ -134,23 +134,30 @@ void zero_untouched_rows(float* dst, size_t rows, size_t dim, const uint8_t* tou
   }
 }
 
+namespace {
+// The first-touch scatter into n_targets rows, each at(p), then +0 in every row no token
+// reached: the bits of a zero fill and the adds, without the fill.
+template <class RowAt>
+void scatter_to_unfilled(const void* rows, zfcDataType_t row_type, const int32_t* pos, size_t n,
+                         size_t dim, RowAt&& at, size_t n_targets) {
+  static thread_local std::vector<uint8_t> touched;  // kept: a steady step allocates nothing
+  touched.assign(n_targets, 0);
+  scatter_rows(rows, row_type, pos, n, dim, at, touched.data());
+  for (size_t p = 0; p < n_targets; ++p) {
+    if (touched[p] == 0) zero_rows(at(p), 1, dim);
+  }
+}
+}  // namespace
+
 void scatter_rows_to_zeroed(const void* rows, zfcDataType_t row_type, const int32_t* pos,
                             size_t n, size_t dim, float* dst, size_t dst_rows) {
-  static thread_local std::vector<uint8_t> touched;  // kept: a steady step allocates nothing
-  touched.assign(dst_rows, 0);
-  scatter_rows(rows, row_type, pos, n, dim, DenseRows{dst, dim}, touched.data());
-  zero_untouched_rows(dst, dst_rows, dim, touched.data());
+  scatter_to_unfilled(rows, row_type, pos, n, dim, DenseRows{dst, dim}, dst_rows);
 }
 
 void scatter_rows_to_targets(const void* rows, zfcDataType_t row_type, const int32_t* pos,
                              size_t n, size_t dim, float* const* targets, size_t n_targets) {
-  static thread_local std::vector<uint8_t> touched;  // kept: a steady step allocates nothing
-  touched.assign(n_targets, 0);
-  scatter_rows(rows, row_type, pos, n, dim, [targets](size_t p) { return targets[p]; },
-               touched.data());
-  for (size_t p = 0; p < n_targets; ++p) {
-    if (touched[p] == 0) zero_rows(targets[p], 1, dim);
-  }
+  scatter_to_unfilled(rows, row_type, pos, n, dim, [targets](size_t p) { return targets[p]; },
+                      n_targets);
 }
 
 size_t find_bad_position(const int32_t* pos, size_t n, size_t bound) {

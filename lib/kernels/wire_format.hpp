@@ -55,6 +55,9 @@ struct WireFormat {
   // Whether a row is its values only, so that element arrays of the format may be cut
   // anywhere (the allreduce's blocks, the device's element kernels).
   bool element_only() const { return row_extra_bytes == 0; }
+  // Whether rows travel as their fp32 values, unscaled: a sum may then be formed where it is
+  // sent from.
+  bool plain_fp32() const { return element == zfcFloat32 && element_only() && !scaled; }
   // The scale a value travels with: the compression's, or 1.
   float value_scale(float scale) const { return scaled ? scale : 1.0f; }
 

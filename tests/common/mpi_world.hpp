@@ -69,6 +69,12 @@ class WorldTest : public ::testing::Test {
   void TearDown() override {
     if (comm_ != nullptr) EXPECT_EQ(zfcCommDestroy(comm_), zfcSuccess);
   }
+  // This rank's statistics of its last call on comm_ (a failed query fails the test).
+  zfcOpStats_t last_stats() {
+    zfcStats_t s = ZFC_STATS_INITIALIZER;
+    EXPECT_EQ(zfcCommGetStats(comm_, &s), zfcSuccess);
+    return s.last;
+  }
   zfcComm_t comm_ = nullptr;
   int rank_ = 0;
   int size_ = 1;

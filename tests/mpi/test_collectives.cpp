@@ -76,12 +76,11 @@ TEST_P(UniqueMergeTest, MatchesReferenceOnEveryRank) {
   EXPECT_EQ(c.type == zfcInt32 ? unique32[num_unique] : unique64[num_unique], -7);
   EXPECT_TRUE(same_on_all_ranks(fnv1a(got.data(), got.size() * sizeof(int64_t))));
 
-  zfcStats_t stats = ZFC_STATS_INITIALIZER;
-  ASSERT_EQ(zfcCommGetStats(comm_, &stats), zfcSuccess);
-  EXPECT_EQ(stats.last.tokens, mine.size());
-  EXPECT_EQ(stats.last.local_unique, std::set<int64_t>(mine.begin(), mine.end()).size());
-  EXPECT_EQ(stats.last.global_unique, ref.size());
-  if (size_ > 1) EXPECT_GT(stats.last.bytes_sent, 0u);
+  const zfcOpStats_t last = last_stats();
+  EXPECT_EQ(last.tokens, mine.size());
+  EXPECT_EQ(last.local_unique, std::set<int64_t>(mine.begin(), mine.end()).size());
+  EXPECT_EQ(last.global_unique, ref.size());
+  if (size_ > 1) EXPECT_GT(last.bytes_sent, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -189,9 +188,8 @@ TEST_F(WorldTest, AllReduceOverflowIsReportedEverywhere) {
   EXPECT_FALSE(std::isfinite(out[42]));
   EXPECT_EQ(out[41], static_cast<float>(size_));
   EXPECT_TRUE(same_on_all_ranks(fnv1a(out.data(), out.size() * sizeof(float))));
-  zfcStats_t stats = ZFC_STATS_INITIALIZER;
-  ASSERT_EQ(zfcCommGetStats(comm_, &stats), zfcSuccess);
-  EXPECT_EQ(stats.last.overflows, 1u);
+  const zfcOpStats_t last = last_stats();
+  EXPECT_EQ(last.overflows, 1u);
 
   // A scale that keeps the values in range fixes it, on every rank.
   const zfcCompression_t scaled{zfcCompressFp16, 1.0f / 64.0f};
@@ -213,19 +211,18 @@ TEST_F(WorldTest, AllReduceBytesAreCounted) {
     ASSERT_EQ(zfcAllReduce(comm_, data.data(), data.data(), n, zfcFloat32, &how, nullptr,
                            nullptr),
               zfcSuccess);
-    zfcStats_t stats = ZFC_STATS_INITIALIZER;
-    ASSERT_EQ(zfcCommGetStats(comm_, &stats), zfcSuccess);
-    EXPECT_EQ(stats.last.path[zfcPhaseRowExchange], zfcPathHost);
-    EXPECT_EQ(stats.last.path[zfcPhaseMerge], zfcPathNone);  // an allreduce has none
-    EXPECT_EQ(stats.last.host_syncs, 0u);
+    const zfcOpStats_t last = last_stats();
+    EXPECT_EQ(last.path[zfcPhaseRowExchange], zfcPathHost);
+    EXPECT_EQ(last.path[zfcPhaseMerge], zfcPathNone);  // an allreduce has none
+    EXPECT_EQ(last.host_syncs, 0u);
     // Reduce-scatter sends every chunk but its own and receives its own from every peer;
     // the gather does the reverse. Both carry the wire type.
     const uint64_t w = kind == zfcCompressNone ? 4 : 2;
     const uint64_t g = static_cast<uint64_t>(size_);
     const uint64_t mine = chunk_len(n, g, static_cast<size_t>(rank_));
     const uint64_t header = sizeof(OpHeader) * (g - 1);  // one header to each peer
-    EXPECT_EQ(stats.last.bytes_sent, header + ((n - mine) + mine * (g - 1)) * w);
-    EXPECT_EQ(stats.last.bytes_received, header + (mine * (g - 1) + (n - mine)) * w);
+    EXPECT_EQ(last.bytes_sent, header + ((n - mine) + mine * (g - 1)) * w);
+    EXPECT_EQ(last.bytes_received, header + (mine * (g - 1) + (n - mine)) * w);
   }
 }
 
@@ -240,10 +237,9 @@ TEST_F(WorldTest, AllReduceWorkspaceHoldsOneCopy) {
   ASSERT_EQ(zfcAllReduce(comm_, send.data(), recv.data(), n, zfcFloat32, &none, nullptr,
                          nullptr),
             zfcSuccess);
-  zfcStats_t stats = ZFC_STATS_INITIALIZER;
-  ASSERT_EQ(zfcCommGetStats(comm_, &stats), zfcSuccess);
+  const zfcOpStats_t last = last_stats();
   if (size_ == 1) {
-    EXPECT_LT(stats.last.peak_workspace_bytes, 4096u);
+    EXPECT_LT(last.peak_workspace_bytes, 4096u);
     return;
   }
   const size_t g = static_cast<size_t>(size_);
@@ -252,8 +248,8 @@ TEST_F(WorldTest, AllReduceWorkspaceHoldsOneCopy) {
   const size_t data = std::max(g * mine, n) * sizeof(float) + mine * sizeof(float) + lists;
   // Beside the data, the call's agreement header takes a few hundred bytes; a second copy
   // of the data would be n floats (1 MiB) more.
-  EXPECT_GE(stats.last.peak_workspace_bytes, data);
-  EXPECT_LT(stats.last.peak_workspace_bytes, data + 4096);
+  EXPECT_GE(last.peak_workspace_bytes, data);
+  EXPECT_LT(last.peak_workspace_bytes, data + 4096);
 }
 
 TEST_F(WorldTest, SplitByParity) {

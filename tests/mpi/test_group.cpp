@@ -77,12 +77,6 @@ class GroupTest : public WorldTest {
     how_.scale = wire == zfcCompressNone ? 1.0f : 64.0f;
   }
 
-  zfcOpStats_t last_stats() {
-    zfcStats_t s = ZFC_STATS_INITIALIZER;
-    EXPECT_EQ(zfcCommGetStats(comm_, &s), zfcSuccess);
-    return s.last;
-  }
-
   // The step's four calls, one by one (grouped = false) or in one group. *per_call gets the
   // separate calls' stats entries.
   StepResult step(bool grouped, std::vector<zfcOpStats_t>* per_call = nullptr) {
