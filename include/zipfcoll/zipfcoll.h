@@ -155,13 +155,40 @@ typedef enum {
   zfcBFloat16 = 4 /* bfloat16: the top 16 bits of an fp32 */
 } zfcDataType_t;
 
-/* How floating-point data travels between ranks. Sums are always formed in fp32. */
+/* How floating-point data travels between ranks. Sums are always formed in fp32, in a
+ * fixed order, and every rank gets the same bits (docs/precision.md gives each format's
+ * error and bytes).
+ *
+ * The eight-bit formats send each row (zfcAllReduce: each block of
+ * ZFC_ALLREDUCE_BLOCK_VALUES values) as one-byte codes and one fp32 scale computed from the
+ * row's own largest magnitude, so no row overflows on range and `scale` is ignored: fp8
+ * e4m3 and e5m2 (the OCP 8-bit floating-point formats, saturating at 448 and 57344; the
+ * scale a power of two) and int8 (-127..127; the scale the largest magnitude / 127).
+ *
+ * Or'd with ZFC_COMPRESS_STOCHASTIC, any kind but none rounds stochastically instead of to
+ * nearest even. Its random bits are a fixed function of the communicator's rounding_seed,
+ * the call's place in the communicator's sequence of calls, the sending rank, the hop, the
+ * row and the column: results stay identical on every rank and across runs. */
 typedef enum {
-  zfcCompressNone = 0, /* fp32 on the wire */
-  zfcCompressFp16 = 1, /* fp16 on the wire: values multiplied by `scale` before the
-                          down-cast and divided by it after the up-cast */
-  zfcCompressBf16 = 2  /* bf16 on the wire (scale applied the same way; 1 is typical) */
+  zfcCompressNone = 0,    /* fp32 on the wire */
+  zfcCompressFp16 = 1,    /* fp16 on the wire: values multiplied by `scale` before the
+                             down-cast and divided by it after the up-cast */
+  zfcCompressBf16 = 2,    /* bf16 on the wire (scale applied the same way; 1 is typical) */
+  zfcCompressFp8E4M3 = 3, /* fp8 e4m3 with a per-row power-of-two scale */
+  zfcCompressFp8E5M2 = 4, /* fp8 e5m2 with a per-row power-of-two scale */
+  zfcCompressInt8 = 5,    /* int8 with a per-row scale */
+  /* the same, rounded stochastically */
+  zfcCompressFp16Stochastic = 0x101,
+  zfcCompressBf16Stochastic = 0x102,
+  zfcCompressFp8E4M3Stochastic = 0x103,
+  zfcCompressFp8E5M2Stochastic = 0x104,
+  zfcCompressInt8Stochastic = 0x105
 } zfcCompressionKind_t;
+
+/* The flag of stochastic rounding in a zfcCompressionKind_t. */
+#define ZFC_COMPRESS_STOCHASTIC 0x100
+/* The values of one scale of an eight-bit zfcAllReduce (the last block may be shorter). */
+#define ZFC_ALLREDUCE_BLOCK_VALUES 256
 
 typedef struct {
   zfcCompressionKind_t kind;
@@ -290,6 +317,9 @@ typedef struct {
   /* ---- end of the 0.2.0 layout ---- */
   double local_gbs;      /* bytes one rank reads plus writes per second in local passes,
                             / 1e9, as the cost model assumes; 0: not given */
+  /* ---- end of the 0.3.0 layout ---- */
+  unsigned long long rounding_seed; /* the seed of stochastic rounding (see
+                                       zfcCompressionKind_t); equal on every rank */
 } zfcConfig_t;
 
 /* The timeout_ms of ZFC_CONFIG_INITIALIZER and of a NULL config: 10 minutes (as PyTorch's
@@ -301,7 +331,7 @@ typedef struct {
   {                                                                                 \
     sizeof(zfcConfig_t), ZFC_CONFIG_MAGIC, ZFC_VERSION_CODE, zfcTransportAuto, -1, \
         ZFC_DEFAULT_TIMEOUT_MS, zfcAlgoAuto, zfcCompressNone, 1.0f, 1, NULL, 0, {0.0, 0.0}, {0.0, 0.0},  \
-        0.0                                                                         \
+        0.0, 0ull                                                                   \
   }
 
 /* ---- communicators ------------------------------------------------------------------- */

@@ -108,17 +108,26 @@ Status gather_compressed(Transport& t, WireKernels& k, const NodeMap* nodes, flo
 
 }  // namespace
 
-Status check_element_wire(const Compression& compression) {
+Status check_row_wire_on(const WireKernels& k, const Compression& compression) {
   const kernels::WireFormat& f = kernels::wire_format(compression.kind);
-  if (f.element_only()) return Status::Ok();
-  return error(zfcUnsupported, "the allreduce cuts its values anywhere, not at rows: wire "
-               "format %s, which has a per-row part, is not supported there", f.name);
+  if (f.element_only() || dynamic_cast<const HostWireKernels*>(&k) != nullptr) {
+    return Status::Ok();
+  }
+  return error(zfcUnsupported, "wire format %s has no device kernels in this version: its "
+               "allreduce runs on host buffers", f.name);
 }
 
 Status allreduce_sum(Transport& t, Workspace& ws, WireKernels& k, const float* send,
                      float* recv, size_t n, const Compression& compression, bool* finite,
-                     const NodeMap* nodes, RecvWrites writes) {
-  ZFC_RETURN_IF_ERROR(check_element_wire(compression));
+                     const NodeMap* nodes, RecvWrites writes, size_t row_values) {
+  if (!kernels::wire_format(compression.kind).element_only()) {
+    ZFC_RETURN_IF_ERROR(check_row_wire_on(k, compression));
+    bool ok = true;
+    ZFC_RETURN_IF_ERROR(allreduce_rows_sum(t, ws, send, recv, n, compression, row_values, &ok,
+                                           nodes));
+    static_cast<HostWireKernels&>(k).note_finite(ok);
+    return finite != nullptr ? k.all_finite(finite) : Status::Ok();
+  }
   Step s{};
   s.wire = kernels::wire_type(compression.kind);
   s.scale = compression.kind == zfcCompressNone ? 1.0f : compression.scale;
@@ -144,9 +153,10 @@ Status allreduce_sum(Transport& t, Workspace& ws, WireKernels& k, const float* s
 
 Status allreduce_sum(Transport& t, Workspace& ws, const float* send, float* recv, size_t n,
                      const Compression& compression, bool* finite, const NodeMap* nodes,
-                     RecvWrites writes) {
+                     RecvWrites writes, size_t row_values) {
   HostWireKernels k(ws);
-  return allreduce_sum(t, ws, k, send, recv, n, compression, finite, nodes, writes);
+  return allreduce_sum(t, ws, k, send, recv, n, compression, finite, nodes, writes,
+                       row_values);
 }
 
 }  // namespace zfc

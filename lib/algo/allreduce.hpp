@@ -22,17 +22,20 @@ namespace zfc {
 // transfer has succeeded, for a caller's buffer that a failure must leave unmodified.
 enum class RecvWrites { kInPlace, kAfterLastTransfer };
 
-// zfcUnsupported for a wire format with a per-row part (kernels/wire_format.hpp): the
-// allreduce cuts its values into chunks anywhere, and such a format needs them at rows.
-Status check_element_wire(const Compression& compression);
+// The values of one row of a wire format with a per-row part in zfcAllReduce.
+constexpr size_t kAllReduceRowValues = ZFC_ALLREDUCE_BLOCK_VALUES;
 
 // Sums n fp32 values over all ranks into recv (recv may equal send), in the order of
 // algo/rank_order.hpp for `nodes` (NULL: rank order). The callers have agreed n and the
-// compression. *finite is false when some result element is not finite.
+// compression. *finite is false when some result element is not finite. A wire format with
+// a per-row part (kernels/wire_format.hpp) cuts the values into rows of `row_values` (the
+// sparse exchanges' rows, or kAllReduceRowValues), each with its own scale: host memory
+// only in this version.
 Status allreduce_sum(Transport& t, Workspace& ws, const float* send, float* recv, size_t n,
                      const Compression& compression, bool* finite,
                      const NodeMap* nodes = nullptr,
-                     RecvWrites writes = RecvWrites::kInPlace);
+                     RecvWrites writes = RecvWrites::kInPlace,
+                     size_t row_values = kAllReduceRowValues);
 
 // The same on the memory space of `k` (send, recv and the wire copies are there; ws holds
 // the host-side size lists). With device kernels the transport must take device buffers.
@@ -40,6 +43,17 @@ Status allreduce_sum(Transport& t, Workspace& ws, const float* send, float* recv
 // not wait for it.
 Status allreduce_sum(Transport& t, Workspace& ws, WireKernels& k, const float* send,
                      float* recv, size_t n, const Compression& compression, bool* finite,
-                     const NodeMap* nodes, RecvWrites writes);
+                     const NodeMap* nodes, RecvWrites writes,
+                     size_t row_values = kAllReduceRowValues);
+
+// The allreduce of a format with a per-row part, on the host (algo/allreduce_rows.cpp).
+// recv is written after the last transfer.
+Status allreduce_rows_sum(Transport& t, Workspace& ws, const float* send, float* recv, size_t n,
+                          const Compression& c, size_t row_values, bool* finite,
+                          const NodeMap* nodes);
+
+// zfcUnsupported for a format with a per-row part where the values are not in host memory
+// (`k` a device's): no device kernels for them in this version.
+Status check_row_wire_on(const WireKernels& k, const Compression& compression);
 
 }  // namespace zfc

@@ -33,6 +33,7 @@ class AllReduceCall final : public CollectiveCall {
         mine_(make_header(OpKind::kAllReduce)), staging_(staging) {
     kind_ = how != nullptr ? enum_value(how->kind) : zfcCompressNone;
     scale_ = how != nullptr ? how->scale : 1.0f;
+    rounding_step_ = comm.rounding_calls++;
   }
 
   void prepare(zfcOpStats_t* op) override;
@@ -74,6 +75,7 @@ class AllReduceCall final : public CollectiveCall {
   LocalHeader mine_;
   HostStaging staging_;
   Compression compression_;
+  uint64_t rounding_step_ = 0;
   bool direct_ = false;                       // device buffers straight to the transport
   const void* host_send_ = nullptr;
   std::unique_ptr<WireKernels> device_kernels_;
@@ -86,6 +88,8 @@ class AllReduceCall final : public CollectiveCall {
 Status AllReduceCall::check_local() {
   const Status parsed = make_compression(kind_, scale_, &compression_);
   if (compression_.kind == zfcCompressNone) compression_.scale = 1.0f;
+  compression_.seed = comm_.config.rounding_seed;
+  compression_.step = rounding_step_;
   ZFC_RETURN_IF_ERROR(staging_.begin({{"send", send_}, {"recv", recv_}}, stream_));
   ZFC_RETURN_IF_ERROR(parsed);
   if (type_ != zfcFloat32) {
@@ -106,6 +110,7 @@ Status AllReduceCall::check_local() {
   if (direct_) {
     ZFC_RETURN_IF_ERROR(make_device_wire_kernels(comm_.device_scratch, stream_,
                                                  &device_kernels_));
+    ZFC_RETURN_IF_ERROR(check_row_wire_on(*device_kernels_, compression_));
   }
   return Status::Ok();
 }
@@ -117,8 +122,10 @@ void AllReduceCall::prepare(zfcOpStats_t* op) {
   mine_.compression = kind_;
   mine_.scale = kind_ == zfcCompressNone ? 1.0f : scale_;
   header_fail(&mine_, check_local());
+  // A format with a per-row part (the eight-bit ones) does not ride: its rows are cut by the
+  // allreduce of rows.
   if (mine_.status != zfcSuccess || !in_group_ || staging_.on_device() || count_ == 0 ||
-      count_ > kRidingValues) {
+      count_ > kRidingValues || !kernels::wire_format(compression_.kind).element_only()) {
     return;
   }
   // The values as the allreduce would send them: on the wire, scaled.
@@ -177,7 +184,7 @@ Status AllReduceCall::run(const Agreed& agreed, zfcOpStats_t* op) {
   const float* in = static_cast<const float*>(direct_ ? send_ : host_send_);
   void* out = recv_;
   if (!direct_) ZFC_RETURN_IF_ERROR(staging_.output(1, recv_, count_ * sizeof(float), &out));
-  if (two_levels(comm_, direct_)) {
+  if (two_levels(comm_, direct_) && kernels::wire_format(compression_.kind).element_only()) {
     ZFC_RETURN_IF_ERROR(hierarchical_allreduce_sum(t, *comm_.node_transport,
                                                    *comm_.rail_transport, comm_.nodes, ws, k,
                                                    in, static_cast<float*>(out), count_,

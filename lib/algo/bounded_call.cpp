@@ -91,7 +91,8 @@ class BoundedReduceCall final : public CollectiveCall {
                     const BoundedOutput& out, const void* stream)
       : plan_(plan), indices_(indices), count_(count), rows_(rows), out_(out),
         stream_(stream), mine_(plan_header(OpKind::kSparseBounded, plan.spec, count)),
-        host_kernels_(plan.ws) {
+        host_kernels_(plan.ws),
+        compression_(take_rounding_step(*plan.comm, plan.spec.compression)) {
     mine_.capacity = static_cast<int64_t>(std::min<size_t>(out.capacity, INT64_MAX));
     mine_.local_unique = 0;  // not known to the host
   }
@@ -134,7 +135,7 @@ class BoundedReduceCall final : public CollectiveCall {
   }
   BoundedStep step(zfcOpStats_t* op) {
     zfcComm& comm = *plan_.comm;
-    return BoundedStep{*comm.transport, &comm.nodes, plan_.ws, plan_.spec, op};
+    return BoundedStep{*comm.transport, &comm.nodes, plan_.ws, plan_.spec, op, compression_};
   }
   Status exchange(zfcOpStats_t* op, const OpHeader* headers, const uint64_t* sizes);
 
@@ -148,6 +149,7 @@ class BoundedReduceCall final : public CollectiveCall {
   HostStepKernels<K> host_kernels_;
   std::unique_ptr<StepKernels<K>> device_kernels_;
   bool device_ = false;
+  Compression compression_;  // the plan's, with this call's rounding step
   bool queues_ = false;  // the transport queues its calls on the caller's stream
   BoundedLocal<K> local_;
 };

@@ -170,8 +170,8 @@ Status bounded_exchange(const BoundedStep& s, StepKernels<K>& k, const BoundedLo
     PhaseTimer timer(s.op, zfcPhaseRowExchange);
     // The overflow flag stays in k's memory for bounded_finish (finite == nullptr).
     ZFC_RETURN_IF_ERROR(allreduce_sum(t, s.ws, k.wire(), dense, dense, cap * dim,
-                                      s.spec.compression, nullptr, s.nodes,
-                                      RecvWrites::kInPlace));
+                                      s.compression, nullptr, s.nodes,
+                                      RecvWrites::kInPlace, dim));
   }
   if (out.status != nullptr) {
     ZFC_RETURN_IF_ERROR(k.bounded_finish(m.verdict, m.global, dense, dim, out));

@@ -54,6 +54,7 @@ struct BoundedStep {
   Workspace& ws;         // the host-side size lists
   const PlanSpec& spec;
   zfcOpStats_t* op;
+  Compression compression;  // spec's, with the call's rounding step
 };
 
 // The exchanges and the result, every rank's block holding out.capacity keys. `headers`

@@ -28,7 +28,8 @@ struct CostInputs {
   int64_t vocab = 0;              // V
   size_t dim = 0;                 // D
   size_t key_bytes = 4;           // bytes per index on the wire
-  size_t row_bytes = 4;           // bytes per row element on the wire
+  double row_bytes = 4;           // bytes per row element on the wire (a per-row part
+                                  // spread over the row's values)
   size_t input_bytes = 4;         // bytes per element of the caller's rows
   size_t stream_chunk = 0;        // > 0: fused with the update (zfcSparseReduceApply), whose
                                   // key-routed exchange streams in rounds of this many bytes

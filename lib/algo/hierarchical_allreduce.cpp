@@ -5,6 +5,7 @@
 #include "algo/allreduce.hpp"
 #include "algo/reduce_scatter_lists.hpp"
 #include "kernels/cast.hpp"
+#include "kernels/wire_format.hpp"
 
 namespace zfc {
 namespace {
@@ -31,7 +32,11 @@ Status hierarchical_allreduce_sum(Transport& world, Transport& node, Transport& 
                                   const NodeMap& nodes, Workspace& ws, WireKernels& k,
                                   const float* send, float* recv, size_t n,
                                   const Compression& compression, bool* finite) {
-  ZFC_RETURN_IF_ERROR(check_element_wire(compression));
+  if (!kernels::wire_format(compression.kind).element_only()) {
+    return error(zfcInternalError, "the hierarchical allreduce cuts values anywhere, and wire "
+                 "format %s needs rows: its callers take the flat one",
+                 kernels::wire_format(compression.kind).name);
+  }
   const zfcDataType_t wire = kernels::wire_type(compression.kind);
   const float scale = compression.kind == zfcCompressNone ? 1.0f : compression.scale;
   const size_t w = kernels::float_type_bytes(wire);

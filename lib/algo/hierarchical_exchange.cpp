@@ -41,7 +41,8 @@ const char* pack_by_local(const Hier& h, const float* partial, const size_t* dis
   std::copy(displs, displs + h.map.locals, cursor);
   for (size_t i = 0; i < n; ++i) {
     const int j = h.map.local[h.at.of(h.me)[i]];
-    h.wire.format->encode_rows(partial + i * h.dim, 1, h.dim, h.wire.scale, packed + cursor[j]);
+    h.wire.encode(partial + i * h.dim, 1, h.dim, h.wire.scale, packed + cursor[j],
+                  h.wire.at(kernels::kHopSend, position_ids(h.at.of(h.me) + i)));
     cursor[j] += h.row_bytes;
   }
   return packed;
@@ -113,7 +114,9 @@ Status reduce_in_node(Hier& h, Transport& node, const float* partial, size_t* ra
                                    touched);
   }
   char* node_rows = h.ws.get<char>(Slot::kNodeRows, n * h.row_bytes);
-  h.wire.format->encode_rows(sums, n, h.dim, 1.0f, node_rows);  // already scaled
+  // Already scaled. The node's sums are numbered by their place among them.
+  h.wire.encode(sums, n, h.dim, 1.0f, node_rows,
+                h.wire.at(kernels::kHopNodeSum, kernels::RowIds::counting(0)));
   *present_rows = n;
   return Status::Ok();
 }
@@ -212,7 +215,7 @@ Status exchange_hierarchical(SparseCall<K>& call, Transport& node, Transport& ra
   Workspace& ws = call.ws;
   const int L = node.size(), N = rail.size(), me = call.transport.rank();
   const size_t ug = call.set.global_count(), dim = call.spec.dim;
-  const Wire wire = wire_of(call.spec);
+  const Wire wire = wire_of(call);
   PhaseTimer local(call.op, zfcPhaseScatter);
   const RankPositions at = rank_positions(call.set);
   const NodeOwnerMap map = balanced_node_owners(at, ug, call.nodes, ws);
@@ -251,7 +254,10 @@ Status exchange_hierarchical(SparseCall<K>& call, Transport& node, Transport& ra
   const bool fp32 = wire.plain_fp32();
   float* acc = fp32 ? reinterpret_cast<float*>(own) : ws.get<float>(Slot::kPartial, len * dim);
   ZFC_RETURN_IF_ERROR(reduce_across_nodes(h, rail, rail_bytes, present_rows, acc));
-  if (!fp32) wire.format->encode_rows(acc, len, dim, 1.0f, own);
+  if (!fp32) {
+    wire.encode(acc, len, dim, 1.0f, own,
+                wire.at(kernels::kHopOwnerSum, position_ids(map.order + mine)));
+  }
   ZFC_RETURN_IF_ERROR(share(h, node, rail, gathered));
   // Row q of the gathered rows belongs at position order[q]: one pass puts each there
   // (decoding a compressed wire) and tests it for finiteness.

@@ -89,7 +89,7 @@ Status exchange_key_routed(SparseCall<K>& call) {
   StepKernels<K>& k = *call.kernels;
   const int size = t.size(), me = t.rank();
   const size_t G = static_cast<size_t>(size), dim = call.spec.dim;
-  const Wire wire = wire_of(call.spec);
+  const Wire wire = wire_of(call);
   RoutedPairs routed;
   ZFC_RETURN_IF_ERROR(route_pairs(call, wire, &routed));
   const PairSizes& s = routed.sizes;
@@ -113,7 +113,8 @@ Status exchange_key_routed(SparseCall<K>& call) {
   ZFC_RETURN_IF_ERROR(k.zero(own + rows_end, shared.bytes(u) - rows_end));
   // Already scaled: the pairs were summed as they came off the wire.
   ZFC_RETURN_IF_ERROR(
-      k.wire().encode_rows(*wire.format, acc, u, dim, 1.0f, own + shared.rows_at(u)));
+      k.wire().encode_rows(*wire.format, acc, u, dim, 1.0f, own + shared.rows_at(u),
+                           wire.at(kernels::kHopOwnerSum, kernels::RowIds::of(uniq))));
   ZFC_RETURN_IF_ERROR(k.wire().settle());  // the transport reads it next
   char* gathered = nullptr;
   ZFC_RETURN_IF_ERROR(t.allgather_blocks(own, shared.bytes(u), s.recv_bytes, s.recv_displs,

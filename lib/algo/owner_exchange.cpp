@@ -57,7 +57,8 @@ char* pack_by_owner(const OwnerMap& map, const RankPositions& at, int me, const 
   for (size_t i = 0; i < at.counts[me]; ++i) {
     char* dst = packed + cursor[map.owner[at.of(me)[i]]];
     cursor[map.owner[at.of(me)[i]]] += row_bytes;
-    wire.format->encode_rows(partial + i * dim, 1, dim, wire.scale, dst);
+    wire.encode(partial + i * dim, 1, dim, wire.scale, dst,
+                wire.at(kernels::kHopSend, position_ids(at.of(me) + i)));
   }
   return packed;
 }
@@ -114,7 +115,7 @@ Status exchange_owner_partitioned(SparseCall<K>& call) {
   Workspace& ws = call.ws;
   const int size = t.size(), me = t.rank();
   const size_t dim = call.spec.dim, ug = call.set.global_count();
-  const Wire wire = wire_of(call.spec);
+  const Wire wire = wire_of(call);
   const size_t row_bytes = wire.row_bytes(dim);
 
   size_t* sizes = ws.get<size_t>(Slot::kExchangeSizes, 6 * static_cast<size_t>(size));
@@ -149,7 +150,10 @@ Status exchange_owner_partitioned(SparseCall<K>& call) {
     PhaseTimer timer(call.op, zfcPhaseScatter);
     sum_owned(map, call.nodes, ws, me, rows_in, send + l.send_displs[me], l, wire, dim, acc);
     // Already scaled: the rows were summed as they came off the wire.
-    if (!wire.plain_fp32()) wire.format->encode_rows(acc, mine, dim, 1.0f, own);
+    if (!wire.plain_fp32()) {
+      const int32_t* owned = map.owned + l.gather_displs[me] / row_bytes;
+      wire.encode(acc, mine, dim, 1.0f, own, wire.at(kernels::kHopOwnerSum, position_ids(owned)));
+    }
   }
   PhaseTimer timer(call.op, zfcPhaseRowExchange);
   float* out = nullptr;

@@ -13,22 +13,47 @@
 
 namespace zfc {
 
-// How rows travel: the plan's wire format (kernels/wire_format.hpp) and the scale applied
-// before sending (1 for a format without one).
+// How rows travel: the plan's wire format (kernels/wire_format.hpp), the scale applied
+// before sending (1 for a format without one), and how this rank's encodes round (the call's
+// seed and step, this rank, hop kHopSend and rows counted from 0 until a site says otherwise).
 struct Wire {
   const kernels::WireFormat* format;
   float scale;
+  kernels::Rounding rounding;
 
   zfcDataType_t type() const { return format->element; }
   size_t row_bytes(size_t dim) const { return format->row_bytes(dim); }
   // Whether rows travel as their fp32 values, so that sums may be formed where they are sent
   // from and checked as they are.
   bool plain_fp32() const { return format->plain_fp32(); }
+  // The rounding of the encode at `hop` of the rows with ids `ids`.
+  kernels::Rounding at(uint32_t hop, kernels::RowIds ids) const { return rounding.at(hop, ids); }
+  // rows x dim values to wire rows, rounded as `r` says.
+  void encode(const float* src, size_t rows, size_t dim, float s, void* dst,
+              const kernels::Rounding& r) const {
+    format->encode_rows(src, rows, dim, s, dst, r);
+  }
 };
 
-inline Wire wire_of(const PlanSpec& spec) {
-  const kernels::WireFormat& f = kernels::wire_format(spec.compression.kind);
-  return {&f, f.scaled ? spec.compression.scale : 1.0f};
+// The wire of a compression whose seed and step a call has set, for rank `rank`'s encodes.
+inline Wire wire_of(const Compression& c, int rank) {
+  const kernels::WireFormat& f = kernels::wire_format(c.kind);
+  kernels::Rounding r;
+  r.stochastic = c.stochastic;
+  r.seed = c.seed;
+  r.step = static_cast<uint32_t>(c.step);
+  r.rank = static_cast<uint32_t>(rank);
+  return {&f, f.scaled ? c.scale : 1.0f, r};
+}
+
+template <class K>
+Wire wire_of(const SparseCall<K>& call) {
+  return wire_of(call.compression, call.transport.rank());
+}
+
+// Positions in the global set (non-negative int32) as the ids of the rows they name.
+inline kernels::RowIds position_ids(const int32_t* positions) {
+  return kernels::RowIds::of(reinterpret_cast<const uint32_t*>(positions));
 }
 
 // The global positions of every rank's distinct keys, rank r's (sorted) at

@@ -127,7 +127,8 @@ Status route_pairs(SparseCall<K>& call, const Wire& wire, RoutedPairs* out) {
     const TokenRows tokens{call.rows, call.spec.row_type, call.set.inverse(), call.set.count(),
                            call.set.grouping()};
     ZFC_RETURN_IF_ERROR(k.sum_into_pairs(*wire.format, tokens, keys, owner_of, ui, dim,
-                                         wire.scale, packing, send));
+                                         wire.scale, packing, send,
+                                         wire.at(kernels::kHopSend, kernels::RowIds::of(keys))));
     ZFC_RETURN_IF_ERROR(k.wire().settle());  // the transport reads it next
   }
   char* in = nullptr;

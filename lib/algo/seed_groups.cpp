@@ -8,7 +8,7 @@
 #include "algo/collective_call.hpp"
 #include "algo/collectives.hpp"
 #include "base/enum_value.hpp"
-#include "kernels/philox.hpp"
+#include "host_device/philox.hpp"
 
 namespace zfc {
 namespace {

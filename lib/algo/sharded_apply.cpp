@@ -63,7 +63,7 @@ class ShardedApplyCall final : public ShardedCall<K> {
 template <class K>
 Status ShardedApplyCall<K>::sum_at_owner(SparseCall<K>& call, const RoutedPairs& routed,
                                          ApplyReport* report) {
-  const Wire wire = wire_of(call.spec);
+  const Wire wire = wire_of(call);
   K* ids = nullptr;
   float* acc = nullptr;
   size_t u = 0;
@@ -86,7 +86,7 @@ Status ShardedApplyCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   const int size = t.size(), me = t.rank();
   SparseCall<K> call = this->sparse_call(agreed, op);
   RoutedPairs routed;
-  ZFC_RETURN_IF_ERROR(route_pairs(call, wire_of(call.spec), &routed));
+  ZFC_RETURN_IF_ERROR(route_pairs(call, wire_of(call), &routed));
   ApplyReport mine{};
   ZFC_RETURN_IF_ERROR(sum_at_owner(call, routed, &mine));
   ApplyReport* reports =

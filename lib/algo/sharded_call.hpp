@@ -25,7 +25,8 @@ class ShardedCall : public CollectiveCall {
         caller_check_(caller_check), stream_(stream),
         mine_(plan_header(op, plan.spec, count)), set_(plan.ws, plan.spec.vocab),
         host_kernels_(plan.ws), staging_(plan.staging),
-        alone_(plan.comm->group_depth == 0) {}
+        alone_(plan.comm->group_depth == 0),
+        compression_(take_rounding_step(*plan.comm, plan.spec.compression)) {}
 
   // This rank's checks and its distinct ids; a failure goes into the header.
   void load(zfcOpStats_t* op, bool with_rows, bool with_state) {
@@ -42,6 +43,7 @@ class ShardedCall : public CollectiveCall {
                        rows_, {}};
     call.machine = &comm.machine;
     call.kernels = &host_kernels_;  // sharded tables are host memory
+    call.compression = compression_;
     return call;
   }
 
@@ -75,6 +77,7 @@ class ShardedCall : public CollectiveCall {
   // shard stays on the device, its rows read (gather) and updated (apply) there.
   HostStaging staging_;
   bool alone_;  // not recorded in a group
+  Compression compression_;  // the plan's, with this call's rounding step
   NamedBuffer output_{"output", nullptr};  // a caller's buffer the call writes (the gather's)
   uint32_t device_waits_ = 0;  // for the shard's rows, besides the staging's
 

@@ -139,7 +139,7 @@ Status ShardedGatherCall<K>::answer(const Agreed& agreed, zfcOpStats_t* op, cons
   const PlanSpec& spec = this->plan_.spec;
   const int size = t.size(), me = t.rank();
   const size_t G = static_cast<size_t>(size), dim = spec.dim;
-  const Wire wire = wire_of(spec);
+  const Wire wire = wire_of(this->compression_, me);
   const size_t row_bytes = wire.row_bytes(dim);
   replies_ = RoundSizes{ws.get<size_t>(Slot::kReduceSizes, 4 * G), G};
   uint64_t* received = ws.get<uint64_t>(Slot::kCounts, G);
@@ -179,7 +179,8 @@ Status ShardedGatherCall<K>::answer(const Agreed& agreed, zfcOpStats_t* op, cons
         const float* from = read != nullptr
                                 ? read + p * dim
                                 : this->shard_.table + shard_local_row(ids[c], size) * dim;
-        wire.format->encode_rows(from, 1, dim, 1.0f, out + sizeof head + c * row_bytes);
+        wire.encode(from, 1, dim, 1.0f, out + sizeof head + c * row_bytes,
+                    wire.at(kernels::kHopTable, kernels::RowIds::of(ids + c)));
       }
     }
   }
@@ -248,7 +249,7 @@ Status ShardedGatherCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
     if (j != me) t.note_received(j, head);
   }
   PhaseTimer timer(op, zfcPhaseScatter);
-  Wire wire = wire_of(spec);
+  Wire wire = wire_of(this->compression_, me);
   wire.scale = 1.0f;  // weights travel unscaled
   float* rows = ws.get<float>(Slot::kResultRows, ui * dim);
   for (int j = 0; j < size; ++j) {

@@ -27,15 +27,25 @@ void fill_gather_sizes(const size_t* items, int size, size_t item_bytes, size_t*
   }
 }
 
-// The wire format of row data, and the scale applied before sending.
+// The wire of the baseline's token rows: for a format of values only its element type (the
+// rows' own type without compression) and scale; a format with a per-row part sends fp32
+// rows encoded by the format.
 struct RowWire {
   zfcDataType_t type;
   float scale;
+  const kernels::WireFormat* format;
+
+  size_t row_bytes(size_t dim) const {
+    return format->element_only() ? dim * kernels::float_type_bytes(type)
+                                  : format->row_bytes(dim);
+  }
 };
 
-RowWire row_wire(const PlanSpec& spec, zfcDataType_t uncompressed) {
-  if (spec.compression.kind == zfcCompressNone) return {uncompressed, 1.0f};
-  return {kernels::wire_type(spec.compression.kind), spec.compression.scale};
+RowWire row_wire(const Compression& c, zfcDataType_t uncompressed) {
+  const kernels::WireFormat& f = kernels::wire_format(c.kind);
+  if (c.kind == zfcCompressNone) return {uncompressed, 1.0f, &f};
+  if (!f.element_only()) return {zfcFloat32, 1.0f, &f};
+  return {f.element, c.scale, &f};
 }
 
 // Undoes the compression scale on the reduced rows and checks them.
@@ -47,14 +57,19 @@ bool finish_rows(float* rows, size_t n, const RowWire& wire) {
 // The baseline's local reduction: for each rank, sum its tokens' rows per distinct index
 // (token order), then add those partial sums at their global positions, ranks in the order
 // of sums, which gives the same bits as the other exchanges.
+// A wire format with a per-row part: every rank's token rows are decoded to fp32 first
+// (`decoded`, max_tokens rows), and summed from there.
 template <class K>
 void reduce_gathered_tokens(SparseCall<K>& call, const K* all_keys, const char* all_rows,
-                            zfcDataType_t wire, const size_t* tokens, size_t max_tokens,
+                            const RowWire& wire, const size_t* tokens, size_t max_tokens,
                             float* out) {
   Workspace& ws = call.ws;
   const size_t dim = call.spec.dim;
   const size_t ug = call.set.global_count();
-  const size_t row_bytes = dim * kernels::float_type_bytes(wire);
+  const size_t row_bytes = wire.row_bytes(dim);
+  float* decoded = wire.format->element_only()
+                       ? nullptr
+                       : ws.get<float>(Slot::kOwnerRows, max_tokens * dim);
   const uint64_t bound = static_cast<uint64_t>(call.spec.vocab);
   const int size = call.transport.size();
   K* uniq = ws.get<K>(Slot::kLocalUnique, max_tokens);
@@ -70,8 +85,14 @@ void reduce_gathered_tokens(SparseCall<K>& call, const K* all_keys, const char* 
     const size_t u = kernels::unique_with_inverse(all_keys + first[r], n, bound, uniq, inverse,
                                                   scratch);
     if (r == call.transport.rank()) call.op->local_unique = u;
-    kernels::scatter_rows_to_zeroed(all_rows + first[r] * row_bytes, wire, inverse, n, dim,
-                                    partial, u);
+    const void* rows = all_rows + first[r] * row_bytes;
+    zfcDataType_t type = wire.type;
+    if (decoded != nullptr) {
+      wire.format->decode_rows(rows, n, dim, 1.0f, decoded);  // checked in the result
+      rows = decoded;
+      type = zfcFloat32;
+    }
+    kernels::scatter_rows_to_zeroed(rows, type, inverse, n, dim, partial, u);
     kernels::locate_sorted(uniq, u, call.set.global(), ug, pos);
     sum.add(partial, kernels::wire_format(zfcCompressNone), pos, u);
   });
@@ -106,8 +127,8 @@ Status exchange_allgather(SparseCall<K>& call) {
   Workspace& ws = call.ws;
   const size_t dim = call.spec.dim;
   const int size = t.size();
-  const RowWire wire = row_wire(call.spec, call.spec.row_type);
-  const size_t wbytes = kernels::float_type_bytes(wire.type);
+  const RowWire wire = row_wire(call.compression, call.spec.row_type);
+  const size_t row_bytes = wire.row_bytes(dim);
 
   size_t* sizes = ws.get<size_t>(Slot::kExchangeSizes, 3 * static_cast<size_t>(size));
   size_t *tokens = sizes, *bytes = sizes + size, *displs = sizes + 2 * size;
@@ -119,18 +140,30 @@ Status exchange_allgather(SparseCall<K>& call) {
     if (tokens[r] > max_tokens) max_tokens = tokens[r];
   }
   K* all_keys = ws.get<K>(Slot::kGatheredKeys, total);
-  char* all_rows = ws.get<char>(Slot::kGatheredRows, total * dim * wbytes);
+  char* all_rows = ws.get<char>(Slot::kGatheredRows, total * row_bytes);
   {
     PhaseTimer timer(call.op, zfcPhaseIndexExchange);
     fill_gather_sizes(tokens, size, sizeof(K), bytes, displs);
     ZFC_RETURN_IF_ERROR(t.allgatherv(call.set.keys(), all_keys, bytes, displs));
   }
-  fill_gather_sizes(tokens, size, dim * wbytes, bytes, displs);
+  fill_gather_sizes(tokens, size, row_bytes, bytes, displs);
   char* own = all_rows + displs[t.rank()];
   {
     PhaseTimer timer(call.op, zfcPhaseLocal);
-    kernels::convert(call.rows, call.spec.row_type, tokens[t.rank()] * dim, wire.scale, own,
-                     wire.type);
+    const size_t n = tokens[t.rank()];
+    if (wire.format->element_only()) {
+      kernels::convert(call.rows, call.spec.row_type, n * dim, wire.scale, own, wire.type);
+    } else {
+      // fp32 rows to encode (the input's own, or converted), numbered by token.
+      const float* rows = static_cast<const float*>(call.rows);
+      if (call.spec.row_type != zfcFloat32) {
+        float* converted = ws.get<float>(Slot::kPartial, n * dim);
+        kernels::convert(call.rows, call.spec.row_type, n * dim, 1.0f, converted, zfcFloat32);
+        rows = converted;
+      }
+      const Wire w = wire_of(call);
+      w.encode(rows, n, dim, 1.0f, own, w.at(kernels::kHopSend, kernels::RowIds::counting(0)));
+    }
   }
   {
     PhaseTimer timer(call.op, zfcPhaseRowExchange);
@@ -144,7 +177,7 @@ Status exchange_allgather(SparseCall<K>& call) {
   const size_t ug = call.set.global_count();
   float* out = nullptr;
   ZFC_RETURN_IF_ERROR(result_rows(call, ug, &out));
-  reduce_gathered_tokens(call, all_keys, all_rows, wire.type, tokens, max_tokens, out);
+  reduce_gathered_tokens(call, all_keys, all_rows, wire, tokens, max_tokens, out);
   call.out_rows = out;
   call.finite = finish_rows(out, ug * dim, wire);
   return Status::Ok();
@@ -183,9 +216,9 @@ Status exchange_unique_allreduce(SparseCall<K>& call) {
   PhaseTimer timer(call.op, zfcPhaseRowExchange);
   // A device's flag is left for the caller, which reads it last or hands it on.
   ZFC_RETURN_IF_ERROR(allreduce_sum(call.transport, call.ws, k.wire(), dense, dense, ug * dim,
-                                    call.spec.compression,
+                                    call.compression,
                                     call.leave_flag ? nullptr : &call.finite, &call.nodes,
-                                    RecvWrites::kInPlace));
+                                    RecvWrites::kInPlace, dim));
   call.out_rows = dense;
   return Status::Ok();
 }
@@ -215,7 +248,8 @@ Status exchange_dense_vocab(SparseCall<K>& call) {
     PhaseTimer timer(call.op, zfcPhaseRowExchange);
     bool finite_all = true;
     ZFC_RETURN_IF_ERROR(allreduce_sum(call.transport, ws, dense, dense, vocab * (dim + 1),
-                                      call.spec.compression, &finite_all, &call.nodes));
+                                      call.compression, &finite_all, &call.nodes,
+                                      RecvWrites::kInPlace, dim));
   }
   PhaseTimer timer(call.op, zfcPhaseMerge);
   call.set.global_from_presence(present);
@@ -234,7 +268,7 @@ Status exchange_unique_allgather(SparseCall<K>& call) {
   Workspace& ws = call.ws;
   const size_t dim = call.spec.dim;
   const int size = t.size();
-  const Wire wire = wire_of(call.spec);
+  const Wire wire = wire_of(call);
   const size_t row_bytes = wire.row_bytes(dim);
   const size_t ui = call.set.local_unique_count();
   const size_t ug = call.set.global_count();
@@ -250,7 +284,8 @@ Status exchange_unique_allgather(SparseCall<K>& call) {
     float* partial = ws.get<float>(Slot::kPartial, ui * dim);
     kernels::scatter_rows_to_zeroed(call.rows, call.spec.row_type, call.set.inverse(),
                                     call.set.count(), dim, partial, ui);
-    wire.format->encode_rows(partial, ui, dim, wire.scale, own);
+    wire.encode(partial, ui, dim, wire.scale, own,
+                wire.at(kernels::kHopSend, kernels::RowIds::of(call.set.local_unique())));
   }
   PhaseTimer timer(call.op, zfcPhaseRowExchange);
   ZFC_RETURN_IF_ERROR(t.allgatherv(own, all_rows, bytes, displs));
@@ -260,7 +295,7 @@ Status exchange_unique_allgather(SparseCall<K>& call) {
     sum.add(all_rows + displs[r], *wire.format, call.set.rank_positions(r), counts[r]);
   });
   call.out_rows = out;
-  call.finite = finish_rows(out, ug * dim, RowWire{wire.type(), wire.scale});
+  call.finite = finish_rows(out, ug * dim, RowWire{wire.type(), wire.scale, wire.format});
   return Status::Ok();
 }
 

@@ -57,6 +57,9 @@ struct SparseCall {
     Transport* node = nullptr;  // this rank's node (nodes.hierarchical() only)
     Transport* rail = nullptr;  // the ranks of this local index on every node
   } hierarchy;
+  // The plan's compression with this call's rounding seed and step (set by the caller; see
+  // Compression).
+  Compression compression = spec.compression;
   // zfcSparseReduceApply: the replicated table the exchange applies its rows to (the
   // streamed exchanges do as rows arrive, leaving out_rows NULL; the others leave it to the
   // caller of the exchange).

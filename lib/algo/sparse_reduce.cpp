@@ -45,7 +45,7 @@ CostInputs cost_inputs(const OpHeader* all, int size, int nodes, const PlanSpec&
   in.vocab = spec.vocab;
   in.dim = spec.dim;
   in.key_bytes = key_bytes;
-  in.row_bytes = kernels::wire_format(spec.compression.kind).element_bytes;
+  in.row_bytes = kernels::wire_format(spec.compression.kind).value_bytes(spec.dim);
   in.input_bytes = kernels::float_type_bytes(spec.row_type);
   return in;
 }
@@ -227,6 +227,7 @@ class SparseReduceCall final : public CollectiveCall {
     if (has_into_) {  // every rank's room, which every rank checks against U_g
       mine_.capacity = static_cast<int64_t>(std::min<size_t>(into_.capacity, INT64_MAX));
     }
+    compression_ = take_rounding_step(*plan.comm, plan.spec.compression);
   }
 
   void prepare(zfcOpStats_t* op) override {
@@ -307,6 +308,7 @@ class SparseReduceCall final : public CollectiveCall {
   bool has_into_;
   bool into_device_ = false;  // zfcSparseReduceInto's buffers are device memory
   bool alone_;  // not recorded in a group
+  Compression compression_;  // the plan's, with this call's rounding step
   // Alone, the exchange writes the caller's buffers itself. In a group the result passes
   // through the plan and is copied at publish, so that a call of the group that fails
   // leaves every buffer as it was; it does too when the result's rows overlap the input
@@ -383,6 +385,7 @@ Status SparseReduceCall<K>::run(const Agreed& agreed, zfcOpStats_t* op) {
   Workspace& ws = plan_.ws;
   SparseCall<K> call{*comm->transport, comm->nodes, ws,  spec, op, set_, agreed, host_rows_,
                      {comm->node_transport.get(), comm->rail_transport.get()}};
+  call.compression = compression_;
   call.apply = apply_;
   if (apply_ != nullptr) call.table_update = &*table_update_;
   call.caller_rows = direct_ ? into_.rows : nullptr;
@@ -477,7 +480,7 @@ OpHeader plan_header(OpKind op, const PlanSpec& spec, size_t count) {
   h.row_type = spec.row_type;
   h.index_type = spec.index_type;
   h.algorithm = spec.algorithm;
-  h.compression = spec.compression.kind;
+  h.compression = spec.compression.code();
   h.scale = spec.compression.scale;
   return h;
 }

@@ -28,12 +28,21 @@ static_assert(sizeof(StreamReport) == 24, "an owner's report is 24 bytes on the 
 
 // Whether every one of the u rows of acc stays finite through the wire and its decode, as
 // the unfused exchange would find it after decoding the shared rows.
-bool finite_on_wire(const float* acc, size_t u, size_t dim, const Wire& wire, Workspace& ws) {
+// The owner's sums of `keys` round as pack_round rounds them.
+template <class K>
+kernels::Rounding sums_rounding(const Wire& wire, const K* keys) {
+  return wire.at(kernels::kHopOwnerSum, kernels::RowIds::of(keys));
+}
+
+template <class K>
+bool finite_on_wire(const K* keys, const float* acc, size_t u, size_t dim, const Wire& wire,
+                    Workspace& ws) {
   if (wire.plain_fp32()) return kernels::all_finite(acc, u * dim);  // scale 1
   char* encoded = ws.get<char>(Slot::kWireRecv, wire.row_bytes(dim));
   float* row = ws.get<float>(Slot::kPartial, dim);
+  const kernels::Rounding r = sums_rounding(wire, keys);
   for (size_t p = 0; p < u; ++p) {
-    wire.format->encode_rows(acc + p * dim, 1, dim, 1.0f, encoded);  // already scaled
+    wire.encode(acc + p * dim, 1, dim, 1.0f, encoded, r.from_row(p));  // already scaled
     if (!wire.format->decode_rows(encoded, 1, dim, wire.scale, row)) return false;
   }
   return true;
@@ -50,7 +59,8 @@ size_t pack_round(const K* keys, const float* acc, size_t first, size_t n, size_
   std::memset(own, 0, bytes);  // the padding too, so that every byte sent is defined
   std::memcpy(own, lead, block.lead);
   std::copy(keys + first, keys + first + n, reinterpret_cast<K*>(own + block.lead));
-  wire.format->encode_rows(acc + first * dim, n, dim, 1.0f, own + block.rows_at(n));
+  wire.encode(acc + first * dim, n, dim, 1.0f, own + block.rows_at(n),
+              sums_rounding(wire, keys).from_row(first));
   *out = own;
   return bytes;
 }
@@ -168,13 +178,13 @@ Status stream_and_apply(SparseCall<K>& call, const K* keys, const float* acc, si
   Workspace& ws = call.ws;
   const int size = t.size(), me = t.rank();
   const size_t G = static_cast<size_t>(size), dim = call.spec.dim;
-  const Wire wire = wire_of(call.spec);
+  const Wire wire = wire_of(call);
   const size_t pair_bytes = sizeof(K) + wire.row_bytes(dim);
   const Rounds plan = plan_rounds(call.spec.stream_chunk_bytes, G, pair_bytes);
   StreamReport mine{u, received_bytes, 0};
   {
     PhaseTimer timer(call.op, zfcPhaseScatter);
-    mine.non_finite = finite_on_wire(acc, u, dim, wire, ws) ? 0 : 1;
+    mine.non_finite = finite_on_wire(keys, acc, u, dim, wire, ws) ? 0 : 1;
   }
   size_t* sizes = ws.get<size_t>(Slot::kExchangeSizes, 2 * G);
   const PairSizes s{nullptr, nullptr, sizes, sizes + G};

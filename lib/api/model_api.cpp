@@ -58,7 +58,8 @@ Status check_shape(const zfcStepShape_t& s) {
     return error(zfcInvalidArgument, "shape row_type %d is not a float type",
                  static_cast<int>(s.row_type));
   }
-  if (zfc::kernels::find_wire_format(s.compression) == nullptr) {
+  if (s.compression < 0 ||
+      zfc::kernels::find_wire_format(s.compression & ~ZFC_COMPRESS_STOCHASTIC) == nullptr) {
     return error(zfcInvalidArgument, "shape compression %d is not a zfcCompressionKind_t",
                  static_cast<int>(s.compression));
   }
@@ -101,7 +102,9 @@ Status read_prediction_inputs(const zfcMachineModel_t* model, const zfcStepShape
   in.vocab = full.vocab_size;
   in.dim = full.dim;
   in.key_bytes = static_cast<uint64_t>(full.vocab_size) <= (uint64_t{1} << 32) ? 4 : 8;
-  in.row_bytes = zfc::kernels::wire_format(full.compression).element_bytes;
+  in.row_bytes = zfc::kernels::wire_format(static_cast<zfcCompressionKind_t>(
+                                               full.compression & ~ZFC_COMPRESS_STOCHASTIC))
+                     .value_bytes(full.dim);
   in.input_bytes = zfc::kernels::float_type_bytes(full.row_type);
   in.stream_chunk = full.stream_chunk_bytes;
   return Status::Ok();

@@ -39,6 +39,9 @@ struct zfcComm {
   int local_size = 1;
   std::string topology;   // one line: the machine and this rank's share of it
   int live_plans = 0;     // plans created on this comm and not yet destroyed
+  // The collective calls begun that round values on the wire: the step of stochastic
+  // rounding's random bits. Every rank begins the same calls in the same order, so it agrees.
+  uint64_t rounding_calls = 0;
   bool aborted = false;   // aborted while plans were alive: the last plan frees it
   zfc::NodeMap nodes;     // the nodes of the order of sums and of the hierarchical exchange
   // Only when nodes.hierarchical(): the ranks of this rank's node, and the ranks of the
@@ -59,6 +62,14 @@ struct zfcComm {
 };
 
 namespace zfc {
+
+// c with the communicator's rounding seed and the next rounding step (Compression), taken by
+// every call that rounds values on the wire as it is made, on every rank alike.
+inline Compression take_rounding_step(zfcComm& comm, Compression c) {
+  c.seed = comm.config.rounding_seed;
+  c.step = comm.rounding_calls++;
+  return c;
+}
 
 // Creates a communicator over an MPI communicator (collective). Config already parsed. For
 // zfcTransportNccl the MPI transport is the bootstrap of open_transport.

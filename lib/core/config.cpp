@@ -12,7 +12,11 @@ namespace zfc {
 Status check_compression(const Compression& c) {
   if (kernels::find_wire_format(c.kind) == nullptr) {
     return error(zfcInvalidArgument, "compression kind %d is not a zfcCompressionKind_t",
-                 static_cast<int>(c.kind));
+                 c.code());
+  }
+  if (c.stochastic && c.kind == zfcCompressNone) {
+    return error(zfcInvalidArgument, "compression kind 0x%x: fp32 (none) has no rounding "
+                 "to make stochastic", c.code());
   }
   if (c.kind != zfcCompressNone && !(std::isfinite(c.scale) && c.scale > 0.0f)) {
     return error(zfcInvalidArgument, "compression scale %g must be finite and > 0",
@@ -22,11 +26,15 @@ Status check_compression(const Compression& c) {
 }
 
 Status make_compression(int kind, float scale, Compression* out) {
-  if (kernels::find_wire_format(kind) == nullptr) {
+  const int format = kind & ~ZFC_COMPRESS_STOCHASTIC;
+  if (kind < 0 || kernels::find_wire_format(format) == nullptr) {
     return error(zfcInvalidArgument, "compression kind %d is not a zfcCompressionKind_t",
                  kind);
   }
-  const Compression c{static_cast<zfcCompressionKind_t>(kind), scale};
+  Compression c;
+  c.kind = static_cast<zfcCompressionKind_t>(format);
+  c.scale = scale;
+  c.stochastic = (kind & ZFC_COMPRESS_STOCHASTIC) != 0;
   ZFC_RETURN_IF_ERROR(check_compression(c));
   *out = c;
   return Status::Ok();
@@ -53,7 +61,8 @@ namespace {
 
 // The sizes of zfcConfig_t in every release since 0.1.0, oldest first.
 const size_t kConfigLayouts[] = {offsetof(zfcConfig_t, ranks_per_node),
-                                 offsetof(zfcConfig_t, local_gbs), sizeof(zfcConfig_t)};
+                                 offsetof(zfcConfig_t, local_gbs),
+                                 offsetof(zfcConfig_t, rounding_seed), sizeof(zfcConfig_t)};
 
 Status parse_link(const zfcLinkModel_t& link, const char* which, double* latency_us,
                   double* gbs) {
@@ -149,6 +158,7 @@ Status parse_config(const zfcConfig_t* caller, Config* out) {
     c.algorithm = static_cast<zfcAlgorithm_t>(user.algorithm);
     c.bounds_check = user.bounds_check == 1;
     if (user.name != nullptr) c.name = user.name;
+    c.rounding_seed = user.rounding_seed;
     ZFC_RETURN_IF_ERROR(
         make_compression(user.compression, user.compress_scale, &c.compression));
   }

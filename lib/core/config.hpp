@@ -1,15 +1,24 @@
 // The validated, library-side copy of a zfcConfig_t.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "host_device/status.hpp"
 
 namespace zfc {
 
+// A compression: its format (a kind without ZFC_COMPRESS_STOCHASTIC), the scale, and how it
+// rounds. A call sets seed and step, which key stochastic rounding's random bits.
 struct Compression {
   zfcCompressionKind_t kind = zfcCompressNone;
   float scale = 1.0f;
+  bool stochastic = false;
+  uint64_t seed = 0;  // the communicator's rounding_seed
+  uint64_t step = 0;  // the call's place in the communicator's sequence of calls
+
+  // The zfcCompressionKind_t a caller names it by (the flag included).
+  int code() const { return kind | (stochastic ? ZFC_COMPRESS_STOCHASTIC : 0); }
 };
 
 // One link class of the alpha-beta cost model, in seconds per step and bytes per second.
@@ -48,6 +57,7 @@ struct Config {
   std::string name;
   int ranks_per_node = 0;  // 0: by host
   ModelFigures model;      // the machine model's given figures (the rest are measured)
+  uint64_t rounding_seed = 0;
 };
 
 // Checks the struct's guard fields and every value; `user` may be NULL for defaults. The

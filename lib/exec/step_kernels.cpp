@@ -278,6 +278,10 @@ namespace {
 Status no_device_kernels(const kernels::WireFormat& f) {
   return error(zfcUnsupported, "wire format %s has no device kernels in this version", f.name);
 }
+Status no_device_rounding(const kernels::WireFormat& f) {
+  return error(zfcUnsupported, "stochastic rounding (%s) has no device kernels in this version",
+               f.name);
+}
 }  // namespace
 
 template <class K>
@@ -292,8 +296,9 @@ template <class K>
 Status StepKernels<K>::pack_wire_pairs(const kernels::WireFormat& f, const K* keys,
                                        const int32_t* owner_of, size_t n, const float* rows,
                                        size_t dim, float scale, const PairPacking& p,
-                                       char* packed) {
+                                       char* packed, const kernels::Rounding& r) {
   if (!f.element_only()) return no_device_kernels(f);
+  if (r.stochastic) return no_device_rounding(f);
   return pack_pairs(keys, owner_of, n, rows, dim, f.element, f.value_scale(scale), p, packed);
 }
 
@@ -301,12 +306,12 @@ template <class K>
 Status StepKernels<K>::sum_into_pairs(const kernels::WireFormat& f, const TokenRows& tokens,
                                       const K* keys, const int32_t* owner_of, size_t n,
                                       size_t dim, float scale, const PairPacking& p,
-                                      char* packed) {
+                                      char* packed, const kernels::Rounding& r) {
   float* partial = nullptr;
   ZFC_RETURN_IF_ERROR(scratch_for(*this, Slot::kPartial, n * dim, &partial));
   ZFC_RETURN_IF_ERROR(scatter_to_dense(tokens.rows, tokens.type, tokens.inverse, tokens.n, dim,
                                        partial, n, tokens.grouping));
-  return pack_wire_pairs(f, keys, owner_of, n, partial, dim, scale, p, packed);
+  return pack_wire_pairs(f, keys, owner_of, n, partial, dim, scale, p, packed, r);
 }
 
 template <class K>
@@ -330,10 +335,11 @@ template <class K>
 Status HostStepKernels<K>::pack_wire_pairs(const kernels::WireFormat& f, const K* keys,
                                            const int32_t* owner_of, size_t n,
                                            const float* rows, size_t dim, float scale,
-                                           const PairPacking& p, char* packed) {
+                                           const PairPacking& p, char* packed,
+                                           const kernels::Rounding& r) {
   size_t* cursor = ws_.get<size_t>(Slot::kPeerReceived, static_cast<size_t>(p.ranks));
   pack_pairs_with(keys, owner_of, n, p, cursor, packed, [&](size_t i, char* at) {
-    f.encode_rows(rows + i * dim, 1, dim, scale, at);
+    f.encode_rows(rows + i * dim, 1, dim, scale, at, r.from_row(i));
   });
   return Status::Ok();
 }
@@ -342,9 +348,9 @@ template <class K>
 Status HostStepKernels<K>::sum_into_pairs(const kernels::WireFormat& f, const TokenRows& tokens,
                                           const K* keys, const int32_t* owner_of, size_t n,
                                           size_t dim, float scale, const PairPacking& p,
-                                          char* packed) {
+                                          char* packed, const kernels::Rounding& r) {
   if (!f.plain_fp32()) {
-    return StepKernels<K>::sum_into_pairs(f, tokens, keys, owner_of, n, dim, scale, p, packed);
+    return StepKernels<K>::sum_into_pairs(f, tokens, keys, owner_of, n, dim, scale, p, packed, r);
   }
   // The row slots lie 8-byte aligned (PairBlock), so each is a row of floats.
   size_t* cursor = ws_.get<size_t>(Slot::kPeerReceived, static_cast<size_t>(p.ranks));

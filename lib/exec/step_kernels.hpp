@@ -192,14 +192,16 @@ class StepKernels {
 
   // ---- the same for rows of a wire format (kernels/wire_format.hpp) ---------------------
   // A format of values only goes to the element calls above. The host backend runs any
-  // format's own operations; a device refuses one with a per-row part (zfcUnsupported) until
-  // it has kernels for it.
+  // format's own operations; a device refuses one with a per-row part, and stochastic
+  // rounding (zfcUnsupported), until it has kernels for them.
   virtual Status add_wire_rows(const kernels::WireFormat& f, const void* rows,
                                const int32_t* pos, size_t n, size_t dim, float* dst,
                                size_t dst_rows, bool in_order);
+  // Rounded as `r` says, key i's row with id keys[i].
   virtual Status pack_wire_pairs(const kernels::WireFormat& f, const K* keys,
                                  const int32_t* owner_of, size_t n, const float* rows,
-                                 size_t dim, float scale, const PairPacking& p, char* packed);
+                                 size_t dim, float scale, const PairPacking& p, char* packed,
+                                 const kernels::Rounding& r);
   virtual Status decode_wire_rows_to(const kernels::WireFormat& f, const void* rows,
                                      const int32_t* dest, size_t n, size_t dim, float scale,
                                      float* out);
@@ -210,7 +212,8 @@ class StepKernels {
   // straight into their rows of the pairs, so no partial is written and read again.
   virtual Status sum_into_pairs(const kernels::WireFormat& f, const TokenRows& tokens,
                                 const K* keys, const int32_t* owner_of, size_t n, size_t dim,
-                                float scale, const PairPacking& p, char* packed);
+                                float scale, const PairPacking& p, char* packed,
+                                const kernels::Rounding& r);
 
   // ---- the bounded step: sizes stay in this memory space ---------------------------------
   // keys[i] = value for *count <= i < room (count: a word in this memory space).
@@ -341,13 +344,14 @@ class HostStepKernels final : public StepKernels<K> {
                        bool in_order) override;
   Status pack_wire_pairs(const kernels::WireFormat& f, const K* keys, const int32_t* owner_of,
                          size_t n, const float* rows, size_t dim, float scale,
-                         const PairPacking& p, char* packed) override;
+                         const PairPacking& p, char* packed,
+                         const kernels::Rounding& r) override;
   Status decode_wire_rows_to(const kernels::WireFormat& f, const void* rows,
                              const int32_t* dest, size_t n, size_t dim, float scale,
                              float* out) override;
   Status sum_into_pairs(const kernels::WireFormat& f, const TokenRows& tokens, const K* keys,
                         const int32_t* owner_of, size_t n, size_t dim, float scale,
-                        const PairPacking& p, char* packed) override;
+                        const PairPacking& p, char* packed, const kernels::Rounding& r) override;
   Status fill_keys_after(K* keys, size_t room, const uint64_t* count, K value) override;
   Status compose_clamped(const int32_t* index, size_t n, const int32_t* table, size_t n_table,
                          int32_t limit, int32_t* out) override;

@@ -38,17 +38,18 @@ Status HostWireKernels::check_finite(const float* v, size_t n) {
 }
 
 Status WireKernels::encode_rows(const kernels::WireFormat& f, const float* src, size_t rows,
-                                size_t dim, float scale, void* dst) {
-  if (!f.element_only()) {
-    return error(zfcUnsupported, "wire format %s has no device kernels in this version",
-                 f.name);
+                                size_t dim, float scale, void* dst, const kernels::Rounding& r) {
+  if (!f.element_only() || r.stochastic) {
+    return error(zfcUnsupported, "wire format %s%s has no device kernels in this version",
+                 f.name, r.stochastic ? " with stochastic rounding" : "");
   }
   return encode(src, rows * dim, f.element, f.value_scale(scale), dst);
 }
 
 Status HostWireKernels::encode_rows(const kernels::WireFormat& f, const float* src,
-                                    size_t rows, size_t dim, float scale, void* dst) {
-  f.encode_rows(src, rows, dim, scale, dst);
+                                    size_t rows, size_t dim, float scale, void* dst,
+                                    const kernels::Rounding& r) {
+  f.encode_rows(src, rows, dim, scale, dst, r);
   return Status::Ok();
 }
 

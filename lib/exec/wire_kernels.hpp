@@ -41,8 +41,10 @@ class WireKernels {
   // rows x dim values to rows of the wire format f (f's scale rule): a format of values only
   // through encode(); the host runs any format's own encode, a device refuses one with a
   // per-row part (zfcUnsupported) until it has kernels for it.
+  // Rounded as `r` says; a device refuses stochastic rounding too.
   virtual Status encode_rows(const kernels::WireFormat& f, const float* src, size_t rows,
-                             size_t dim, float scale, void* dst);
+                             size_t dim, float scale, void* dst,
+                             const kernels::Rounding& r = kernels::Rounding{});
 
   // Before the transport reads or writes the buffers: the work queued so far is done.
   virtual Status settle() = 0;
@@ -70,7 +72,8 @@ class HostWireKernels final : public WireKernels {
                 float* dst) override;
   Status check_finite(const float* v, size_t n) override;
   Status encode_rows(const kernels::WireFormat& f, const float* src, size_t rows, size_t dim,
-                     float scale, void* dst) override;
+                     float scale, void* dst,
+                     const kernels::Rounding& r = kernels::Rounding{}) override;
   // Notes a decode's verdict (a format's own decode, run by the step kernels).
   void note_finite(bool finite) {
     if (!finite) finite_ = false;

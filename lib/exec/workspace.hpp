@@ -59,6 +59,7 @@ enum class Slot : int {
   kHostUnique,      // the step words and distinct keys a device step reads back (host)
   kAppliedRows,     // rows read from or applied to a device table, on the host (exec/table_update)
   kTableRows,       // the row numbers of those rows in their table (a shard's local rows)
+  kReduceRows,      // 0, 1, ...: the rows of an allreduce of rows, summed where they are
   kNumSlots
 };
 

@@ -35,6 +35,26 @@ void encode(const float* src, size_t n, zfcDataType_t wire, float scale, void* d
   }
 }
 
+void encode_stochastic(const float* src, size_t rows, size_t dim, zfcDataType_t wire,
+                       float scale, const Rounding& r, void* dst) {
+  const RoundingKey key = r.key();
+  uint16_t* out = static_cast<uint16_t*>(dst);
+  for (size_t i = 0; i < rows; ++i) {
+    const uint64_t row = r.rows.at(i);
+    const float* v = src + i * dim;
+    uint16_t* o = out + i * dim;
+    for (size_t k0 = 0; k0 < dim; k0 += 8) {
+      const Philox4 bits = rounding_block(key, row, static_cast<uint32_t>(k0 / 8));
+      const size_t end = k0 + 8 < dim ? k0 + 8 : dim;
+      for (size_t k = k0; k < end; ++k) {
+        const uint32_t b = rounding_bits(bits, static_cast<uint32_t>(k - k0));
+        o[k] = wire == zfcFloat16 ? f32_to_f16_stochastic(v[k] * scale, b)
+                                  : f32_to_bf16_stochastic(v[k] * scale, b);
+      }
+    }
+  }
+}
+
 bool decode(const void* src, size_t n, zfcDataType_t wire, float scale, float* dst) {
   if (wire == zfcFloat32) {  // the copy and the finite test in one pass over the values
     const float* in = static_cast<const float*>(src);

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "host_device/half_bits.hpp"
+#include "kernels/rounding.hpp"
 #include "zipfcoll/zipfcoll.h"
 
 namespace zfc {
@@ -29,6 +30,11 @@ zfcDataType_t wire_type(zfcCompressionKind_t kind);
 
 // dst[i] = wire(src[i] * scale); for a zfcFloat32 wire a plain copy (no scaling).
 void encode(const float* src, size_t n, zfcDataType_t wire, float scale, void* dst);
+
+// encode() of rows x dim values to zfcFloat16 or zfcBFloat16, rounded stochastically with
+// r's random bits (row i's id r.rows.at(i), its columns).
+void encode_stochastic(const float* src, size_t rows, size_t dim, zfcDataType_t wire,
+                       float scale, const Rounding& r, void* dst);
 
 // dst[i] = fp32(src[i]) / scale (no division for a zfcFloat32 wire). Returns true when every
 // dst[i] is finite.

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/philox.hpp"
+#include "host_device/philox.hpp"
 
 namespace zfc {
 namespace kernels {

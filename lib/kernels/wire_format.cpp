@@ -10,8 +10,12 @@ namespace {
 // A format of values only: its rows are its values back to back, so whole runs of rows are
 // one element array.
 void encode_elements(const WireFormat& f, const float* src, size_t rows, size_t dim,
-                     float scale, void* dst) {
-  encode(src, rows * dim, f.element, f.value_scale(scale), dst);
+                     float scale, const Rounding& r, void* dst) {
+  if (!r.stochastic || f.element == zfcFloat32) {
+    encode(src, rows * dim, f.element, f.value_scale(scale), dst);
+    return;
+  }
+  encode_stochastic(src, rows, dim, f.element, f.value_scale(scale), r, dst);
 }
 
 bool decode_elements(const WireFormat& f, const void* src, size_t rows, size_t dim, float scale,
@@ -38,6 +42,11 @@ const WireFormat kWireFormats[] = {
     {zfcCompressNone, "none", zfcFloat32, 4, 0, false, &kElementRows},
     {zfcCompressFp16, "fp16", zfcFloat16, 2, 0, true, &kElementRows},
     {zfcCompressBf16, "bf16", zfcBFloat16, 2, 0, true, &kElementRows},
+    // The eight-bit formats: one byte per value and the row's fp32 scale. No zfcDataType_t
+    // names their values, and `element` is read only for a format of values only.
+    {zfcCompressFp8E4M3, "fp8_e4m3", zfcInt32, 1, sizeof(float), false, &kEightBitRows},
+    {zfcCompressFp8E5M2, "fp8_e5m2", zfcInt32, 1, sizeof(float), false, &kEightBitRows},
+    {zfcCompressInt8, "int8", zfcInt32, 1, sizeof(float), false, &kEightBitRows},
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "common/mpi_world.hpp"
 #include "algo/agreement.hpp"
 #include "common/reference.hpp"
+#include "common/reference_eight_bit.hpp"
 #include "core/comm.hpp"
 #include "topo/topology.hpp"
 #include "transport/ucx/ucx_transport.hpp"
@@ -174,6 +176,79 @@ INSTANTIATE_TEST_SUITE_P(
                       ReduceCase{777, zfcCompressBf16, 1.0f, false},
                       ReduceCase{100003, zfcCompressBf16, 1.0f, true}));
 
+// The eight-bit formats, both roundings: the bits of the reference on every rank, for counts
+// that fill rows of ZFC_ALLREDUCE_BLOCK_VALUES, leave a short one or fit in one; each call a
+// step of stochastic rounding. A second communicator replaying the same calls gives the same
+// bits (a second run); another seed changes the stochastic results only.
+TEST_F(WorldTest, EightBitAllReduceMatchesTheReferenceAndRepeats) {
+  const int kinds[] = {zfcCompressFp8E4M3, zfcCompressFp8E5M2, zfcCompressInt8,
+                       zfcCompressInt8Stochastic, zfcCompressFp8E4M3Stochastic};
+  const size_t counts[] = {1, 256, 1000, 100003};
+  // Runs every case on `comm` (its calls' steps counted from `step`); the hash of each.
+  const auto run_all = [&](zfcComm_t comm, uint64_t seed, bool check) {
+    std::vector<uint64_t> hashes;
+    uint32_t step = 0;
+    for (int kind : kinds) {
+      for (size_t n : counts) {
+        std::vector<std::vector<float>> inputs;
+        for (int r = 0; r < size_; ++r) inputs.push_back(reduce_input(n, r));
+        std::vector<float> out(n, -1.0f);
+        const zfcCompression_t how{static_cast<zfcCompressionKind_t>(kind), 1.0f};
+        int overflowed = -1;
+        EXPECT_EQ(zfcAllReduce(comm, inputs[static_cast<size_t>(rank_)].data(), out.data(), n,
+                               zfcFloat32, &how, &overflowed, nullptr),
+                  zfcSuccess)
+            << zfcGetLastError(comm);
+        EXPECT_EQ(overflowed, 0);
+        if (check) {
+          const std::vector<float> want =
+              reference_allreduce_rows(inputs, kind, ZFC_ALLREDUCE_BLOCK_VALUES, seed, step);
+          EXPECT_EQ(std::memcmp(out.data(), want.data(), n * sizeof(float)), 0)
+              << "kind " << kind << " count " << n;
+        }
+        ++step;
+        hashes.push_back(fnv1a(out.data(), n * sizeof(float)));
+        EXPECT_TRUE(same_on_all_ranks(hashes.back()));
+      }
+    }
+    return hashes;
+  };
+  const std::vector<uint64_t> first = run_all(comm_, 0, true);
+  zfcComm_t again = nullptr;
+  ASSERT_EQ(open_world_comm(&again, nullptr), zfcSuccess);
+  EXPECT_EQ(run_all(again, 0, false), first);
+  ASSERT_EQ(zfcCommDestroy(again), zfcSuccess);
+  zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
+  cfg.rounding_seed = 5;
+  ASSERT_EQ(open_world_comm(&again, &cfg), zfcSuccess);
+  const std::vector<uint64_t> seeded = run_all(again, 5, true);
+  ASSERT_EQ(zfcCommDestroy(again), zfcSuccess);
+  // (A single value is its row's largest, which int8 sends exactly and fp8 rounds one way or
+  // the other: only the longer cases must differ.)
+  for (size_t i = 0; i < first.size(); ++i) {
+    const bool stochastic = (kinds[i / 4] & ZFC_COMPRESS_STOCHASTIC) != 0;
+    if (counts[i % 4] > 1) EXPECT_EQ(seeded[i] == first[i], !stochastic) << "case " << i;
+  }
+}
+
+// A value that is not finite on one rank is an overflow every rank reports, in every
+// eight-bit format, and leaves the other rows as they would be.
+TEST_F(WorldTest, EightBitAllReduceAgreesOnAValueThatIsNotFinite) {
+  for (zfcCompressionKind_t kind : {zfcCompressFp8E4M3, zfcCompressInt8Stochastic}) {
+    std::vector<float> data(1000, 1.0f), out(1000);
+    if (rank_ == size_ - 1) data[700] = std::numeric_limits<float>::infinity();
+    const zfcCompression_t how{kind, 1.0f};
+    int overflowed = -1;
+    ASSERT_EQ(zfcAllReduce(comm_, data.data(), out.data(), 1000, zfcFloat32, &how, &overflowed,
+                           nullptr),
+              zfcSuccess);
+    EXPECT_EQ(overflowed, 1);
+    EXPECT_FALSE(std::isfinite(out[700]));
+    EXPECT_EQ(out[0], static_cast<float>(size_));  // 1 and size are exact in every format
+    EXPECT_TRUE(same_on_all_ranks(fnv1a(out.data(), out.size() * sizeof(float))));
+  }
+}
+
 TEST_F(WorldTest, AllReduceOverflowIsReportedEverywhere) {
   // Only the last rank has a value that leaves fp16's range once scaled.
   std::vector<float> data(100, 1.0f);
@@ -206,7 +281,7 @@ size_t chunk_len(size_t n, size_t g, size_t r) { return n / g + (r < n % g ? 1 :
 TEST_F(WorldTest, AllReduceBytesAreCounted) {
   const size_t n = 4096;
   std::vector<float> data(n, 1.0f);
-  for (zfcCompressionKind_t kind : {zfcCompressNone, zfcCompressFp16}) {
+  for (zfcCompressionKind_t kind : {zfcCompressNone, zfcCompressFp16, zfcCompressInt8}) {
     const zfcCompression_t how{kind, 1.0f};
     ASSERT_EQ(zfcAllReduce(comm_, data.data(), data.data(), n, zfcFloat32, &how, nullptr,
                            nullptr),
@@ -216,13 +291,16 @@ TEST_F(WorldTest, AllReduceBytesAreCounted) {
     EXPECT_EQ(last.path[zfcPhaseMerge], zfcPathNone);  // an allreduce has none
     EXPECT_EQ(last.host_syncs, 0u);
     // Reduce-scatter sends every chunk but its own and receives its own from every peer;
-    // the gather does the reverse. Both carry the wire type.
-    const uint64_t w = kind == zfcCompressNone ? 4 : 2;
+    // the gather does the reverse. Both carry the wire type; int8's chunks are whole rows of
+    // ZFC_ALLREDUCE_BLOCK_VALUES bytes and a 4-byte scale.
+    const bool rows = kind == zfcCompressInt8;
+    const uint64_t w = kind == zfcCompressNone ? 4 : rows ? ZFC_ALLREDUCE_BLOCK_VALUES + 4 : 2;
+    const uint64_t units = rows ? n / ZFC_ALLREDUCE_BLOCK_VALUES : n;
     const uint64_t g = static_cast<uint64_t>(size_);
-    const uint64_t mine = chunk_len(n, g, static_cast<size_t>(rank_));
+    const uint64_t mine = chunk_len(units, g, static_cast<size_t>(rank_));
     const uint64_t header = sizeof(OpHeader) * (g - 1);  // one header to each peer
-    EXPECT_EQ(last.bytes_sent, header + ((n - mine) + mine * (g - 1)) * w);
-    EXPECT_EQ(last.bytes_received, header + (mine * (g - 1) + (n - mine)) * w);
+    EXPECT_EQ(last.bytes_sent, header + ((units - mine) + mine * (g - 1)) * w);
+    EXPECT_EQ(last.bytes_received, header + (mine * (g - 1) + (units - mine)) * w);
   }
 }
 

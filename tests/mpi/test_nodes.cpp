@@ -355,8 +355,12 @@ TEST_P(NodesTest, BytesAndInternodeBytesMatchTheDescription) {
   const Workload w = zipf_workload(size_, dim, 50000, 1.1, 53, [](int r) {
     return 640 - 30 * static_cast<size_t>(r % 3);
   });
-  for (zfcCompressionKind_t kind : {zfcCompressNone, zfcCompressFp16}) {
-    const size_t row_bytes = dim * (kind == zfcCompressNone ? 4 : 2);
+  // The eight-bit formats: a byte per value and the row's fp32 scale, whatever the rounding.
+  for (zfcCompressionKind_t kind : {zfcCompressNone, zfcCompressFp16, zfcCompressInt8,
+                                    zfcCompressFp8E4M3Stochastic}) {
+    const size_t row_bytes = kind == zfcCompressNone   ? dim * 4
+                             : kind == zfcCompressFp16 ? dim * 2
+                                                       : dim + 4;
     // Runs `algorithm` and checks its traffic against `expected`'s description of it.
     auto run_and_expect = [&](zfcAlgorithm_t algorithm, void (ExpectedTraffic::*describe)()) {
       PlanOptions o;

@@ -268,10 +268,24 @@ TEST_P(SparseCompressionTest, CloseToReferenceAndIdenticalOnAllRanks) {
     expect_matches_reference(run, ref);
   } else {
     // Each of up to ~2 roundings per rank is within half a unit in the last place of the
-    // wire format, relative to magnitudes of at most a few times the row count.
-    const double ulp = c.kind == zfcCompressFp16 ? 1.0 / 1024 : 1.0 / 128;
+    // wire format (a whole unit when stochastic), relative to magnitudes of at most a few
+    // times the row count; int8's unit is relative to its row's largest magnitude.
+    const int format = c.kind & ~ZFC_COMPRESS_STOCHASTIC;
+    const double ulp = (format == zfcCompressFp16      ? 1.0 / 1024
+                        : format == zfcCompressBf16    ? 1.0 / 128
+                        : format == zfcCompressFp8E4M3 ? 1.0 / 8
+                        : format == zfcCompressFp8E5M2 ? 1.0 / 4
+                                                       : 1.0 / 127) *
+                       ((c.kind & ZFC_COMPRESS_STOCHASTIC) != 0 ? 2.0 : 1.0);
     for (size_t i = 0; i < ref.rows.size(); ++i) {
-      const double bound = ulp * (2.0 + std::fabs(ref.rows[i])) * (size_ + 2);
+      double magnitude = std::fabs(ref.rows[i]);
+      if (format == zfcCompressInt8) {
+        const size_t first = i / w.dim * w.dim;
+        for (size_t k = first; k < first + w.dim; ++k) {
+          magnitude = std::max(magnitude, static_cast<double>(std::fabs(ref.rows[k])));
+        }
+      }
+      const double bound = ulp * (2.0 + magnitude) * (size_ + 2);
       ASSERT_NEAR(run.rows[i], ref.rows[i], bound) << "element " << i;
     }
   }
@@ -294,6 +308,22 @@ INSTANTIATE_TEST_SUITE_P(
         CompressionCase{zfcAlgoAllGather, zfcCompressNone, 1.0f, zfcBFloat16},
         CompressionCase{zfcAlgoUniqueAllGather, zfcCompressNone, 1.0f, zfcFloat16},
         CompressionCase{zfcAlgoUniqueAllReduce, zfcCompressFp16, 8.0f, zfcBFloat16}));
+
+// The eight-bit formats and stochastic rounding on every algorithm: within the formats'
+// bounds of the reference, the same bits on every rank.
+std::vector<CompressionCase> eight_bit_cases() {
+  std::vector<CompressionCase> cases;
+  for (zfcAlgorithm_t a : kAlgorithms) {
+    for (zfcCompressionKind_t kind :
+         {zfcCompressFp8E4M3, zfcCompressFp8E5M2, zfcCompressInt8, zfcCompressFp8E4M3Stochastic,
+          zfcCompressInt8Stochastic, zfcCompressBf16Stochastic}) {
+      cases.push_back({a, kind, 1.0f, a == zfcAlgoKeyRouted ? zfcBFloat16 : zfcFloat32});
+    }
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(EightBit, SparseCompressionTest, ::testing::ValuesIn(eight_bit_cases()));
 
 TEST_F(WorldTest, SparseOverflowIsAgreed) {
   Workload w = zipf_workload(size_, 4, 200, 1.0, 3, [](int) { return size_t{50}; });
@@ -416,6 +446,18 @@ TEST_F(WorldTest, BytesMatchEachAlgorithmsFormula) {
       // No index exchange: a presence column rides along with the V rows.
       {zfcAlgoDenseVocab, zfcCompressBf16,
        header + allreduce_traffic(100000 * (dim + 1), 2, rank_, size_), 3},
+      // Eight bits: a byte per value and an fp32 scale per row, on every algorithm; the
+      // allreduce's chunks are whole rows (dense_vocab's V (D + 1) values make
+      // V + ceil(V / D) rows of D).
+      {zfcAlgoAllGather, zfcCompressInt8,
+       header + gather_traffic(tokens, kb, rank_) + gather_traffic(tokens, dim + 4, rank_), 3},
+      {zfcAlgoUniqueAllReduce, zfcCompressFp8E4M3,
+       header + gather_traffic(uniques, kb, rank_) + allreduce_traffic(ug, dim + 4, rank_, size_),
+       3},
+      {zfcAlgoUniqueAllGather, zfcCompressFp8E5M2Stochastic,
+       header + gather_traffic(uniques, kb, rank_) + gather_traffic(uniques, dim + 4, rank_), 2},
+      {zfcAlgoDenseVocab, zfcCompressInt8Stochastic,
+       header + allreduce_traffic(100000 + (100000 + dim - 1) / dim, dim + 4, rank_, size_), 3},
   };
   for (const Expectation& e : cases) {
     PlanOptions o;

@@ -41,7 +41,8 @@ TEST_P(AllReduceFailure, LeavesRecvUntouched) {
 
 INSTANTIATE_TEST_SUITE_P(EveryWireAndTransfer, AllReduceFailure,
                          ::testing::Combine(::testing::Values(zfcCompressNone, zfcCompressFp16,
-                                                              zfcCompressBf16),
+                                                              zfcCompressBf16, zfcCompressInt8,
+                                                              zfcCompressFp8E4M3Stochastic),
                                             ::testing::Values(1, 2, 3)));
 
 TEST(AllReduceMirror, SucceedsWithTheMirroredSum) {

@@ -348,12 +348,14 @@ TEST(Cast, ScatterToZeroedRowsGivesTheBitsOfZeroFillThenAdd) {
   }
 }
 
-// The wire formats' table: one row per compression kind, none for other numbers, the row
-// size computed from it, and its rows' encode and decode those of the element type (fp32
-// unscaled whatever the scale).
+// The wire formats' table: one row per compression format, none for other numbers, the row
+// size computed from it, and the rows of the formats of values only encoded and decoded as
+// their element type (fp32 unscaled whatever the scale); the eight-bit ones are in
+// test_eight_bit.cpp.
 TEST(WireFormats, OneRowPerCompressionKind) {
   EXPECT_EQ(find_wire_format(-1), nullptr);
-  EXPECT_EQ(find_wire_format(zfcCompressBf16 + 1), nullptr);
+  EXPECT_EQ(find_wire_format(zfcCompressInt8 + 1), nullptr);
+  EXPECT_EQ(find_wire_format(zfcCompressInt8Stochastic), nullptr);  // a kind, not a format
   const struct { zfcCompressionKind_t kind; const char* name; zfcDataType_t element; } want[] = {
       {zfcCompressNone, "none", zfcFloat32},
       {zfcCompressFp16, "fp16", zfcFloat16},

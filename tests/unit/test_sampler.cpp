@@ -9,7 +9,7 @@
 
 #include "algo/seed_groups.hpp"
 #include "kernels/log_uniform.hpp"
-#include "kernels/philox.hpp"
+#include "host_device/philox.hpp"
 #include "zipfcoll/zipfcoll.h"
 
 namespace zfc {

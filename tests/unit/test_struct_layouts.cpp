@@ -32,6 +32,11 @@ struct Config020 {
 };
 static_assert(sizeof(Config010) == offsetof(zfcConfig_t, ranks_per_node), "0.1.0 layout");
 static_assert(sizeof(Config020) == offsetof(zfcConfig_t, local_gbs), "0.2.0 layout");
+struct Config030 {
+  Config020 v020;
+  double local_gbs;
+};
+static_assert(sizeof(Config030) == offsetof(zfcConfig_t, rounding_seed), "0.3.0 layout");
 
 Config010 old_config(size_t size) {
   return {size, ZFC_CONFIG_MAGIC, 100, zfcTransportAuto, -1, 2500, zfcAlgoOwnerPartitioned,
@@ -96,6 +101,7 @@ TEST(StructLayouts, AConfigOfAnUnknownSizeIsRefusedNamingTheKnownOnes) {
   EXPECT_EQ(s.code(), zfcInvalidUsage);
   EXPECT_NE(s.message().find(std::to_string(sizeof(Config010)) + ", " +
                              std::to_string(sizeof(Config020)) + ", " +
+                             std::to_string(sizeof(Config030)) + ", " +
                              std::to_string(sizeof(zfcConfig_t))),
             std::string::npos)
       << s.message();

@@ -26,7 +26,7 @@ float row_power(const float* v, size_t dim) {
 }
 
 void encode_scaled(const kernels::WireFormat& f, const float* src, size_t rows, size_t dim,
-                   float scale, void* dst) {
+                   float scale, const kernels::Rounding&, void* dst) {
   std::vector<float> row(dim);
   for (size_t r = 0; r < rows; ++r) {
     char* out = static_cast<char*>(dst) + r * f.row_bytes(dim);
@@ -94,7 +94,7 @@ TEST(WireFormat, APerRowFormatGoesThroughPackingDecodeAndSums) {
   Workspace ws;
   HostStepKernels<uint32_t> k(ws);
   ASSERT_TRUE(k.pack_wire_pairs(kScaled, keys, owner_of, n, rows.data(), dim, 1.0f, packing,
-                                packed.data())
+                                packed.data(), kernels::Rounding{})
                   .ok());
   // Owner 1's rows are rows 1, 3 and 4, each of row_bytes(dim), after its keys.
   const char* owner1 = packed.data() + displs[1];
