@@ -35,9 +35,20 @@ double median(std::vector<double> v) {
 }
 
 zfcCompressionKind_t compression_kind(const std::string& name) {
-  if (name == "fp16") return zfcCompressFp16;
-  if (name == "bf16") return zfcCompressBf16;
+  for (int k = 0; k < 2 * ZFC_COMPRESS_STOCHASTIC; ++k) {
+    const char* n = zfcGetCompressionName(k);
+    if (n != nullptr && name == n) return static_cast<zfcCompressionKind_t>(k);
+  }
   return zfcCompressNone;
+}
+
+std::vector<std::string> compression_names() {
+  std::vector<std::string> names;
+  for (int k = 0; k < 2 * ZFC_COMPRESS_STOCHASTIC; ++k) {
+    const char* n = zfcGetCompressionName(k);
+    if (n != nullptr) names.push_back(n);
+  }
+  return names;
 }
 
 std::unique_ptr<zfc::workload::StepSource> make_step_source(const PerfOptions& o) {

@@ -35,7 +35,9 @@ void max_over_ranks(std::vector<double>* samples);
 double median(std::vector<double> v);
 
 // zfcCompressNone, zfcCompressFp16 or zfcCompressBf16 for "none", "fp16", "bf16".
+// The kind a compression is named by (zfcGetCompressionName), and every name.
 zfcCompressionKind_t compression_kind(const std::string& name);
+std::vector<std::string> compression_names();
 
 // The largest value of `v` over ranks.
 double max_over_ranks(double v);

@@ -76,12 +76,12 @@ FloorRates measure_floor_rates(const PerfContext& ctx) {
 }
 
 double least_touched_bytes(double sent, double received, double tokens, double dim,
-                           double global_unique, bool compressed) {
+                           double global_unique, double fp32_per_wire_byte) {
   const double wire = sent + received;
   // The wire side of an encode or decode is the wire bytes themselves, counted once; its
-  // fp32 side is two bytes per wire byte. The keys are counted as if encoded too (within
-  // 1/D of the rows).
-  const double codec = compressed ? 2.0 * wire : 0.0;
+  // fp32 side is fp32_per_wire_byte bytes per wire byte. The keys are counted as if encoded
+  // too (within 1/D of the rows).
+  const double codec = fp32_per_wire_byte * wire;
   return wire + codec + 4.0 * tokens * dim + 4.0 * global_unique * dim;
 }
 

@@ -20,11 +20,12 @@ struct FloorRates {
 FloorRates measure_floor_rates(const PerfContext& ctx);
 
 // What one rank's step must touch at the least, in bytes: what it sends and receives, its
-// K x D fp32 input read once, the U_g x D fp32 result written once, and, for a 16-bit wire,
-// the fp32 side of the encode of what it sends and of the decode of what it receives (their
-// wire side is the wire bytes).
+// K x D fp32 input read once, the U_g x D fp32 result written once, and, for a compressed
+// wire, the fp32 side of the encode of what it sends and of the decode of what it receives
+// (their wire side is the wire bytes): fp32_per_wire_byte is 0 in fp32, 2 for a 16-bit
+// wire, 4 for an eight-bit one.
 double least_touched_bytes(double sent, double received, double tokens, double dim,
-                           double global_unique, bool compressed);
+                           double global_unique, double fp32_per_wire_byte);
 
 // The floor of a step in seconds: the busiest rank's least bytes over the copy rate, plus
 // the step's rounds times the round latency.

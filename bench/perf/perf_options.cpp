@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "perf_common.hpp"
 #include "tools/tool_options.hpp"
 
 namespace {
@@ -34,7 +35,9 @@ void add_common(CLI::App& app, PerfOptions* o) {
           "baseline stays on host memory",
           0, 1);
   zfc::tools::add_name_list(app, "--compression", &o->compressions,
-                            "comma list of none, fp16, bf16 (all)", {});
+                            "comma list of none, fp16, bf16, fp8_e4m3, fp8_e5m2, int8, and "
+                            "each but none with _sr: stochastic rounding (default: none, "
+                            "fp16, bf16)", {});
   add_real(app, "--scale", &o->scale, "fp16 compression scale", 0.0);
   zfc::tools::add_output_file(app, &o->json,
                               "write every row, with machine and options, as JSON");
@@ -141,8 +144,12 @@ std::string check_lists(PerfOptions* o) {
   o->algorithms = expand_algorithms(o->algorithms);
   std::string bad = unknown(o->transports, {"mpi", "ucx", "nccl"});
   if (!bad.empty()) return "--transport " + bad + " is not one of mpi, ucx, nccl";
-  bad = unknown(o->compressions, {"none", "fp16", "bf16"});
-  if (!bad.empty()) return "--compression " + bad + " is not one of none, fp16, bf16";
+  bad = unknown(o->compressions, compression_names());
+  if (!bad.empty()) {
+    std::string known;
+    for (const std::string& n : compression_names()) known += (known.empty() ? "" : ", ") + n;
+    return "--compression " + bad + " is not one of " + known;
+  }
   bad = unknown(o->algorithms, {"allgather", "unique_allreduce", "unique_allgather",
                                 "owner_partitioned", "hierarchical", "dense_vocab",
                                 "key_routed", "auto", "bounded"});

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 
@@ -62,6 +63,14 @@ int algorithm_id(const std::string& name) {
     if (name == zfcGetAlgorithmName(a)) return a;
   }
   return zfcAlgoAuto;
+}
+
+// The fp32 bytes an encode reads (a decode writes) per wire byte: none in fp32, where
+// nothing is encoded; 4 over the bytes of a wire value otherwise (a per-row scale left out).
+double fp32_per_wire_byte(const std::string& wire) {
+  const zfcCompressionKind_t kind = compression_kind(wire);
+  return kind == zfcCompressNone ? 0.0
+                                 : 4.0 / wire_value_bytes(kind, std::numeric_limits<double>::max());
 }
 
 // Indices per rank and step: its K tokens, then (with --candidates) the log-uniform
@@ -277,7 +286,7 @@ void run_steps(const PerfContext& ctx, const zfc::workload::StepSource& source,
       v.touched += least_touched_bytes(
           static_cast<double>(stats.last.bytes_sent), static_cast<double>(stats.last.bytes_received),
           static_cast<double>(idx.size()), static_cast<double>(o.dim),
-          static_cast<double>(v.last.num_unique), v.wire != "none");
+          static_cast<double>(v.last.num_unique), fp32_per_wire_byte(v.wire));
     }
   }
 }

@@ -98,9 +98,17 @@ double count_sparse_wrong(const SparseReference& ref, const zfcSparseResult_t& r
   if (result.num_unique != ug || ref.rows.size() != ug * dim) {
     return static_cast<double>(std::max(ug, result.num_unique) * (dim + 1));
   }
-  const double u = wire == zfcCompressNone ? 0.0
-                   : wire == zfcCompressFp16 ? std::ldexp(1.0, -11)
-                                             : std::ldexp(1.0, -8);
+  // Half a last place of the wire (a whole one when stochastic); int8's relative to its
+  // row's largest magnitude, and fp8's with a floor below its subnormals, from the row's.
+  const int format = wire & ~ZFC_COMPRESS_STOCHASTIC;
+  const double u = (format == zfcCompressNone      ? 0.0
+                    : format == zfcCompressFp16    ? std::ldexp(1.0, -11)
+                    : format == zfcCompressBf16    ? std::ldexp(1.0, -8)
+                    : format == zfcCompressFp8E4M3 ? std::ldexp(1.0, -4)
+                    : format == zfcCompressFp8E5M2 ? std::ldexp(1.0, -3)
+                                                   : 1.0 / 254.0) *
+                   ((wire & ZFC_COMPRESS_STOCHASTIC) != 0 ? 2.0 : 1.0);
+  const bool per_row = format >= zfcCompressFp8E4M3;
   const int32_t* idx = static_cast<const int32_t*>(result.indices);
   double wrong = result.overflowed ? 1 : 0;
   for (size_t p = 0; p < ug; ++p) {
@@ -116,8 +124,16 @@ double count_sparse_wrong(const SparseReference& ref, const zfcSparseResult_t& r
       // fp32 accumulation, and the absolute error of scaled values below fp16's normals.
       // The hierarchical exchange rounds each node's sums to the wire once more.
       const double rounds = result.algorithm == zfcAlgoHierarchical ? 2.0 : 1.0;
-      const double tol = u * (rounds * mag + std::fabs(want)) + std::ldexp(mag, -20) +
-                         (ranks + 1) * std::ldexp(1.0, -24) / scale;
+      double tol = u * (rounds * mag + std::fabs(want)) + std::ldexp(mag, -20) +
+                   (ranks + 1) * std::ldexp(1.0, -24) / scale;
+      if (per_row) {
+        double row = 0.0;  // the row's largest magnitude
+        for (size_t k = i / dim * dim; k < (i / dim + 1) * dim; ++k) {
+          row = std::max(row, static_cast<double>(ref.magnitude[k]));
+        }
+        tol = (format == zfcCompressInt8 ? u * (rounds + 1) * row : tol) +
+              std::ldexp(row, -16) * (rounds + 1);
+      }
       ok = std::fabs(got - want) <= tol;
     }
     if (!ok) wrong += 1;
@@ -125,11 +141,20 @@ double count_sparse_wrong(const SparseReference& ref, const zfcSparseResult_t& r
   return wrong;
 }
 
+double wire_value_bytes(zfcCompressionKind_t wire, double dim) {
+  switch (wire & ~ZFC_COMPRESS_STOCHASTIC) {
+    case zfcCompressNone: return 4.0;
+    case zfcCompressFp16:
+    case zfcCompressBf16: return 2.0;
+    default: return 1.0 + 4.0 / dim;  // a byte per value and the row's fp32 scale
+  }
+}
+
 double formula_bytes(int algorithm, const ByteInputs& in) {
   const double g = in.ranks;
   if (in.ranks <= 1) return 0.0;
   const double k = in.vocab > 4294967296.0 ? 8 : 4;
-  const double w = in.wire == zfcCompressNone ? 4 : 2;
+  const double w = wire_value_bytes(in.wire, in.dim);
   const double both_ways = 2.0 * (g - 1) / g;  // an allgatherv's sent + received, averaged
   const double header = 2.0 * 96.0 * (g - 1);  // algo/agreement.hpp
   switch (algorithm) {
@@ -157,7 +182,7 @@ double bounded_formula_bytes(const ByteInputs& in, double capacity) {
   const double g = in.ranks;
   if (in.ranks <= 1) return 0.0;
   const double k = in.vocab >= 4294967296.0 ? 8 : 4;  // keys hold vocab itself, the sentinel
-  const double w = in.wire == zfcCompressNone ? 4 : 2;
+  const double w = wire_value_bytes(in.wire, in.dim);
   const double both_ways = 2.0 * (g - 1) / g;
   const double header = 2.0 * 96.0 * (g - 1);
   const double block = 24.0 + std::ceil(capacity * k / 8.0) * 8.0;  // lead, padded indices

@@ -42,6 +42,8 @@ struct ByteInputs {
   zfcCompressionKind_t wire;
 };
 
+// Bytes per row value on `wire` (a per-row scale spread over the row's dim values).
+double wire_value_bytes(zfcCompressionKind_t wire, double dim);
 // Bytes sent + received per rank, averaged over ranks, of one call of `algorithm`.
 double formula_bytes(int algorithm, const ByteInputs& in);
 // The same of one zfcSparseReduceBounded with `capacity` (docs/algorithms.md).

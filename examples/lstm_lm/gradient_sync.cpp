@@ -24,10 +24,17 @@ zfcSparsePlan_t make_plan(zfcComm_t comm, const Options& o, int64_t vocab, size_
 
 }  // namespace
 
+float* GradientSync::residual_for(std::vector<float>* residual, size_t n) {
+  if (!error_feedback_) return nullptr;
+  if (residual->size() != n) residual->assign(n, 0.0f);
+  return residual->data();
+}
+
 GradientSync::GradientSync(zfcComm_t comm, const Options& o, const ModelShape& shape,
                            ShardedTables* tables)
     : comm_(comm), compression_(o.compression), grouped_(o.group), tables_(tables) {
   zfcCommCount(comm, &ranks_);
+  error_feedback_ = o.error_feedback;
   in_plan_ = make_plan(comm, o, shape.vocab, static_cast<size_t>(shape.dim));
   if (o.softmax == SoftmaxKind::kSampled) {
     out_plan_ = make_plan(comm, o, shape.vocab, static_cast<size_t>(shape.dim) + 1);
@@ -93,8 +100,10 @@ zfcResult_t GradientSync::sync_input(const std::vector<int32_t>& inputs, const G
 zfcResult_t GradientSync::sync_output(Gradients* g, const zfcRowUpdate_t& update,
                                       zfcSparseResult_t* res, int* over) {
   if (out_plan_ == nullptr) {
-    return zfcAllReduce(comm_, g->out_dense.data(), g->out_dense.data(), g->out_dense.size(),
-                        zfcFloat32, &compression_, over, nullptr);
+    return zfcAllReduceWithResidual(comm_, g->out_dense.data(), g->out_dense.data(),
+                                    g->out_dense.size(), zfcFloat32, &compression_,
+                                    residual_for(&out_residual_, g->out_dense.size()), over,
+                                    nullptr);
   }
   if (tables_ == nullptr || !tables_->out_sharded()) {
     return zfcSparseReduce(out_plan_, g->out_indices.data(), g->out_indices.size(),
@@ -127,8 +136,10 @@ zfcResult_t GradientSync::sync(const std::vector<int32_t>& inputs, Gradients* g,
   int dense_over = 0, in_over = 0, out_over = 0, scalars_over = 0;
   zfcSparseResult_t in = ZFC_SPARSE_RESULT_INITIALIZER, o = ZFC_SPARSE_RESULT_INITIALIZER;
   auto t = Clock::now();
-  zfcResult_t r = zfcAllReduce(comm_, g->dense.data(), g->dense.data(), g->dense.size(),
-                               zfcFloat32, &compression_, &dense_over, nullptr);
+  zfcResult_t r = zfcAllReduceWithResidual(comm_, g->dense.data(), g->dense.data(),
+                                           g->dense.size(), zfcFloat32, &compression_,
+                                           residual_for(&dense_residual_, g->dense.size()),
+                                           &dense_over, nullptr);
   if (r != zfcSuccess) return failed(r);
   out->dense_s = seconds_since(t);
   t = Clock::now();

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "model.hpp"
 #include "optimizer.hpp"
@@ -73,10 +74,17 @@ class GradientSync {
                          const zfcRowUpdate_t& update, zfcSparseResult_t* res, int* over);
   zfcResult_t sync_output(Gradients* g, const zfcRowUpdate_t& update, zfcSparseResult_t* res,
                           int* over);
+  // With --error-feedback, the residual of an allreduce of n values (zeros at first); NULL
+  // without.
+  float* residual_for(std::vector<float>* residual, size_t n);
 
   zfcComm_t comm_;
   zfcCompression_t compression_;
   bool grouped_ = true;
+  // --error-feedback: the residuals of the dense weights' allreduce and of a dense output
+  // table's (zfcAllReduceWithResidual), 4 bytes per weight, made at the first step.
+  bool error_feedback_ = false;
+  std::vector<float> dense_residual_, out_residual_;
   zfcSparsePlan_t in_plan_ = nullptr;
   zfcSparsePlan_t out_plan_ = nullptr;
   ShardedTables* tables_ = nullptr;

@@ -97,6 +97,7 @@ int main(int argc, char** argv) {
   if (!torchrun) MPI_Init(&argc, &argv);
   zfcConfig_t cfg = ZFC_CONFIG_INITIALIZER;
   cfg.name = "lstm_lm";
+  cfg.rounding_seed = o.seed;  // stochastic rounding's, so that --seed varies it too
   zfcComm_t comm = nullptr;
   MPI_Comm world = MPI_COMM_WORLD;
   const zfcResult_t r = torchrun ? zfcCommInitFromEnv(&comm, &cfg)

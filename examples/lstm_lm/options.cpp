@@ -62,18 +62,27 @@ void parse_sync(const std::string& s, zfcAlgorithm_t* out) {
   throw zfc::tools::bad_option("--sync", s, "not an algorithm (see --help)");
 }
 
+// A compression by the library's name (zfcGetCompressionName), fp16's and fp16_sr's with a
+// scale after a colon.
 void parse_compression(const std::string& s, zfcCompression_t* out) {
+  const size_t colon = s.find(':');
+  const std::string name = s.substr(0, colon);
   double scale = 1.0;
-  if (s == "none") {
-    *out = {zfcCompressNone, 1.0f};
-  } else if (s == "bf16") {
-    *out = {zfcCompressBf16, 1.0f};
-  } else if (s == "fp16" || (s.compare(0, 5, "fp16:") == 0 &&
-                             zfc::tools::parse_real(s.substr(5), &scale) && scale > 0)) {
-    *out = {zfcCompressFp16, static_cast<float>(scale)};
-  } else {
-    throw zfc::tools::bad_option("--compression", s, "not none, bf16, fp16 or fp16:F (F > 0)");
+  const bool scaled = name == "fp16" || name == "fp16_sr";
+  if (colon != std::string::npos &&
+      !(scaled && zfc::tools::parse_real(s.substr(colon + 1), &scale) && scale > 0)) {
+    throw zfc::tools::bad_option("--compression", s, "a scale F > 0 goes with fp16:F only");
   }
+  for (int k = 0; k < 2 * ZFC_COMPRESS_STOCHASTIC; ++k) {
+    const char* known = zfcGetCompressionName(k);
+    if (known != nullptr && name == known) {
+      *out = {static_cast<zfcCompressionKind_t>(k), static_cast<float>(scale)};
+      return;
+    }
+  }
+  throw zfc::tools::bad_option("--compression", s,
+                               "not none, fp16[:F], bf16, fp8_e4m3, fp8_e5m2, int8, or one of "
+                               "them but none with _sr (stochastic rounding)");
 }
 
 void parse_seed_groups(const std::string& s, Options* o) {
@@ -147,8 +156,12 @@ void add_sync(CLI::App& app, Options* o) {
       ->type_name("ALGO");
   app.add_option_function<std::string>(
          "--compression", [o](const std::string& v) { parse_compression(v, &o->compression); },
-         "wire format of the exchanges")
-      ->type_name("none|fp16:F|bf16");
+         "wire format of the exchanges (_sr: rounded stochastically, seeded by --seed)")
+      ->type_name("none|fp16[:F]|bf16|fp8_e4m3|fp8_e5m2|int8[_sr]");
+  add_word(app, "--error-feedback", &o->error_feedback,
+           "the dense weights' allreduces feed what their encode left out into the next step "
+           "(zfcAllReduceWithResidual; 4 bytes per weight)",
+           {{"on", true}, {"off", false}});
   add_word(app, "--group", &o->group,
            "a step's collectives in one grouped call (on), or one by one, each timed (off); "
            "the parameters are the same",

@@ -45,6 +45,7 @@ struct Options {
   int64_t valid_tokens = 0;    // 0: the whole held-out split
   zfcAlgorithm_t sync = zfcAlgoAuto;
   zfcCompression_t compression{zfcCompressNone, 1.0f};
+  bool error_feedback = false;  // the dense allreduces keep a residual (--error-feedback)
   bool group = true;           // a step's collectives in one zfcGroupStart/zfcGroupEnd
   zfcSeedPolicy_t seed_policy = zfcSeedPower;
   double seed_alpha = 0.64;

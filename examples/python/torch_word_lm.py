@@ -41,7 +41,8 @@ def parse_args():
     p.add_argument("--bptt", type=int, default=20, help="words per window")
     p.add_argument("--lr", type=float, default=0.5)
     p.add_argument("--compression", default="none",
-                   help="the wire: none, fp16, bf16 (torch: none or fp16_compress_hook)")
+                   help="the wire: none, fp16, bf16, fp8_e4m3, fp8_e5m2, int8, or one of them "
+                        "with _sr (stochastic rounding) (torch: none or fp16_compress_hook)")
     p.add_argument("--algorithm", default="auto", help="zipfcoll's sparse algorithm")
     p.add_argument("--max-words", type=int, default=2_000_000)
     p.add_argument("--save", help="write the parameters here (rank 0)")
@@ -90,6 +91,13 @@ def batch_of(corpus, step, rank, size, batch, bptt):
     return windows[:, :-1], windows[:, 1:]
 
 
+def wire_width(compression):
+    """Bytes per dense value on zipfcoll's wire: fp32, 16 bits, or a byte and an fp32 scale
+    per block of 256 values (ZFC_ALLREDUCE_BLOCK_VALUES)."""
+    name = compression.removesuffix("_sr")
+    return {"none": 4, "fp16": 2, "bf16": 2}.get(name, 1 + 4 / 256)
+
+
 def gloo_bytes_received(model, x, size, compression):
     """What a rank receives in one step of DDP's sync over gloo: the ring allreduce of the
     dense buckets (2 (G-1)/G of their bytes, fp16 under fp16_compress_hook) and, for the
@@ -128,7 +136,7 @@ def report(args, rank, received, seconds, model, state):
     table = (emb.shard.numel() if hasattr(emb, "shard") else emb.weight.numel()) * 4
     # What every sync receives for the dense buckets alike (2 (G-1)/G of them, ring or
     # reduce-scatter and allgather), the rest being the embedding's.
-    width = 2 if args.compression != "none" else 4
+    width = wire_width(args.compression)
     size = dist.get_world_size()
     dense = 2 * (size - 1) / size * width * sum(
         p.numel() for n, p in model.named_parameters() if not n.startswith("embedding."))

@@ -187,6 +187,10 @@ typedef enum {
 
 /* The flag of stochastic rounding in a zfcCompressionKind_t. */
 #define ZFC_COMPRESS_STOCHASTIC 0x100
+
+/* Name of a compression kind ("none", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8", and
+ * "_sr" after the name with ZFC_COMPRESS_STOCHASTIC: "int8_sr"); NULL for a bad value. */
+ZFC_API const char* zfcGetCompressionName(int kind);
 /* The values of one scale of an eight-bit zfcAllReduce (the last block may be shorter). */
 #define ZFC_ALLREDUCE_BLOCK_VALUES 256
 
@@ -536,6 +540,20 @@ ZFC_API zfcResult_t zfcScatterToDense(const void* rows, zfcDataType_t row_type,
 ZFC_API zfcResult_t zfcAllReduce(zfcComm_t comm, const void* send, void* recv, size_t count,
                                  zfcDataType_t type, const zfcCompression_t* how,
                                  int* overflowed, void* stream);
+
+/* Collective. zfcAllReduce with error feedback, on host buffers: `residual` (count fp32
+ * values the caller keeps from call to call, zero before the first) is added to send before
+ * the values are encoded, and afterwards holds what this rank's encode of them left out,
+ * (send + residual) - wire(send + residual), so that the next call sends it: what rounding
+ * drops is delayed, not lost. The rounding of the summed chunks on their way back is the
+ * same for every rank and is not fed back. Costs count x 4 bytes (the caller's residual)
+ * and one more encode and decode of the values. residual may be NULL (zfcAllReduce). recv
+ * and residual are written after the last transfer; a call that overflows, or fails, leaves
+ * residual as it was. Device buffers: zfcUnsupported in this version. */
+ZFC_API zfcResult_t zfcAllReduceWithResidual(zfcComm_t comm, const void* send, void* recv,
+                                             size_t count, zfcDataType_t type,
+                                             const zfcCompression_t* how, float* residual,
+                                             int* overflowed, void* stream);
 
 /* Local. table[indices[p]] += alpha * rows[p] for p in [0, num_rows), where `table` is an
  * fp32 vocab_size x dim matrix. Indices are checked before anything is written; with the

@@ -10,19 +10,44 @@
 namespace zfc {
 namespace {
 
+// How a call's encodes round: its compression, this rank, the rows the values are numbered
+// in (stochastic rounding's row ids and columns).
+struct Encodes {
+  const Compression& c;
+  uint32_t rank;
+  size_t row_values;
+
+  // n values, the first being value `first` of the buffer, to the wire at `hop`.
+  Status operator()(WireKernels& k, const float* src, size_t first, size_t n,
+                    zfcDataType_t wire, float scale, uint32_t hop, void* dst) const {
+    if (!c.stochastic || wire == zfcFloat32) return k.encode(src, n, wire, scale, dst);
+    if (dynamic_cast<HostWireKernels*>(&k) == nullptr) {
+      return error(zfcUnsupported, "stochastic rounding has no device kernels in this version");
+    }
+    kernels::Rounding r;
+    r.stochastic = true;
+    r.seed = c.seed;
+    r.step = static_cast<uint32_t>(c.step);
+    r.rank = rank;
+    r.hop = hop;
+    kernels::encode_stochastic_span(src, n, first, row_values, wire, scale, r, dst);
+    return Status::Ok();
+  }
+};
+
 // One rank: the same wire rounding as many, so results do not depend on the rank count's
 // being 1.
 Status allreduce_single(WireKernels& k, const float* send, float* recv, size_t n,
-                        zfcDataType_t wire, float scale) {
+                        zfcDataType_t wire, float scale, const Encodes& encode) {
   if (wire == zfcFloat32) {
     ZFC_RETURN_IF_ERROR(k.sum_blocks(send, 1, n, wire, recv));
     return k.check_finite(recv, n);
   }
   void* buf = nullptr;
   ZFC_RETURN_IF_ERROR(k.scratch(Slot::kWireSend, n * kernels::float_type_bytes(wire), &buf));
-  ZFC_RETURN_IF_ERROR(k.encode(send, n, wire, scale, buf));
+  ZFC_RETURN_IF_ERROR(encode(k, send, 0, n, wire, scale, kernels::kHopSend, buf));
   ZFC_RETURN_IF_ERROR(k.sum_blocks(buf, 1, n, wire, recv));
-  ZFC_RETURN_IF_ERROR(k.encode(recv, n, wire, 1.0f, buf));
+  ZFC_RETURN_IF_ERROR(encode(k, recv, 0, n, wire, 1.0f, kernels::kHopOwnerSum, buf));
   return k.decode(buf, n, wire, scale, recv);
 }
 
@@ -30,6 +55,7 @@ Status allreduce_single(WireKernels& k, const float* send, float* recv, size_t n
 struct Step {
   zfcDataType_t wire;
   float scale;
+  const Encodes* encode;
   size_t w;             // bytes per wire element
   Chunks ch;
   size_t mine;          // elements of this rank's chunk
@@ -49,7 +75,7 @@ Status reduce_scatter(Transport& t, Workspace& ws, WireKernels& k, const float* 
   if (s->wire != zfcFloat32) {
     void* buf = nullptr;
     ZFC_RETURN_IF_ERROR(k.scratch(Slot::kWireSend, n * s->w, &buf));
-    ZFC_RETURN_IF_ERROR(k.encode(send, n, s->wire, s->scale, buf));
+    ZFC_RETURN_IF_ERROR((*s->encode)(k, send, 0, n, s->wire, s->scale, kernels::kHopSend, buf));
     s->wire_buf = static_cast<char*>(buf);
     wire_send = s->wire_buf;
   }
@@ -100,7 +126,8 @@ Status gather_compressed(Transport& t, WireKernels& k, const NodeMap* nodes, flo
   float* partial = static_cast<float*>(acc);
   ZFC_RETURN_IF_ERROR(sum_rank_blocks(nodes, t.size(), k, s.wire_recv, s.mine, s.wire, partial));
   char* own = s.wire_buf + s.ch.off(t.rank()) * s.w;
-  ZFC_RETURN_IF_ERROR(k.encode(partial, s.mine, s.wire, 1.0f, own));  // already scaled
+  ZFC_RETURN_IF_ERROR((*s.encode)(k, partial, s.ch.off(t.rank()), s.mine, s.wire, 1.0f,
+                                  kernels::kHopOwnerSum, own));  // already scaled
   ZFC_RETURN_IF_ERROR(k.settle());
   ZFC_RETURN_IF_ERROR(t.allgatherv(own, s.wire_buf, s.sz.recv_bytes, s.sz.recv_displs));
   return k.decode(s.wire_buf, n, s.wire, s.scale, recv);
@@ -128,11 +155,13 @@ Status allreduce_sum(Transport& t, Workspace& ws, WireKernels& k, const float* s
     static_cast<HostWireKernels&>(k).note_finite(ok);
     return finite != nullptr ? k.all_finite(finite) : Status::Ok();
   }
+  const Encodes encode{compression, static_cast<uint32_t>(t.rank()), row_values};
   Step s{};
   s.wire = kernels::wire_type(compression.kind);
   s.scale = compression.kind == zfcCompressNone ? 1.0f : compression.scale;
+  s.encode = &encode;
   if (t.size() == 1) {
-    ZFC_RETURN_IF_ERROR(allreduce_single(k, send, recv, n, s.wire, s.scale));
+    ZFC_RETURN_IF_ERROR(allreduce_single(k, send, recv, n, s.wire, s.scale, encode));
     return finite != nullptr ? k.all_finite(finite) : Status::Ok();
   }
   s.w = kernels::float_type_bytes(s.wire);

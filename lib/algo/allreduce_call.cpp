@@ -6,6 +6,7 @@
 
 #include "algo/allreduce.hpp"
 #include "algo/call_group.hpp"
+#include "algo/error_feedback.hpp"
 #include "algo/hierarchical_allreduce.hpp"
 #include "algo/rank_order.hpp"
 #include "base/enum_value.hpp"
@@ -27,9 +28,9 @@ class AllReduceCall final : public CollectiveCall {
  public:
   AllReduceCall(zfcComm& comm, StagingBuffers& staging, bool in_group, const void* send,
                 void* recv, size_t count, zfcDataType_t type, const zfcCompression_t* how,
-                int* overflowed, const void* stream)
+                int* overflowed, const void* stream, float* residual)
       : comm_(comm), in_group_(in_group), send_(send), recv_(recv), count_(count),
-        type_(type), overflowed_(overflowed), stream_(stream),
+        type_(type), overflowed_(overflowed), stream_(stream), residual_(residual),
         mine_(make_header(OpKind::kAllReduce)), staging_(staging) {
     kind_ = how != nullptr ? enum_value(how->kind) : zfcCompressNone;
     scale_ = how != nullptr ? how->scale : 1.0f;
@@ -53,8 +54,13 @@ class AllReduceCall final : public CollectiveCall {
   bool writes_while_running() const override { return !rides_; }
   Status run(const Agreed& agreed, zfcOpStats_t* op) override;
   bool overflowed() const override { return !finite_; }
+  void hold_updates() override { held_ = true; }
   void publish() override {
     if (rides_ && count_ > 0) std::memcpy(recv_, result_.data(), count_ * sizeof(float));
+    // What the encode left out, once every transfer is done and the sum finite.
+    if (residual_ != nullptr && finite_ && !held_ && count_ > 0) {
+      std::memcpy(residual_, left_out_, count_ * sizeof(float));
+    }
     if (overflowed_ != nullptr) *overflowed_ = finite_ ? 0 : 1;
   }
 
@@ -72,6 +78,10 @@ class AllReduceCall final : public CollectiveCall {
   float scale_;
   int* overflowed_;
   const void* stream_;
+  float* residual_;                           // error feedback's, the caller's; or NULL
+  const float* left_out_ = nullptr;           // its next value (workspace, or own_left_out_)
+  std::vector<float> own_left_out_;           // a grouped call's
+  bool held_ = false;                         // a call of its group overflowed
   LocalHeader mine_;
   HostStaging staging_;
   Compression compression_;
@@ -112,6 +122,10 @@ Status AllReduceCall::check_local() {
                                                  &device_kernels_));
     ZFC_RETURN_IF_ERROR(check_row_wire_on(*device_kernels_, compression_));
   }
+  if (residual_ != nullptr && staging_.on_device()) {
+    return error(zfcUnsupported, "error feedback (a residual) takes host buffers in this "
+                 "version");
+  }
   return Status::Ok();
 }
 
@@ -123,9 +137,11 @@ void AllReduceCall::prepare(zfcOpStats_t* op) {
   mine_.scale = kind_ == zfcCompressNone ? 1.0f : scale_;
   header_fail(&mine_, check_local());
   // A format with a per-row part (the eight-bit ones) does not ride: its rows are cut by the
-  // allreduce of rows.
+  // allreduce of rows; nor does stochastic rounding, whose bits are the sending rank's, nor
+  // error feedback.
   if (mine_.status != zfcSuccess || !in_group_ || staging_.on_device() || count_ == 0 ||
-      count_ > kRidingValues || !kernels::wire_format(compression_.kind).element_only()) {
+      count_ > kRidingValues || !kernels::wire_format(compression_.kind).element_only() ||
+      compression_.stochastic || residual_ != nullptr) {
     return;
   }
   // The values as the allreduce would send them: on the wire, scaled.
@@ -182,9 +198,23 @@ Status AllReduceCall::run(const Agreed& agreed, zfcOpStats_t* op) {
   HostWireKernels host_kernels(ws);
   WireKernels& k = direct_ ? *device_kernels_ : host_kernels;
   const float* in = static_cast<const float*>(direct_ ? send_ : host_send_);
+  float* fed = nullptr;  // send + residual, then what its encode leaves out
+  if (residual_ != nullptr && count_ > 0) {
+    // Kept until publish(): a group's later calls use the workspace, so a call of a group
+    // keeps its own.
+    if (in_group_) {
+      own_left_out_.resize(count_);
+      fed = own_left_out_.data();
+    } else {
+      fed = ws.get<float>(Slot::kFeedback, count_);
+    }
+    add_residual(in, residual_, count_, fed);
+    in = fed;
+  }
   void* out = recv_;
   if (!direct_) ZFC_RETURN_IF_ERROR(staging_.output(1, recv_, count_ * sizeof(float), &out));
-  if (two_levels(comm_, direct_) && kernels::wire_format(compression_.kind).element_only()) {
+  if (two_levels(comm_, direct_) && kernels::wire_format(compression_.kind).element_only() &&
+      !compression_.stochastic) {
     ZFC_RETURN_IF_ERROR(hierarchical_allreduce_sum(t, *comm_.node_transport,
                                                    *comm_.rail_transport, comm_.nodes, ws, k,
                                                    in, static_cast<float*>(out), count_,
@@ -193,6 +223,10 @@ Status AllReduceCall::run(const Agreed& agreed, zfcOpStats_t* op) {
     ZFC_RETURN_IF_ERROR(allreduce_sum(t, ws, k, in, static_cast<float*>(out), count_,
                                       compression_, &finite_, &comm_.nodes,
                                       RecvWrites::kAfterLastTransfer));
+  }
+  if (fed != nullptr) {
+    left_out_ = fed;
+    left_by_encode(ws, compression_, t.rank(), kAllReduceRowValues, fed, count_);
   }
   if (!direct_) ZFC_RETURN_IF_ERROR(staging_.finish());
   op->overflows += finite_ ? 0 : 1;
@@ -205,17 +239,17 @@ Status AllReduceCall::run(const Agreed& agreed, zfcOpStats_t* op) {
 
 Status allreduce(zfcComm& comm, const void* send, void* recv, size_t count,
                  zfcDataType_t type, const zfcCompression_t* how, int* overflowed,
-                 const void* stream) {
+                 const void* stream, float* residual) {
   if (comm.group_depth == 0) {
     AllReduceCall call(comm, comm.staging, false, send, recv, count, type, how, overflowed,
-                       stream);
+                       stream, residual);
     return run_alone(comm, call);
   }
   // Each call of a group keeps its staged host copies until the group runs.
   CallGroup& group = open_group(comm);
   group.record([&] {
     return std::make_unique<AllReduceCall>(comm, group.next_staging(), true, send, recv, count,
-                                           type, how, overflowed, stream);
+                                           type, how, overflowed, stream, residual);
   }, nullptr);
   return Status::Ok();
 }

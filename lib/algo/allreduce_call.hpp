@@ -13,9 +13,10 @@ namespace zfc {
 constexpr size_t kRidingValues = 64;
 
 // Collective, or recorded when a group is open on comm (it then runs at zfcGroupEnd, and
-// recv and *overflowed are written there).
+// recv and *overflowed are written there). With `residual`, error feedback
+// (zfcAllReduceWithResidual; algo/error_feedback.hpp).
 Status allreduce(zfcComm& comm, const void* send, void* recv, size_t count,
                  zfcDataType_t type, const zfcCompression_t* how, int* overflowed,
-                 const void* stream);
+                 const void* stream, float* residual = nullptr);
 
 }  // namespace zfc

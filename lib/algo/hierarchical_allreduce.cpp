@@ -32,9 +32,10 @@ Status hierarchical_allreduce_sum(Transport& world, Transport& node, Transport& 
                                   const NodeMap& nodes, Workspace& ws, WireKernels& k,
                                   const float* send, float* recv, size_t n,
                                   const Compression& compression, bool* finite) {
-  if (!kernels::wire_format(compression.kind).element_only()) {
-    return error(zfcInternalError, "the hierarchical allreduce cuts values anywhere, and wire "
-                 "format %s needs rows: its callers take the flat one",
+  if (!kernels::wire_format(compression.kind).element_only() || compression.stochastic) {
+    return error(zfcInternalError, "the hierarchical allreduce cuts values anywhere and rounds "
+                 "to nearest; wire %s needs rows or rounds stochastically: its callers take the "
+                 "flat one",
                  kernels::wire_format(compression.kind).name);
   }
   const zfcDataType_t wire = kernels::wire_type(compression.kind);

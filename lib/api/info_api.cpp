@@ -1,10 +1,12 @@
 // Version, names, error strings and statistics.
 #include <string>
+#include <vector>
 
 #include "algo/algorithms.hpp"
 #include "api/api_guard.hpp"
 #include "core/comm.hpp"
 #include "base/enum_value.hpp"
+#include "kernels/wire_format.hpp"
 
 namespace zfc {
 const char* thread_last_error();
@@ -80,6 +82,25 @@ const char* zfcGetAlgorithmName(int algorithm) {
   if (algorithm == zfcAlgoAuto) return "auto";
   const zfc::AlgorithmInfo* a = zfc::find_algorithm(algorithm);
   return a != nullptr ? a->name : "unknown";
+}
+
+const char* zfcGetCompressionName(int kind) {
+  // Every kind's name, made once from the formats' (kernels/wire_format.hpp).
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all(2 * ZFC_COMPRESS_STOCHASTIC);
+    for (int k = 0; k < ZFC_COMPRESS_STOCHASTIC; ++k) {
+      const zfc::kernels::WireFormat* f = zfc::kernels::find_wire_format(k);
+      if (f == nullptr) continue;
+      all[static_cast<size_t>(k)] = f->name;
+      if (k != zfcCompressNone) {
+        all[static_cast<size_t>(k | ZFC_COMPRESS_STOCHASTIC)] = std::string(f->name) + "_sr";
+      }
+    }
+    return all;
+  }();
+  if (kind < 0 || static_cast<size_t>(kind) >= names.size()) return nullptr;
+  const std::string& n = names[static_cast<size_t>(kind)];
+  return n.empty() ? nullptr : n.c_str();
 }
 
 const char* zfcGetPhaseName(int phase) {

@@ -51,6 +51,16 @@ zfcResult_t zfcAllReduce(zfcComm_t comm, const void* send, void* recv, size_t co
   });
 }
 
+zfcResult_t zfcAllReduceWithResidual(zfcComm_t comm, const void* send, void* recv,
+                                     size_t count, zfcDataType_t type,
+                                     const zfcCompression_t* how, float* residual,
+                                     int* overflowed, void* stream) {
+  return zfc::guarded(comm, [&] {
+    if (comm == nullptr) return zfc::null_handle("comm");
+    return zfc::allreduce(*comm, send, recv, count, type, how, overflowed, stream, residual);
+  });
+}
+
 zfcResult_t zfcScatterToDense(const void* rows, zfcDataType_t row_type,
                               const int32_t* positions, size_t count, size_t dim, float* dense,
                               size_t num_unique, void* stream) {

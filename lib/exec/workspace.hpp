@@ -60,6 +60,7 @@ enum class Slot : int {
   kAppliedRows,     // rows read from or applied to a device table, on the host (exec/table_update)
   kTableRows,       // the row numbers of those rows in their table (a shard's local rows)
   kReduceRows,      // 0, 1, ...: the rows of an allreduce of rows, summed where they are
+  kFeedback,        // an allreduce's values plus their residual, then what their encode left out
   kNumSlots
 };
 

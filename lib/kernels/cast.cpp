@@ -1,6 +1,7 @@
 #include "kernels/cast.hpp"
 
 #include <cmath>
+#include <cstdint>
 
 #include "kernels/cast_x86.hpp"
 #include "kernels/wire_format.hpp"
@@ -52,6 +53,25 @@ void encode_stochastic(const float* src, size_t rows, size_t dim, zfcDataType_t 
                                   : f32_to_bf16_stochastic(v[k] * scale, b);
       }
     }
+  }
+}
+
+void encode_stochastic_span(const float* src, size_t n, size_t first, size_t row_values,
+                            zfcDataType_t wire, float scale, const Rounding& r, void* dst) {
+  const RoundingKey key = r.key();
+  uint16_t* out = static_cast<uint16_t*>(dst);
+  Philox4 bits{};
+  uint64_t block = UINT64_MAX;  // (row, column / 8) of `bits`, as one number
+  for (size_t i = 0; i < n; ++i) {
+    const size_t v = first + i, row = v / row_values, col = v % row_values;
+    const uint64_t at = static_cast<uint64_t>(row) * ((row_values + 7) / 8) + col / 8;
+    if (at != block) {
+      bits = rounding_block(key, r.rows.at(row), static_cast<uint32_t>(col / 8));
+      block = at;
+    }
+    const uint32_t b = rounding_bits(bits, static_cast<uint32_t>(col % 8));
+    out[i] = wire == zfcFloat16 ? f32_to_f16_stochastic(src[i] * scale, b)
+                                : f32_to_bf16_stochastic(src[i] * scale, b);
   }
 }
 

@@ -36,6 +36,12 @@ void encode(const float* src, size_t n, zfcDataType_t wire, float scale, void* d
 void encode_stochastic(const float* src, size_t rows, size_t dim, zfcDataType_t wire,
                        float scale, const Rounding& r, void* dst);
 
+// The same for n values that are values first, first + 1, ... of a buffer cut into rows of
+// row_values: value v's random bits are those of row v / row_values, column
+// v % row_values (r.rows numbers the buffer's rows).
+void encode_stochastic_span(const float* src, size_t n, size_t first, size_t row_values,
+                            zfcDataType_t wire, float scale, const Rounding& r, void* dst);
+
 // dst[i] = fp32(src[i]) / scale (no division for a zfcFloat32 wire). Returns true when every
 // dst[i] is finite.
 bool decode(const void* src, size_t n, zfcDataType_t wire, float scale, float* dst);

@@ -249,6 +249,73 @@ TEST_F(WorldTest, EightBitAllReduceAgreesOnAValueThatIsNotFinite) {
   }
 }
 
+// Error feedback: the call sums send + residual as zfcAllReduce would, and leaves in residual
+// what this rank's encode of it left out (the reference's row trip); fed back over steps of
+// the same values the total stays within one rounding of the exact total, where without it
+// the error of every step adds up. An overflow leaves residual as it was.
+TEST_F(WorldTest, ErrorFeedbackCarriesWhatTheEncodeLeftOut) {
+  const size_t n = 1000, row = ZFC_ALLREDUCE_BLOCK_VALUES;
+  const int kind = zfcCompressInt8;
+  const zfcCompression_t how{static_cast<zfcCompressionKind_t>(kind), 1.0f};
+  std::vector<float> send = reduce_input(n, rank_), residual(n, 0.0f);
+  for (size_t i = 0; i < n; ++i) residual[i] = 0.01f * static_cast<float>(i % 7);
+  // The sum of send + residual, by zfcAllReduce on a second communicator whose steps match.
+  std::vector<float> fed(n), want(n), got(n);
+  for (size_t i = 0; i < n; ++i) fed[i] = send[i] + residual[i];
+  zfcComm_t twin = nullptr;
+  ASSERT_EQ(open_world_comm(&twin, nullptr), zfcSuccess);
+  ASSERT_EQ(zfcAllReduce(twin, fed.data(), want.data(), n, zfcFloat32, &how, nullptr, nullptr),
+            zfcSuccess);
+  ASSERT_EQ(zfcCommDestroy(twin), zfcSuccess);
+  int overflowed = -1;
+  ASSERT_EQ(zfcAllReduceWithResidual(comm_, send.data(), got.data(), n, zfcFloat32, &how,
+                                     residual.data(), &overflowed, nullptr),
+            zfcSuccess)
+      << zfcGetLastError(comm_);
+  EXPECT_EQ(overflowed, 0);
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), n * sizeof(float)), 0);
+  for (size_t b = 0; b * row < n; ++b) {
+    std::vector<float> v(row, 0.0f);
+    for (size_t c = 0; c < row && b * row + c < n; ++c) v[c] = fed[b * row + c];
+    const std::vector<float> back =
+        reference_row_trip(v, kind, {0, 0, static_cast<uint32_t>(rank_), 0, b});
+    for (size_t c = 0; c < row && b * row + c < n; ++c) {
+      ASSERT_EQ(residual[b * row + c], v[c] - back[c]) << "value " << b * row + c;
+    }
+  }
+
+  // Steps of the same values: the total with feedback stays near the exact total.
+  const int steps = 20;
+  std::vector<float> carried(n, 0.0f), with(n, 0.0f);
+  std::vector<float> total_with(n, 0.0f), total_without(n, 0.0f);
+  for (int s = 0; s < steps; ++s) {
+    ASSERT_EQ(zfcAllReduceWithResidual(comm_, send.data(), with.data(), n, zfcFloat32, &how,
+                                       carried.data(), nullptr, nullptr),
+              zfcSuccess);
+    for (size_t i = 0; i < n; ++i) total_with[i] += with[i];
+    ASSERT_EQ(zfcAllReduce(comm_, send.data(), got.data(), n, zfcFloat32, &how, nullptr, nullptr),
+              zfcSuccess);
+    for (size_t i = 0; i < n; ++i) total_without[i] += got[i];
+  }
+  double err_with = 0, err_without = 0;
+  for (size_t i = 0; i < n; ++i) {
+    double exact = 0;
+    for (int r = 0; r < size_; ++r) exact += reduce_input(n, r)[i];
+    err_with += std::fabs(total_with[i] - steps * exact);
+    err_without += std::fabs(total_without[i] - steps * exact);
+  }
+  if (size_ == 1) EXPECT_LT(err_with * 4, err_without);  // one rank's rounding only
+
+  // A value that is not finite: an overflow, and the residual is kept.
+  std::vector<float> bad = send, kept = carried;
+  if (rank_ == 0) bad[3] = std::numeric_limits<float>::infinity();
+  ASSERT_EQ(zfcAllReduceWithResidual(comm_, bad.data(), got.data(), n, zfcFloat32, &how,
+                                     carried.data(), &overflowed, nullptr),
+            zfcSuccess);
+  EXPECT_EQ(overflowed, 1);
+  EXPECT_EQ(carried, kept);
+}
+
 TEST_F(WorldTest, AllReduceOverflowIsReportedEverywhere) {
   // Only the last rank has a value that leaves fp16's range once scaled.
   std::vector<float> data(100, 1.0f);

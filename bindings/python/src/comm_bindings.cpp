@@ -210,7 +210,9 @@ const char* kConfigDoc =
     "device (CUDA device for NCCL, -1: current), timeout_ms (bound on every wait; default\n"
     "600000, 10 minutes; 0: none),\n"
     "algorithm (plans' default: 'auto', 'allgather', 'unique_allreduce', ...), compression\n"
-    "('none', 'fp16', 'bf16') and scale, bounds_check (True), name, ranks_per_node (0: by\n"
+    "('none', 'fp16', 'bf16', 'fp8_e4m3', 'fp8_e5m2', 'int8'; '_sr' after any but 'none':\n"
+    "stochastic rounding) and scale, rounding_seed (stochastic rounding's seed, equal on\n"
+    "every rank), bounds_check (True), name, ranks_per_node (0: by\n"
     "host), intra_node / inter_node ((latency_us, bandwidth_gbs): the cost model's links)\n"
     "and local_gbs (its local memory throughput): give all three, or set\n"
     "ZIPFCOLL_MACHINE_MODEL, for run-to-run identical choices of algorithm 'auto'.";

@@ -12,8 +12,19 @@ struct Named {
   int value;
 };
 
-const Named kCompressions[] = {{"none", zfcCompressNone}, {"fp16", zfcCompressFp16},
-                               {"bf16", zfcCompressBf16}};
+// The wire formats by the names the C library gives them (zfc_perf, the trainer); "_sr":
+// rounded stochastically.
+const Named kCompressions[] = {{"none", zfcCompressNone},
+                               {"fp16", zfcCompressFp16},
+                               {"bf16", zfcCompressBf16},
+                               {"fp8_e4m3", zfcCompressFp8E4M3},
+                               {"fp8_e5m2", zfcCompressFp8E5M2},
+                               {"int8", zfcCompressInt8},
+                               {"fp16_sr", zfcCompressFp16Stochastic},
+                               {"bf16_sr", zfcCompressBf16Stochastic},
+                               {"fp8_e4m3_sr", zfcCompressFp8E4M3Stochastic},
+                               {"fp8_e5m2_sr", zfcCompressFp8E5M2Stochastic},
+                               {"int8_sr", zfcCompressInt8Stochastic}};
 const Named kTransports[] = {{"auto", zfcTransportAuto}, {"mpi", zfcTransportMpi},
                              {"nccl", zfcTransportNccl}, {"ucx", zfcTransportUcx}};
 const Named kPolicies[] = {{"power", zfcSeedPower},         {"log2", zfcSeedLog2},
@@ -119,13 +130,14 @@ zfcConfig_t comm_config(const py::kwargs& kw, std::string* name) {
     else if (key == "intra_node") c.intra_node = link_of(v, "intra_node");
     else if (key == "inter_node") c.inter_node = link_of(v, "inter_node");
     else if (key == "local_gbs") c.local_gbs = v.cast<double>();
+    else if (key == "rounding_seed") c.rounding_seed = v.cast<unsigned long long>();
     else if (key == "name") {
       *name = v.is_none() ? std::string() : py::str(v).cast<std::string>();
       c.name = v.is_none() ? nullptr : name->c_str();
     } else {
       raise_invalid("'%s' is not a communicator setting (transport, device, timeout_ms, "
                     "algorithm, compression, scale, bounds_check, name, ranks_per_node, "
-                    "intra_node, inter_node, local_gbs)", key.c_str());
+                    "intra_node, inter_node, local_gbs, rounding_seed)", key.c_str());
     }
   }
   return c;

@@ -18,7 +18,8 @@ zfcConfig_t comm_config(const py::kwargs& kw, std::string* name);
 
 // An algorithm by name or number; `allow_default`: "default" (-1) is accepted.
 int algorithm_of(py::handle value, bool allow_default);
-// A compression kind by name or number ("none", "fp16", "bf16"); None is "none".
+// A compression kind by name or number ("none", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2",
+// "int8", each but "none" also with "_sr": stochastic rounding); None is "none".
 zfcCompressionKind_t compression_of(py::handle value);
 zfcTransport_t transport_of(py::handle value);
 zfcSeedPolicy_t seed_policy_of(py::handle value);

@@ -95,7 +95,8 @@ class HookState:
     ``model.register_comm_hook(HookState(comm), zipfcoll.torch.hook)`` on a DDP model: dense
     buckets go through zipfcoll's deterministic allreduce, sparse embedding gradients through
     a sparse plan per parameter (made on first use), and every result is the ranks' mean, as
-    DDP's. `compression` ('none', 'fp16' or 'bf16', with `scale`) is the wire of both; the
+    DDP's. `compression` ('none', 'fp16', 'bf16', 'fp8_e4m3', 'fp8_e5m2', 'int8', and the
+    stochastic '..._sr'; `scale` for the 16-bit ones) is the wire of both; the
     default is fp32. `algorithm` is the sparse plans'. With ``overlap=False`` each bucket is
     reduced inside the hook, before backward goes on.
 

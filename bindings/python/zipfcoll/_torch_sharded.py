@@ -56,7 +56,8 @@ class ShardedEmbedding(torch.nn.Module):
     s per element (torch.optim.Adagrad's rule with lr_decay = weight_decay = 0, here only on
     the rows a step touches: no row-wise accumulator); 'add': w += lr g. With ``average``
     (the default) each rank's rows are divided by G before they are sent, so that g is the
-    ranks' mean, as DDP gives. `compression` ('none', the default, 'fp16', 'bf16') is the wire
+    ranks' mean, as DDP gives. `compression` ('none', the default, or any name the plans take:
+    'fp16', 'bf16', 'fp8_e4m3', 'fp8_e5m2', 'int8', '..._sr') is the wire
     of the lookup and the update. In fp32 the table after N steps equals, bit for bit, a
     replicated table whose gradient is summed by ``zipfcoll.SparsePlan.reduce`` and updated by
     the same rule (``tests/torch/test_sharded_embedding.py``).

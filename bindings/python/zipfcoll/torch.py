@@ -76,7 +76,8 @@ class SparseEmbeddingSync:
     ``nn.EmbeddingBag(sparse=True)`` by the reduced gradient of all ranks: the sum from
     ``zfcSparseReduce`` divided by the number of ranks (``average=True``, what DDP gives), or
     the sum. One plan per module, made here: `algorithm`, `compression` ('none', 'fp16',
-    'bf16'; None: the communicator's) and `scale` are the plan's. Indices are int64 and rows
+    'bf16', 'fp8_e4m3', 'fp8_e5m2', 'int8', each but 'none' also '..._sr'; None: the
+    communicator's) and `scale` are the plan's. Indices are int64 and rows
     keep the weight's dtype (float32, float16 or bfloat16) on the wire's way in; the sums are
     fp32, cast back to the weight's dtype."""
 
@@ -165,7 +166,8 @@ class SparseEmbeddingSync:
 
 class AllReduceHookState:
     """The state of :func:`allreduce_hook`: the communicator, the wire ('none', the default,
-    'fp16' or 'bf16', with `scale`), and ``overflowed``, set on every rank alike when a bucket's
+    'fp16', 'bf16', 'fp8_e4m3', 'fp8_e5m2', 'int8' or their stochastic '..._sr', with
+    `scale`), and ``overflowed``, set on every rank alike when a bucket's
     compressed sum was not finite. :meth:`step` runs the optimizer's step unless it was, and
     clears it."""
 
