@@ -16,6 +16,7 @@
 
 #include "kernels/cast.hpp"
 #include "kernels/rows.hpp"
+#include "kernels/wire_format.hpp"
 #include "kernels/unique.hpp"
 #include "memcpy_baseline.hpp"
 #include "workload/random.hpp"
@@ -206,6 +207,38 @@ void BM_Decode(benchmark::State& state) {
   report_bytes(state, n * (sizeof(float) + sizeof(uint16_t)));
 }
 
+// Rows of an eight-bit wire format (kernels/wire_format.hpp): D = 512 values to a byte each
+// and the row's scale, rounded to nearest or stochastically; and back.
+template <zfcCompressionKind_t kKind, bool kStochastic>
+void BM_EncodeRows(benchmark::State& state) {
+  const zfc::kernels::WireFormat& f = zfc::kernels::wire_format(kKind);
+  const size_t rows = static_cast<size_t>(state.range(0));
+  const std::vector<float> src = random_floats(rows * kDim, 6);
+  std::vector<char> dst(rows * f.row_bytes(kDim));
+  zfc::kernels::Rounding r;
+  r.stochastic = kStochastic;
+  r.seed = 9;
+  for (auto _ : state) {
+    f.encode_rows(src.data(), rows, kDim, 1.0f, dst.data(), r);
+    benchmark::DoNotOptimize(dst.data());
+  }
+  report_bytes(state, rows * (kDim * sizeof(float) + f.row_bytes(kDim)));
+}
+
+template <zfcCompressionKind_t kKind>
+void BM_DecodeRows(benchmark::State& state) {
+  const zfc::kernels::WireFormat& f = zfc::kernels::wire_format(kKind);
+  const size_t rows = static_cast<size_t>(state.range(0));
+  const std::vector<float> src = random_floats(rows * kDim, 7);
+  std::vector<char> wire(rows * f.row_bytes(kDim));
+  f.encode_rows(src.data(), rows, kDim, 1.0f, wire.data());
+  std::vector<float> dst(rows * kDim);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(f.decode_rows(wire.data(), rows, kDim, 1.0f, dst.data()));
+  }
+  report_bytes(state, rows * (kDim * sizeof(float) + f.row_bytes(kDim)));
+}
+
 void BM_Memcpy(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0)) * kDim * sizeof(float);
   std::vector<char> src(n, 1), dst(n);
@@ -242,6 +275,14 @@ BENCHMARK(BM_Encode<zfcFloat16>)->Name("BM_EncodeFp16")->Apply(row_sizes)->ArgNa
 BENCHMARK(BM_Decode<zfcFloat16>)->Name("BM_DecodeFp16")->Apply(row_sizes)->ArgName("rows");
 BENCHMARK(BM_Encode<zfcBFloat16>)->Name("BM_EncodeBf16")->Apply(row_sizes)->ArgName("rows");
 BENCHMARK(BM_Decode<zfcBFloat16>)->Name("BM_DecodeBf16")->Apply(row_sizes)->ArgName("rows");
+BENCHMARK(BM_EncodeRows<zfcCompressFp8E4M3, false>)->Name("BM_EncodeFp8E4M3")->Apply(row_sizes)->ArgName("rows");
+BENCHMARK(BM_EncodeRows<zfcCompressFp8E5M2, false>)->Name("BM_EncodeFp8E5M2")->Apply(row_sizes)->ArgName("rows");
+BENCHMARK(BM_EncodeRows<zfcCompressInt8, false>)->Name("BM_EncodeInt8")->Apply(row_sizes)->ArgName("rows");
+BENCHMARK(BM_EncodeRows<zfcCompressFp8E4M3, true>)->Name("BM_EncodeFp8E4M3Stochastic")->Apply(row_sizes)->ArgName("rows");
+BENCHMARK(BM_EncodeRows<zfcCompressInt8, true>)->Name("BM_EncodeInt8Stochastic")->Apply(row_sizes)->ArgName("rows");
+BENCHMARK(BM_DecodeRows<zfcCompressFp8E4M3>)->Name("BM_DecodeFp8E4M3")->Apply(row_sizes)->ArgName("rows");
+BENCHMARK(BM_DecodeRows<zfcCompressFp8E5M2>)->Name("BM_DecodeFp8E5M2")->Apply(row_sizes)->ArgName("rows");
+BENCHMARK(BM_DecodeRows<zfcCompressInt8>)->Name("BM_DecodeInt8")->Apply(row_sizes)->ArgName("rows");
 BENCHMARK(BM_Memcpy)->Apply(row_sizes)->ArgName("rows");
 
 BENCHMARK_MAIN();

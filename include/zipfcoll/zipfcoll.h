@@ -168,7 +168,10 @@ typedef enum {
  * Or'd with ZFC_COMPRESS_STOCHASTIC, any kind but none rounds stochastically instead of to
  * nearest even. Its random bits are a fixed function of the communicator's rounding_seed,
  * the call's place in the communicator's sequence of calls, the sending rank, the hop, the
- * row and the column: results stay identical on every rank and across runs. */
+ * row and the column: results stay identical on every rank and across runs.
+ *
+ * The eight-bit formats and stochastic rounding have host kernels only in this version: a
+ * call on device buffers goes through host memory with them (zfcOpStats_t's path: staged). */
 typedef enum {
   zfcCompressNone = 0,    /* fp32 on the wire */
   zfcCompressFp16 = 1,    /* fp16 on the wire: values multiplied by `scale` before the

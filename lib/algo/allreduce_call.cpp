@@ -112,7 +112,11 @@ Status AllReduceCall::check_local() {
   }
   // Device buffers stay on the device when the transport takes them (NCCL, CUDA-aware
   // MPI); otherwise they go through host memory.
-  direct_ = staging_.on_device() && comm_.transport->accepts_device_buffers();
+  // The eight-bit formats and stochastic rounding have host kernels only: their device
+  // buffers go through host memory.
+  const bool device_wire = kernels::wire_format(compression_.kind).element_only() &&
+                           !compression_.stochastic;
+  direct_ = staging_.on_device() && comm_.transport->accepts_device_buffers() && device_wire;
   host_send_ = send_;
   if (!direct_) {
     ZFC_RETURN_IF_ERROR(staging_.input(0, send_, count_ * sizeof(float), &host_send_));
@@ -120,7 +124,6 @@ Status AllReduceCall::check_local() {
   if (direct_) {
     ZFC_RETURN_IF_ERROR(make_device_wire_kernels(comm_.device_scratch, stream_,
                                                  &device_kernels_));
-    ZFC_RETURN_IF_ERROR(check_row_wire_on(*device_kernels_, compression_));
   }
   if (residual_ != nullptr && staging_.on_device()) {
     return error(zfcUnsupported, "error feedback (a residual) takes host buffers in this "

@@ -1,5 +1,7 @@
 #include "algo/call_path.hpp"
 
+#include "kernels/wire_format.hpp"
+
 namespace zfc {
 
 bool some_rank_resident(const Agreed& agreed, int ranks) {
@@ -13,7 +15,11 @@ bool some_rank_resident(const Agreed& agreed, int ranks) {
 }
 
 bool stays_on_device(const zfcComm& comm, const PlanSpec& spec, bool fused, bool into) {
-  return comm.transport->blocks_accept_device_buffers() && !fused && !into &&
+  // The eight-bit formats and stochastic rounding have host kernels only: their device
+  // buffers go through host memory (the staged path), where every algorithm runs them.
+  const bool device_wire =
+      kernels::wire_format(spec.compression.kind).element_only() && !spec.compression.stochastic;
+  return comm.transport->blocks_accept_device_buffers() && !fused && !into && device_wire &&
          (resident_unique_allreduce(spec) || spec.algorithm == zfcAlgoKeyRouted);
 }
 

@@ -17,6 +17,8 @@
 #include <limits>
 
 #include "host_device/eight_bit.hpp"
+#include "kernels/cast_x86.hpp"
+#include "kernels/eight_bit_x86.hpp"
 #include "kernels/wire_format.hpp"
 
 namespace zfc {
@@ -54,6 +56,7 @@ const float* code_values(Code c) {
 }
 
 uint32_t largest_magnitude_bits(const float* v, size_t dim) {
+  if (x86::has_avx2()) return x86::largest_magnitude_bits_avx2(v, dim);
   uint32_t most = 0;
   for (size_t k = 0; k < dim; ++k) {
     const uint32_t a = f32_bits(v[k]) & 0x7fffffffu;
@@ -80,6 +83,10 @@ RowScale row_scale(Code c, uint32_t amax_bits) {
 }
 
 void encode_row_nearest(Code c, const float* v, size_t dim, float inverse, uint8_t* out) {
+  if (x86::has_avx2()) {
+    if (c == Code::kInt8) return x86::encode_int8_avx2(v, dim, inverse, out);
+    return x86::encode_fp8_avx2(v, dim, inverse, spec_of(c), out);
+  }
   if (c == Code::kInt8) {
     for (size_t k = 0; k < dim; ++k) {
       out[k] = static_cast<uint8_t>(f32_to_int8(v[k] * inverse, false, 0));
@@ -142,6 +149,10 @@ float scale_of(const uint8_t* row, size_t dim) {
 template <bool kAdd>
 bool decode_row(Code c, const uint8_t* in, size_t dim, float* out, bool from_zero) {
   const float s = scale_of(in, dim);
+  if (x86::has_avx2()) {
+    return x86::decode_eight_bit_avx2(in, dim, s, c == Code::kInt8 ? nullptr : &spec_of(c), kAdd,
+                                      from_zero, out);
+  }
   uint32_t bad = 0;
   if (c == Code::kInt8) {
     for (size_t k = 0; k < dim; ++k) {

@@ -89,10 +89,10 @@ py::object unique_merge(const Comm& c, py::handle indices, int64_t vocab_size, p
 }
 
 py::object allreduce(const Comm& c, py::handle send, py::handle out, py::handle compression,
-                     float scale, py::handle stream_obj) {
+                     float scale, py::handle residual_obj, py::handle stream_obj) {
   zfcComm_t h = c.get();  // may raise: with the GIL held
   void* stream = nullptr;
-  std::unique_ptr<Array> in, o;
+  std::unique_ptr<Array> in, o, res;
   py::object out_obj = py::reinterpret_borrow<py::object>(out);
   zfcCompression_t how{zfcCompressNone, scale};
   int neutral_flag = 0;
@@ -115,6 +115,12 @@ py::object allreduce(const Comm& c, py::handle send, py::handle out, py::handle 
         if (o->dtype != Dtype::kFloat32) raise_invalid("out must hold float32 values");
         require_size(*o, in->size(), "the size of send");
         how.kind = compression_of(compression);
+        if (!residual_obj.is_none()) {
+          res = borrow(residual_obj, "residual", Access::kWrite, stream);
+          require_host(*res, "residual");
+          if (res->dtype != Dtype::kFloat32) raise_invalid("residual must hold float32 values");
+          require_size(*res, in->size(), "the size of send");
+        }
       }, &refused)) {
     return refused;
   }
@@ -127,20 +133,24 @@ py::object allreduce(const Comm& c, py::handle send, py::handle out, py::handle 
     };
     const void* send_data = in->data;
     void* out_data = o->data;
+    float* residual = res ? static_cast<float*>(res->data) : nullptr;
     const size_t count = in->size();
     int* overflowed = &call->overflowed;
     call->arrays.push_back(std::move(in));
     call->arrays.push_back(std::move(o));
+    if (res) call->arrays.push_back(std::move(res));
     return record_in_group(h, std::move(call), [&] {
-      return zfcAllReduce(h, send_data, out_data, count, zfcFloat32, &how, overflowed, stream);
+      return zfcAllReduceWithResidual(h, send_data, out_data, count, zfcFloat32, &how,
+                                      residual, overflowed, stream);
     });
   }
   int overflowed = 0;
   zfcResult_t r;
   {
     py::gil_scoped_release unlocked;
-    r = zfcAllReduce(h, in->data, o->data, in->size(), zfcFloat32, &how, &overflowed,
-                     stream);
+    r = zfcAllReduceWithResidual(h, in->data, o->data, in->size(), zfcFloat32, &how,
+                                 res ? static_cast<float*>(res->data) : nullptr, &overflowed,
+                                 stream);
   }
   check(r, h);
   return result_type("AllReduceResult")(out_obj, overflowed != 0);
@@ -214,10 +224,13 @@ void bind_collectives(py::class_<Comm>& comm, py::module_& m) {
            "positions=False. Device indices need out and positions (or False).");
   comm.def("allreduce", &allreduce, py::arg("send"), py::arg("out") = py::none(),
            py::kw_only(), py::arg("compression") = py::none(), py::arg("scale") = 1.0f,
-           py::arg("stream") = py::none(),
+           py::arg("residual") = py::none(), py::arg("stream") = py::none(),
            "Collective. Sums float32 `send` over ranks into `out` (written in place; may be\n"
            "send itself; a new array when None and send is host memory). compression 'fp16'\n"
-           "or 'bf16' sends values times `scale` in 16 bits; sums are fp32, in rank order,\n"
+           "or 'bf16' sends values times `scale` in 16 bits, 'fp8_e4m3', 'fp8_e5m2' and\n"
+           "'int8' a byte per value and a scale per 256; '..._sr' rounds stochastically.\n"
+           "`residual` (host float32, send's size, kept by the caller; zeros at first):\n"
+           "error feedback, zfcAllReduceWithResidual. Sums are fp32, in rank order,\n"
            "identical on every rank. Returns AllReduceResult(out, overflowed): overflowed is\n"
            "True on every rank when some result is not finite. Inside comm.group(): a\n"
            "Pending whose wait() gives it once the group ended.");

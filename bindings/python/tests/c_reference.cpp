@@ -69,7 +69,8 @@ void allreduces(zfcComm_t comm, int size) {
   const std::vector<float> x = dense_values(g_rank);
   const struct { const char* name; zfcCompression_t how; } kinds[] = {
       {"none", {zfcCompressNone, 1.0f}}, {"fp16", {zfcCompressFp16, 4.0f}},
-      {"bf16", {zfcCompressBf16, 1.0f}}};
+      {"bf16", {zfcCompressBf16, 1.0f}}, {"int8", {zfcCompressInt8, 1.0f}},
+      {"fp8_e4m3", {zfcCompressFp8E4M3, 1.0f}}};
   for (const auto& k : kinds) {
     std::vector<float> out(kDense);
     int over = -1;

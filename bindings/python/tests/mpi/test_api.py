@@ -123,3 +123,27 @@ def test_reduce_bounded_matches_reduce_and_reports_a_small_capacity_once(comm):
         with pytest.raises(zipfcoll.InvalidArgumentError, match="more than its capacity"):
             comm.check_async_error()
         assert comm.check_async_error() is True
+
+
+def test_eight_bit_names_stochastic_rounding_and_error_feedback(world):
+    # Every compression name the library gives is taken; stochastic rounding repeats its bits
+    # on a new communicator with the same seed and calls; a residual carries what the encode
+    # left out, zeros where nothing was (an exact value).
+    x = np.linspace(-1.0, 1.0, 1000, dtype=np.float32) * (world.Get_rank() + 1)
+    sums = []
+    for attempt in range(2):
+        with zipfcoll.Comm.from_mpi4py(world, rounding_seed=7) as c:
+            for name in ("fp8_e4m3", "fp8_e5m2", "int8", "fp16_sr", "bf16_sr", "int8_sr"):
+                out, overflowed = c.allreduce(x, compression=name)
+                assert not overflowed
+                np.testing.assert_allclose(out, x * sum(range(1, world.Get_size() + 1)) /
+                                           (world.Get_rank() + 1), rtol=0.2, atol=0.05)
+                sums.append(out.tobytes())
+    assert sums[:6] == sums[6:]
+    with zipfcoll.Comm.from_mpi4py(world) as c:
+        residual = np.zeros_like(x)
+        out, overflowed = c.allreduce(x, compression="int8", residual=residual)
+        assert not overflowed
+        assert np.any(residual != 0) and np.all(np.abs(residual) <= np.abs(x).max() / 254 * 1.001)
+        with pytest.raises(zipfcoll.InvalidArgumentError, match="int4"):
+            c.allreduce(x, compression="int4")

@@ -35,7 +35,8 @@ def test_unique_merge_and_scatter_to_dense(comm, reference_dir):
     same_bits(dense, expect(reference_dir, "scatter_to_dense", r, np.float32))
 
 
-@pytest.mark.parametrize("kind,scale", [("none", 1.0), ("fp16", 4.0), ("bf16", 1.0)])
+@pytest.mark.parametrize("kind,scale", [("none", 1.0), ("fp16", 4.0), ("bf16", 1.0),
+                                        ("int8", 1.0), ("fp8_e4m3", 1.0)])
 def test_allreduce(comm, reference_dir, kind, scale):
     r = comm.rank
     out, overflowed = comm.allreduce(dense_values(r), compression=kind, scale=scale)

@@ -96,6 +96,22 @@ def test_sparse_sync_with_fp16_on_the_wire(comm):
     sync.destroy()
 
 
+@pytest.mark.parametrize("wire,tolerance", [("int8", 2e-2), ("fp8_e4m3_sr", 0.15)])
+def test_sparse_sync_with_eight_bits_on_the_wire(comm, wire, tolerance):
+    # A byte per value and a scale per row: within the format's rounding of the mean,
+    # relative to each row's largest magnitude.
+    torch.manual_seed(0)
+    emb = torch.nn.Embedding(V, D, sparse=True)
+    emb(tokens_of(comm.rank)).sum().backward()
+    want = torch_sparse_mean(emb.weight.grad)
+    sync = zt.SparseEmbeddingSync(comm, [emb], compression=wire, algorithm="key_routed")
+    assert sync.synchronize()
+    got = emb.weight.grad.to_dense()
+    row_max = want.abs().amax(dim=1, keepdim=True)
+    assert torch.all((got - want).abs() <= tolerance * row_max + 1e-6)
+    sync.destroy()
+
+
 def test_two_tables_and_the_loss_in_one_synchronize(comm):
     torch.manual_seed(0)
     inp = torch.nn.Embedding(V, D, sparse=True)
@@ -157,6 +173,21 @@ def test_ddp_hook_gives_ddps_mean(comm):
     assert not state.overflowed
     for g, w in zip(got, want):
         torch.testing.assert_close(g, w, rtol=2e-3, atol=1e-3)
+    state = zt.AllReduceHookState(comm, compression="int8_sr")
+    got = ddp_grads(comm, state)
+    assert not state.overflowed
+    # Two stochastic roundings of a byte, each within a step (1/127) of the largest magnitude
+    # of its 256 values, which may hold several parameters of a bucket: every rank's own
+    # gradient's (each at most `most`, the largest of the sum over ranks of |g_r|), then the
+    # sum's; the mean divides their sum by G.
+    torch.manual_seed(0)
+    local = TwoLayers()
+    x = torch.randn(16, D, generator=torch.Generator().manual_seed(comm.rank))
+    local(x).square().sum().backward()
+    flat = torch.cat([p.grad.abs().reshape(-1) for p in local.parameters()]).numpy()
+    most = float(comm.allreduce(flat)[0].max())
+    for g, w in zip(got, want):
+        assert torch.all((g - w).abs() <= (1 + 1 / comm.size) * most / 127 + 1e-6)
 
 
 def test_ddp_hook_overflow_skips_the_step_everywhere(comm):
