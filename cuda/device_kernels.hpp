@@ -239,6 +239,36 @@ Status sum_blocks(const void* d_blocks, int nblocks, size_t n, zfcDataType_t wir
 // d_acc[i] += fp32(d_src[i]) for n wire elements (the host's kernels::add_to).
 Status add_to(const void* d_src, zfcDataType_t wire, size_t n, float* d_acc, void* stream);
 
+// ---- rows rounded stochastically, and the eight-bit formats (cuda/eight_bit.cu) ---------
+
+// The wire of a row encode: 16 bits times a scale, or eight bits with the row's own scale
+// after the codes (D + 4 bytes; lib/kernels/wire_eight_bit.cpp gives the rule).
+enum class RowCode : int { kFp16, kBf16, kFp8E4M3, kFp8E5M2, kInt8 };
+
+// How a row encode rounds: to nearest, or stochastically with the bits of
+// host_device/eight_bit.hpp for (seed, step, rank << 8 | hop, row id, column); row i's id is
+// d_ids[i] (id_bytes 4 or 8, device memory), or base + i without d_ids.
+struct RowRounding {
+  bool stochastic;
+  uint64_t seed;
+  uint32_t step;
+  uint32_t rank_hop;
+  const void* d_ids;
+  uint32_t id_bytes;
+  uint64_t base;
+};
+
+// rows x dim values of d_src to rows of `code` at d_dst, as the host's format encode does
+// (`scale`: the 16-bit formats' compression scale).
+Status encode_rows(const float* d_src, uint32_t rows, size_t dim, RowCode code, float scale,
+                   const RowRounding& r, void* d_dst, void* stream);
+
+// Row k of d_src (eight-bit rows of `code`) decoded into row d_dest[k] (k without d_dest) of
+// d_out, or added to it (`add`); ORs 1 into *d_nonfinite when some value is inf or NaN.
+Status decode_eight_bit_rows(const void* d_src, uint32_t rows, size_t dim, RowCode code,
+                             const int32_t* d_dest, bool add, float* d_out, int* d_nonfinite,
+                             void* stream);
+
 // ORs 1 into *d_nonfinite when some d_v[i] is inf or NaN.
 Status flag_nonfinite(const float* d_v, size_t n, int* d_nonfinite, void* stream);
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "kernels/radix_sort.hpp"
 #include "kernels/rows.hpp"
 #include "kernels/unique.hpp"
+#include "kernels/wire_format.hpp"
 #include "workload/random.hpp"
 #include "workload/zipf.hpp"
 
@@ -602,6 +604,78 @@ TEST(DeviceRuntime, ReportsWhyThereIsNoDevice) {
     EXPECT_FALSE(cuda::is_device_pointer(&x));
     cuda::DeviceBuffer b;
     EXPECT_FALSE(b.reserve(16).ok());  // no device: a clear error, not a crash
+  }
+}
+
+}  // namespace
+}  // namespace zfc
+
+namespace zfc {
+namespace {
+
+// The eight-bit rows and the stochastically rounded 16-bit rows on the device have the
+// host format encode's bits (kernels/wire_format.hpp), to nearest and stochastically, rows
+// numbered from 5; the decode and the decoding add give the host's values and the flag.
+TEST(DeviceEightBit, RowsHaveTheHostBits) {
+  ZFC_REQUIRE_GPU();
+  const size_t rows = 300, dim = 77;  // a tail of columns past the last eight
+  workload::SplitMix64 rng(21);
+  std::vector<float> v(rows * dim);
+  for (size_t i = 0; i < v.size(); ++i) {
+    const int exponent = static_cast<int>(i / dim % 40) - 20;  // each row its own range
+    v[i] = std::ldexp(static_cast<float>(rng.uniform() * 2 - 1), exponent);
+  }
+  v[7 * dim + 3] = std::numeric_limits<float>::infinity();  // a row that is not finite
+  std::fill(v.begin() + 9 * dim, v.begin() + 10 * dim, 0.0f);  // a row of zeros
+  DeviceVector<float> d_v(v), d_back(rows * dim);
+  DeviceVector<char> d_wire(rows * (dim + 4) * 2);
+  DeviceVector<int> d_flag(std::vector<int>{0});
+  const struct {
+    zfcCompressionKind_t kind;
+    cuda::RowCode code;
+  } formats[] = {{zfcCompressFp16, cuda::RowCode::kFp16},
+                 {zfcCompressBf16, cuda::RowCode::kBf16},
+                 {zfcCompressFp8E4M3, cuda::RowCode::kFp8E4M3},
+                 {zfcCompressFp8E5M2, cuda::RowCode::kFp8E5M2},
+                 {zfcCompressInt8, cuda::RowCode::kInt8}};
+  for (const auto& fmt : formats) {
+    const kernels::WireFormat& f = kernels::wire_format(fmt.kind);
+    for (bool stochastic : {false, true}) {
+      kernels::Rounding r;
+      r.stochastic = stochastic;
+      r.seed = 17;
+      r.step = 3;
+      r.rank = 2;
+      r.hop = kernels::kHopOwnerSum;
+      r.rows = kernels::RowIds::counting(5);
+      std::vector<char> want(rows * f.row_bytes(dim));
+      f.encode_rows(v.data(), rows, dim, 4.0f, want.data(), r);
+      const cuda::RowRounding dr{stochastic, 17, 3, 2u << 8 | kernels::kHopOwnerSum,
+                                 nullptr, 0, 5};
+      ASSERT_TRUE(cuda::encode_rows(d_v.get(), rows, dim, fmt.code, f.value_scale(4.0f), dr,
+                                    d_wire.get(), nullptr).ok());
+      const std::vector<char> got = d_wire.to_host(want.size());
+      ASSERT_TRUE(test::same_bits(got, want)) << f.name << (stochastic ? " stochastic" : "");
+      if (f.element_only()) continue;
+      std::vector<float> back(rows * dim);
+      const bool finite = f.decode_rows(want.data(), rows, dim, 1.0f, back.data());
+      EXPECT_FALSE(finite);  // row 7
+      ASSERT_TRUE(cuda::fill_zero(d_flag.get(), sizeof(int), nullptr).ok());
+      ASSERT_TRUE(cuda::decode_eight_bit_rows(d_wire.get(), rows, dim, fmt.code, nullptr, false,
+                                              d_back.get(), d_flag.get(), nullptr).ok());
+      EXPECT_NE(d_flag.value(), 0);
+      ASSERT_TRUE(test::same_bits(d_back.to_host(), back)) << f.name;
+      // Added onto what is there: 1 + value, as the host's decoding sum without first touch.
+      std::vector<float> ones(rows * dim, 1.0f);
+      std::vector<int32_t> pos(rows);
+      for (size_t i = 0; i < rows; ++i) pos[i] = static_cast<int32_t>(rows - 1 - i);
+      DeviceVector<int32_t> d_pos(pos);
+      DeviceVector<float> d_sum(ones);
+      f.accumulate_rows(want.data(), pos.data(), rows, dim, ones.data(), nullptr);
+      ASSERT_TRUE(cuda::decode_eight_bit_rows(d_wire.get(), rows, dim, fmt.code, d_pos.get(),
+                                              true, d_sum.get(), d_flag.get(), nullptr).ok());
+      ASSERT_TRUE(test::same_bits(d_sum.to_host(), ones)) << f.name;
+    }
   }
 }
 
