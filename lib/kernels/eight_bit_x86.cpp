@@ -97,6 +97,117 @@ ZFC_AVX2 void encode_fp8_avx2(const float* v, size_t n, float inverse, const Fp8
   for (; k < n; ++k) out[k] = f32_to_fp8(v[k] * inverse, s, false, 0);
 }
 
+namespace {
+
+// hi and lo 32 bits of a * m, lane by lane (m the same in every lane).
+ZFC_AVX2 inline __m256i mulhilo(__m256i a, __m256i m, __m256i* lo) {
+  const __m256i even = _mm256_mul_epu32(a, m);                        // lanes 0, 2, 4, 6
+  const __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), m);  // lanes 1, 3, 5, 7
+  *lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xaa);
+  return _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xaa);
+}
+
+// Philox4x32-10 (host_device/philox.hpp) of eight counters at once, one per lane.
+ZFC_AVX2 inline void philox8(__m256i c[4], uint64_t key) {
+  uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
+  const __m256i m0 = _mm256_set1_epi32(static_cast<int>(0xD2511F53u));
+  const __m256i m1 = _mm256_set1_epi32(static_cast<int>(0xCD9E8D57u));
+  for (int round = 0; round < 10; ++round) {
+    __m256i lo0, lo1;
+    const __m256i hi0 = mulhilo(c[0], m0, &lo0);
+    const __m256i hi1 = mulhilo(c[2], m1, &lo1);
+    const __m256i n0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c[1]),
+                                        _mm256_set1_epi32(static_cast<int>(k0)));
+    const __m256i n2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c[3]),
+                                        _mm256_set1_epi32(static_cast<int>(k1)));
+    c[0] = n0;
+    c[1] = lo1;
+    c[2] = n2;
+    c[3] = lo0;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+}
+
+// Eight values (a group of eight columns) rounded stochastically with their draws r.
+ZFC_AVX2 inline __m256i stochastic_codes(__m256 y, __m256i r, const Fp8Spec* s) {
+  const __m256 u = _mm256_mul_ps(_mm256_cvtepi32_ps(r), _mm256_set1_ps(1.0f / 65536.0f));
+  if (s == nullptr) {  // f32_to_int8: floor(y + u) through the truncation of a positive value
+    const __m256 t = _mm256_add_ps(_mm256_add_ps(y, u), _mm256_set1_ps(256.0f));
+    __m256i q = _mm256_sub_epi32(_mm256_cvttps_epi32(t), _mm256_set1_epi32(256));
+    q = _mm256_max_epi32(_mm256_min_epi32(q, _mm256_set1_epi32(127)), _mm256_set1_epi32(-127));
+    return _mm256_and_si256(q, _mm256_set1_epi32(0xff));
+  }
+  const uint32_t shift = 23u - s->mant_bits;
+  const __m256i u32 = _mm256_castps_si256(y);
+  const __m256i a = _mm256_and_si256(u32, _mm256_set1_epi32(0x7fffffff));
+  const __m256i max_code = _mm256_set1_epi32(static_cast<int>(s->max_code));
+  const __m128i sc = _mm_cvtsi32_si128(static_cast<int>(shift));
+  const __m128i rs = _mm_cvtsi32_si128(static_cast<int>(shift - 16u));
+  __m256i normal = _mm256_srl_epi32(_mm256_add_epi32(a, _mm256_sll_epi32(r, rs)), sc);
+  normal = _mm256_min_epu32(
+      _mm256_sub_epi32(normal, _mm256_set1_epi32(static_cast<int>((127u - s->bias) << s->mant_bits))),
+      max_code);
+  const __m256 q = _mm256_mul_ps(_mm256_castsi256_ps(a),
+                                 _mm256_set1_ps(f32_from_bits((127u + s->bias - 1u + s->mant_bits) << 23)));
+  const __m256i sub = _mm256_cvttps_epi32(_mm256_add_ps(q, u));
+  const __m256i min_normal = _mm256_set1_epi32(static_cast<int>(((128u - s->bias) << 23) - 1u));
+  __m256i code = _mm256_blendv_epi8(sub, normal, _mm256_cmpgt_epi32(a, min_normal));
+  const __m256i max_bits = _mm256_set1_epi32(static_cast<int>(f32_bits(fp8_max_value(*s)) - 1u));
+  code = _mm256_blendv_epi8(code, max_code, _mm256_cmpgt_epi32(a, max_bits));
+  const __m256i sign = _mm256_and_si256(_mm256_srli_epi32(u32, 24), _mm256_set1_epi32(0x80));
+  return _mm256_or_si256(code, sign);
+}
+
+}  // namespace
+
+ZFC_AVX2 void encode_row_stochastic_avx2(const float* v, size_t n, float inverse,
+                                         const Fp8Spec* s, const RoundingKey& key, uint64_t row,
+                                         uint8_t* out) {
+  const __m256 f = _mm256_set1_ps(inverse);
+  const size_t groups = (n + 7) / 8;
+  alignas(32) uint32_t w[4][8];
+  for (size_t g0 = 0; g0 < groups; g0 += 8) {
+    // The Philox blocks of groups g0 .. g0 + 7, as rounding_block makes them.
+    __m256i c[4] = {
+        _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(g0)),
+                         _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)),
+        _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(row))),
+        _mm256_set1_epi32(static_cast<int>(key.rank_hop ^
+                                           static_cast<uint32_t>(row >> 32) * 0x9E3779B9u)),
+        _mm256_set1_epi32(static_cast<int>(key.step))};
+    philox8(c, key.seed);
+    // Group l's four words side by side (a 4 x 4 transpose in each half): its eight 16-bit
+    // draws in column order, as rounding_bits takes them.
+    const __m256i t0 = _mm256_unpacklo_epi32(c[0], c[1]), t1 = _mm256_unpackhi_epi32(c[0], c[1]);
+    const __m256i t2 = _mm256_unpacklo_epi32(c[2], c[3]), t3 = _mm256_unpackhi_epi32(c[2], c[3]);
+    const __m256i by_group[4] = {_mm256_unpacklo_epi64(t0, t2), _mm256_unpackhi_epi64(t0, t2),
+                                 _mm256_unpacklo_epi64(t1, t3), _mm256_unpackhi_epi64(t1, t3)};
+    const bool whole = g0 + 8 <= groups && (g0 + 8) * 8 <= n;
+    if (whole) {
+      for (size_t l = 0; l < 8; ++l) {
+        const __m256i g = by_group[l % 4];
+        const __m128i words = l < 4 ? _mm256_castsi256_si128(g) : _mm256_extracti128_si256(g, 1);
+        const size_t k = (g0 + l) * 8;
+        store_bytes(stochastic_codes(_mm256_mul_ps(_mm256_loadu_ps(v + k), f),
+                                     _mm256_cvtepu16_epi32(words), s),
+                    out + k);
+      }
+      continue;
+    }
+    for (int j = 0; j < 4; ++j) _mm256_store_si256(reinterpret_cast<__m256i*>(w[j]), c[j]);
+    for (size_t l = 0; l < 8 && g0 + l < groups; ++l) {
+      const size_t k = (g0 + l) * 8;
+      const Philox4 block{{w[0][l], w[1][l], w[2][l], w[3][l]}};
+      for (size_t c2 = k; c2 < n; ++c2) {
+        const uint32_t r = rounding_bits(block, static_cast<uint32_t>(c2 - k));
+        out[c2] = s == nullptr ? static_cast<uint8_t>(f32_to_int8(v[c2] * inverse, true, r))
+                               : f32_to_fp8(v[c2] * inverse, *s, true, r);
+      }
+    }
+  }
+}
+
 ZFC_AVX2 bool decode_eight_bit_avx2(const uint8_t* in, size_t n, float scale, const Fp8Spec* s,
                                     bool add, bool from_zero, float* out) {
   const __m256 sc = _mm256_set1_ps(scale);
@@ -150,6 +261,8 @@ ZFC_AVX2 bool decode_eight_bit_avx2(const uint8_t* in, size_t n, float scale, co
 uint32_t largest_magnitude_bits_avx2(const float*, size_t) { return 0; }
 void encode_int8_avx2(const float*, size_t, float, uint8_t*) {}
 void encode_fp8_avx2(const float*, size_t, float, const Fp8Spec&, uint8_t*) {}
+void encode_row_stochastic_avx2(const float*, size_t, float, const Fp8Spec*, const RoundingKey&,
+                                uint64_t, uint8_t*) {}
 bool decode_eight_bit_avx2(const uint8_t*, size_t, float, const Fp8Spec*, bool, bool, float*) {
   return false;
 }

@@ -18,6 +18,10 @@ uint32_t largest_magnitude_bits_avx2(const float* v, size_t n);
 void encode_int8_avx2(const float* v, size_t n, float inverse, uint8_t* out);
 // out[k] = f32_to_fp8(v[k] * inverse, s), rounded to nearest.
 void encode_fp8_avx2(const float* v, size_t n, float inverse, const Fp8Spec& s, uint8_t* out);
+// The stochastic encode of one row (random bits of key, `row`, the columns), as
+// f32_to_int8 (s == NULL) or f32_to_fp8 with those bits, lane by lane.
+void encode_row_stochastic_avx2(const float* v, size_t n, float inverse, const Fp8Spec* s,
+                                const RoundingKey& key, uint64_t row, uint8_t* out);
 // out[k] = value(in[k]) * scale, or (from_zero ? +0 : out[k]) + that when `add`; whether every
 // value decoded is finite. s == NULL: int8 codes.
 bool decode_eight_bit_avx2(const uint8_t* in, size_t n, float scale, const Fp8Spec* s, bool add,

@@ -99,6 +99,11 @@ void encode_row_nearest(Code c, const float* v, size_t dim, float inverse, uint8
 
 void encode_row_stochastic(Code c, const float* v, size_t dim, float inverse,
                            const RoundingKey& key, uint64_t row, uint8_t* out) {
+  if (x86::has_avx2()) {
+    const Fp8Spec spec = c == Code::kInt8 ? Fp8Spec{} : spec_of(c);
+    return x86::encode_row_stochastic_avx2(v, dim, inverse, c == Code::kInt8 ? nullptr : &spec,
+                                           key, row, out);
+  }
   for (size_t k0 = 0; k0 < dim; k0 += 8) {
     const Philox4 bits = rounding_block(key, row, static_cast<uint32_t>(k0 / 8));
     const size_t end = k0 + 8 < dim ? k0 + 8 : dim;
