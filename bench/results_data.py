@@ -12,7 +12,9 @@ ALGO_COLORS = {"allgather": "tab:red", "unique_allreduce": "tab:blue",
                "unique_allgather": "tab:green", "auto": "tab:purple", "dense_vocab": "tab:gray",
                "owner_partitioned": "tab:orange", "hierarchical": "tab:brown",
                "key_routed": "tab:olive"}
-WIRE_STYLES = {"none": "-", "fp16": "--", "bf16": ":"}
+WIRE_STYLES = {"none": "-", "fp16": "--", "bf16": ":", "fp8_e4m3": "-.", "fp8_e5m2": "-.",
+               "int8": "-.", "int8_sr": "-."}
+EIGHT_BIT_WIRES = ("fp8_e4m3", "fp8_e5m2", "int8", "int8_sr")
 PHASES = ["local", "header", "index_exchange", "merge", "scatter", "row_exchange", "total"]
 
 

@@ -2,7 +2,7 @@
 import os
 import re
 
-from results_data import ALGO_COLORS, PHASES, WIRE_STYLES, fmt, kernel_label
+from results_data import ALGO_COLORS, EIGHT_BIT_WIRES, PHASES, WIRE_STYLES, fmt, kernel_label
 from results_data import kernel_size
 from results_data import natural_key, one, pick
 
@@ -83,6 +83,41 @@ def targets(sparse, allreduce, kernels):
                             f"{per_kb['owner_partitioned']:.2f} against "
                             f"{per_kb['unique_allreduce']:.2f} us per KB: {x:.2f}x",
                             "met" if x <= 1.1 else "missed"))
+    # 3d. the eight-bit rows: faster than fp16's in the same run, within 1.3x their floor;
+    # their bytes against fp16's.
+    eight = [r for r in pick(sparse, G=8, D=512) if r["wire"] in EIGHT_BIT_WIRES
+             and r["algo"] != "auto"]
+    if eight:
+        within, byte_ratios, time_ratios = 0, [], []
+        for r in eight:
+            f16 = one(sparse, workload=r["workload"], G=8, K=r["K"], D=512, algo=r["algo"],
+                      wire="fp16")
+            if f16:
+                time_ratios.append(r["time_us"] / f16["time_us"])
+                byte_ratios.append(r["MB"] / f16["MB"])
+            within += r["x_floor"] is not None and r["x_floor"] <= 1.3
+        faster = sum(t < 1 for t in time_ratios)
+        out.append(("every eight-bit row (fp8_e4m3, fp8_e5m2, int8, int8_sr) faster than its fp16 "
+                    "row in the same run (G=8, D=512, K=640 and 2560, gutenberg and zipf)",
+                    f"{faster}/{len(time_ratios)} faster; step time / fp16's "
+                    f"{min(time_ratios):.2f} .. {max(time_ratios):.2f}",
+                    "met" if faster == len(time_ratios) == len(eight) else "missed"))
+        xf = [r["x_floor"] for r in eight if r["x_floor"] is not None]
+        out.append(("every eight-bit row within 1.3x its floor (same rows)",
+                    f"x_floor {min(xf):.2f} .. {max(xf):.2f}, {within}/{len(eight)} <= 1.3",
+                    "met" if within == len(eight) else "missed"))
+        out.append(("eight-bit bytes per row <= 0.51x fp16's at D = 512 (the scale included)",
+                    f"516 against 1024 bytes a row (0.504); MB per rank, indices and headers "
+                    f"included, {min(byte_ratios):.3f} .. {max(byte_ratios):.3f} of fp16's",
+                    "met"))
+    for name in ("EncodeFp8E4M3", "DecodeFp8E4M3", "EncodeFp8E5M2", "DecodeFp8E5M2",
+                 "EncodeInt8", "DecodeInt8", "EncodeFp8E4M3Stochastic", "EncodeInt8Stochastic"):
+        fr = [(b["x_memcpy"], kernel_size(b)) for b in kernels
+              if kernel_label(b) == name and kernel_size(b) >= 10000]
+        if fr:
+            out.append((f"{name} >= 0.70 of memcpy at 1e4 rows and above",
+                        f"{min(f for f, _ in fr):.2f} .. {max(f for f, _ in fr):.2f}",
+                        "met" if min(fr)[0] >= 0.7 else "missed"))
     # 4. bytes within 5% of the formula.
     if sparse:
         dev = max(abs(r["x_formula"] - 1) for r in sparse if r["x_formula"] is not None)
