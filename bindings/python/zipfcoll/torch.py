@@ -23,6 +23,7 @@ embeddings hidden from DDP and synchronised by hand); they remain for code that 
 import collections
 import hashlib
 
+import numpy as np
 import torch
 import torch.distributed as dist
 
@@ -169,13 +170,25 @@ class AllReduceHookState:
     'fp16', 'bf16', 'fp8_e4m3', 'fp8_e5m2', 'int8' or their stochastic '..._sr', with
     `scale`), and ``overflowed``, set on every rank alike when a bucket's
     compressed sum was not finite. :meth:`step` runs the optimizer's step unless it was, and
-    clears it."""
+    clears it. With ``error_feedback=True`` each bucket keeps a residual (4 bytes per
+    gradient value, on the host) that carries what its encode left out into the next step
+    (``zfcAllReduceWithResidual``)."""
 
-    def __init__(self, comm, compression="none", scale=1.0):
+    def __init__(self, comm, compression="none", scale=1.0, error_feedback=False):
         self.comm = comm
         self.compression = compression
         self.scale = scale
         self.overflowed = False
+        self.residuals = {} if error_feedback else None  # bucket index -> float32 array
+
+    def residual_for(self, bucket, count):
+        """The residual of a bucket (zeros at first), or None without error feedback."""
+        if self.residuals is None:
+            return None
+        r = self.residuals.get(bucket.index())
+        if r is None or r.size != count:
+            r = self.residuals[bucket.index()] = np.zeros(count, dtype=np.float32)
+        return r
 
     def step(self, optimizer):
         """optimizer.step() unless a bucket overflowed since the last call (then the step is
@@ -194,7 +207,8 @@ def allreduce_hook(state, bucket):
     by the number of ranks, as DDP's own allreduce gives them."""
     buffer = bucket.buffer()
     work = buffer if buffer.dtype == torch.float32 else buffer.float()
-    result = state.comm.allreduce(work, work, compression=state.compression, scale=state.scale)
+    result = state.comm.allreduce(work, work, compression=state.compression, scale=state.scale,
+                                  residual=state.residual_for(bucket, work.numel()))
     if result.overflowed:
         state.overflowed = True
     work.div_(state.comm.size)

@@ -3,6 +3,7 @@ from a process group, the sparse embedding synchroniser (fp32, fp16 and bf16 wei
 without tokens, fp16 on the wire, two tables and the loss in one group), and the DDP hook (fp32 and fp16 on the wire, an agreed
 overflow)."""
 
+import numpy as np
 import pytest
 import torch
 import torch.distributed as dist
@@ -186,6 +187,13 @@ def test_ddp_hook_gives_ddps_mean(comm):
     local(x).square().sum().backward()
     flat = torch.cat([p.grad.abs().reshape(-1) for p in local.parameters()]).numpy()
     most = float(comm.allreduce(flat)[0].max())
+    for g, w in zip(got, want):
+        assert torch.all((g - w).abs() <= (1 + 1 / comm.size) * most / 127 + 1e-6)
+    # With error feedback: the first step as without (its residuals start at zero, and hop 0
+    # to nearest is int8's half step), and every bucket keeps what its encode left out.
+    state = zt.AllReduceHookState(comm, compression="int8", error_feedback=True)
+    got = ddp_grads(comm, state)
+    assert state.residuals and all(np.any(r != 0) for r in state.residuals.values())
     for g, w in zip(got, want):
         assert torch.all((g - w).abs() <= (1 + 1 / comm.size) * most / 127 + 1e-6)
 
