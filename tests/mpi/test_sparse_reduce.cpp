@@ -337,6 +337,29 @@ TEST_F(WorldTest, SparseOverflowIsAgreed) {
   EXPECT_TRUE(same_on_all_ranks(hash_run(run)));
 }
 
+// A value that is not finite in rank 0's rows travels as its row's NaN scale in every
+// eight-bit format: an overflow that every rank reports, on every algorithm; a value far past
+// fp16's range is none (the row's scale takes it).
+TEST_F(WorldTest, EightBitOverflowIsAgreedOnEveryAlgorithm) {
+  for (zfcCompressionKind_t kind : {zfcCompressFp8E4M3, zfcCompressInt8Stochastic}) {
+    for (zfcAlgorithm_t a : kAlgorithms) {
+      for (float big : {std::numeric_limits<float>::infinity(), 1e30f}) {
+        Workload w = zipf_workload(size_, 4, 200, 1.0, 3, [](int) { return size_t{50}; });
+        w.ranks[0].rows[0] = big;
+        PlanOptions o;
+        o.algorithm = a;
+        o.compression = kind;
+        const PlanRun run =
+            run_plan(comm_, w.ranks[static_cast<size_t>(rank_)], w.dim, w.vocab, o);
+        ASSERT_EQ(run.result, zfcSuccess) << zfcGetLastError(comm_);
+        EXPECT_EQ(run.overflowed, std::isinf(big) ? 1 : 0)
+            << zfcGetAlgorithmName(a) << " kind " << kind << " value " << big;
+        EXPECT_TRUE(same_on_all_ranks(hash_run(run)));
+      }
+    }
+  }
+}
+
 // A row within bf16's range at a scale of 1/8 that decodes past fp32's (FLT_MAX / 8 rounds up
 // to 2^125 on the wire, 2^128 once divided): an overflow, agreed on every rank, whichever
 // algorithm decodes it.
