@@ -165,8 +165,9 @@ double formula_bytes(int algorithm, const ByteInputs& in) {
              2.0 * both_ways * in.global_unique * in.dim * w;
     case zfcAlgoUniqueAllGather:
       return header + both_ways * in.local_unique * (k + in.dim * w);
-    case zfcAlgoDenseVocab:
-      return header + 2.0 * both_ways * in.vocab * (in.dim + 1) * w;
+    case zfcAlgoDenseVocab:  // eight bits: the presence marks in fp32, an allreduce apart
+      return header + 2.0 * both_ways * in.vocab *
+                          (w < 2.0 ? in.dim * w + 4.0 : (in.dim + 1) * w);
     case zfcAlgoOwnerPartitioned:  // every row owned by one of its holders
       return header + both_ways * in.local_unique * k +
              2.0 / g * (in.local_unique + (g - 2) * in.global_unique) * in.dim * w;

@@ -13,6 +13,7 @@
 // common/host_device, which both lib/ and cuda/ include.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "host_device/half_bits.hpp"
@@ -37,6 +38,22 @@ ZFC_HOST_DEVICE inline float fp8_max_value(const Fp8Spec& s) {
   return f32_from_bits(static_cast<uint32_t>(127 + s.max_exponent) << 23 | 0x600000u);
 }
 
+// Stochastic rounding below a format's normals, in integers so that no sum rounds: |y| (the
+// bits `a` of a finite fp32) over the format's least step 2^(1 - bias - mant_bits), with 16
+// fractional bits (those below dropped), plus the draw r, floored. With a format's bias and
+// mantissa bits only (fp8's or binary16's).
+ZFC_HOST_DEVICE inline uint32_t subnormal_stochastic(uint32_t a, uint32_t bias, uint32_t mant_bits,
+                                                     uint32_t r) {
+  const uint32_t e = a >> 23;
+  if (e == 0) return 0;  // an fp32 subnormal: far below any of these steps
+  const uint32_t m = (a & 0x7fffffu) | 0x800000u;
+  // |y| = m 2^(e - 150); over the step, times 2^16: m 2^(e - 135 + bias + mant_bits), a
+  // shift right for fp8 (of at least 5 below its normals) and of up to 2 left for binary16.
+  const int32_t shift = 135 - static_cast<int32_t>(bias + mant_bits + e);
+  const uint32_t q16 = shift <= 0 ? m << -shift : shift < 32 ? m >> shift : 0u;
+  return (q16 + r) >> 16;
+}
+
 // |y| as the bits `a` of a finite fp32 to an fp8 magnitude code: to nearest even, or
 // stochastically with r (16 random bits); at most max_code.
 ZFC_HOST_DEVICE inline uint32_t fp8_magnitude(uint32_t a, const Fp8Spec& s, bool stochastic,
@@ -52,10 +69,8 @@ ZFC_HOST_DEVICE inline uint32_t fp8_magnitude(uint32_t a, const Fp8Spec& s, bool
     return code < s.max_code ? code : s.max_code;
   }
   // Subnormal: multiples of 2^(1 - bias - mant_bits); scaling by a power of two is exact.
+  if (stochastic) return subnormal_stochastic(a, s.bias, s.mant_bits, r);
   const float q = f32_from_bits(a) * f32_from_bits((127u + s.bias - 1u + s.mant_bits) << 23);
-  if (stochastic) {
-    return static_cast<uint32_t>(q + static_cast<float>(r) * (1.0f / 65536.0f));
-  }
   // Adding 2^23 leaves q's integer part in the last place, rounded to nearest even.
   return f32_bits(q + 8388608.0f) - f32_bits(8388608.0f);
 }
@@ -92,9 +107,9 @@ ZFC_HOST_DEVICE inline float fp8_to_f32(uint8_t c, const Fp8Spec& s) {
 ZFC_HOST_DEVICE inline int8_t f32_to_int8(float y, bool stochastic, uint32_t r) {
   float q;
   if (stochastic) {
-    // floor(y + u) with u in [0, 1): floor through the truncation of a value made positive.
-    q = static_cast<float>(static_cast<int32_t>(y + static_cast<float>(r) * (1.0f / 65536.0f) +
-                                                256.0f) - 256);
+    // floor(y + u), u = r / 2^16 in [0, 1): y + u is exact but where y has bits below 2^-16
+    // that its sum cannot keep, a bias far below the draw's 2^-16.
+    q = floorf(y + static_cast<float>(r) * (1.0f / 65536.0f));
   } else {
     q = (y + 12582912.0f) - 12582912.0f;  // 1.5 * 2^23: to nearest even for |y| < 2^22
   }
@@ -120,8 +135,7 @@ ZFC_HOST_DEVICE inline uint16_t f32_to_f16_stochastic(float f, uint32_t r) {
   if (a >= (113u << 23)) {  // normal half: keep 10 of 23 mantissa bits
     out = ((a + (r >> 3)) >> 13) - ((127u - 15u) << 10);
   } else {  // subnormal half: multiples of 2^-24
-    const float q = f32_from_bits(a) * 16777216.0f;
-    out = static_cast<uint32_t>(q + static_cast<float>(r) * (1.0f / 65536.0f));
+    out = subnormal_stochastic(a, 15u, 10u, r);
   }
   return static_cast<uint16_t>((out > 0x7c00u ? 0x7c00u : out) | sign);
 }

@@ -22,6 +22,7 @@
 #include "algo/call_group.hpp"
 #include "algo/call_path.hpp"
 #include "algo/index_set.hpp"
+#include "kernels/wire_format.hpp"
 #include "algo/sparse_reduce.hpp"
 #include "exec/memory_space.hpp"
 #include "core/stats.hpp"
@@ -183,6 +184,12 @@ Status BoundedReduceCall<K>::local() {
       return error(zfcUnsupported, "zfcSparseReduceBounded on device buffers needs a "
                    "transport that takes device memory (NCCL, or CUDA-aware MPI); this "
                    "communicator's is %s", comm.transport->name());
+    }
+    // Refused here, so that every rank agrees before any transfer.
+    if (!kernels::wire_format(compression_.kind).element_only() || compression_.stochastic) {
+      return error(zfcUnsupported, "zfcSparseReduceBounded on device buffers: compression %s "
+                   "has host kernels only in this version", zfcGetCompressionName(
+                       compression_.code()));
     }
     // NCCL queues the transfers behind the kernels on the caller's stream, so nothing waits
     // between them (not on the legacy default stream, which NCCL's own stream does not

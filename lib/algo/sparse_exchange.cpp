@@ -151,10 +151,11 @@ Status exchange_allgather(SparseCall<K>& call) {
   {
     PhaseTimer timer(call.op, zfcPhaseLocal);
     const size_t n = tokens[t.rank()];
-    if (wire.format->element_only()) {
+    if (wire.format->element_only() && !call.compression.stochastic) {
       kernels::convert(call.rows, call.spec.row_type, n * dim, wire.scale, own, wire.type);
     } else {
-      // fp32 rows to encode (the input's own, or converted), numbered by token.
+      // fp32 rows to encode (the input's own, or converted), numbered by token: a format
+      // with a per-row part, or stochastic rounding.
       const float* rows = static_cast<const float*>(call.rows);
       if (call.spec.row_type != zfcFloat32) {
         float* converted = ws.get<float>(Slot::kPartial, n * dim);
@@ -162,7 +163,7 @@ Status exchange_allgather(SparseCall<K>& call) {
         rows = converted;
       }
       const Wire w = wire_of(call);
-      w.encode(rows, n, dim, 1.0f, own, w.at(kernels::kHopSend, kernels::RowIds::counting(0)));
+      w.encode(rows, n, dim, w.scale, own, w.at(kernels::kHopSend, kernels::RowIds::counting(0)));
     }
   }
   {
@@ -247,9 +248,19 @@ Status exchange_dense_vocab(SparseCall<K>& call) {
   {
     PhaseTimer timer(call.op, zfcPhaseRowExchange);
     bool finite_all = true;
-    ZFC_RETURN_IF_ERROR(allreduce_sum(call.transport, ws, dense, dense, vocab * (dim + 1),
-                                      call.compression, &finite_all, &call.nodes,
-                                      RecvWrites::kInPlace, dim));
+    if (kernels::wire_format(call.compression.kind).element_only()) {
+      ZFC_RETURN_IF_ERROR(allreduce_sum(call.transport, ws, dense, dense, vocab * (dim + 1),
+                                        call.compression, &finite_all, &call.nodes));
+    } else {
+      // A format with a per-row scale would round a mark held by one rank to zero beside
+      // one held by many (int8: below 1/254 of the row's largest): the V rows travel in the
+      // format, the marks in fp32, in an allreduce of their own.
+      ZFC_RETURN_IF_ERROR(allreduce_sum(call.transport, ws, dense, dense, vocab * dim,
+                                        call.compression, &finite_all, &call.nodes,
+                                        RecvWrites::kInPlace, dim));
+      ZFC_RETURN_IF_ERROR(allreduce_sum(call.transport, ws, present, present, vocab,
+                                        Compression{}, &finite_all, &call.nodes));
+    }
   }
   PhaseTimer timer(call.op, zfcPhaseMerge);
   call.set.global_from_presence(present);

@@ -132,9 +132,8 @@ ZFC_AVX2 inline void philox8(__m256i c[4], uint64_t key) {
 // Eight values (a group of eight columns) rounded stochastically with their draws r.
 ZFC_AVX2 inline __m256i stochastic_codes(__m256 y, __m256i r, const Fp8Spec* s) {
   const __m256 u = _mm256_mul_ps(_mm256_cvtepi32_ps(r), _mm256_set1_ps(1.0f / 65536.0f));
-  if (s == nullptr) {  // f32_to_int8: floor(y + u) through the truncation of a positive value
-    const __m256 t = _mm256_add_ps(_mm256_add_ps(y, u), _mm256_set1_ps(256.0f));
-    __m256i q = _mm256_sub_epi32(_mm256_cvttps_epi32(t), _mm256_set1_epi32(256));
+  if (s == nullptr) {  // f32_to_int8: floor(y + u)
+    __m256i q = _mm256_cvttps_epi32(_mm256_floor_ps(_mm256_add_ps(y, u)));
     q = _mm256_max_epi32(_mm256_min_epi32(q, _mm256_set1_epi32(127)), _mm256_set1_epi32(-127));
     return _mm256_and_si256(q, _mm256_set1_epi32(0xff));
   }
@@ -148,9 +147,13 @@ ZFC_AVX2 inline __m256i stochastic_codes(__m256 y, __m256i r, const Fp8Spec* s) 
   normal = _mm256_min_epu32(
       _mm256_sub_epi32(normal, _mm256_set1_epi32(static_cast<int>((127u - s->bias) << s->mant_bits))),
       max_code);
-  const __m256 q = _mm256_mul_ps(_mm256_castsi256_ps(a),
-                                 _mm256_set1_ps(f32_from_bits((127u + s->bias - 1u + s->mant_bits) << 23)));
-  const __m256i sub = _mm256_cvttps_epi32(_mm256_add_ps(q, u));
+  // subnormal_stochastic: |y| over the least step with 16 fractional bits, plus r, floored
+  // (a shift count past 31 gives 0, as the scalar's).
+  const __m256i m = _mm256_or_si256(_mm256_and_si256(a, _mm256_set1_epi32(0x7fffff)),
+                                    _mm256_set1_epi32(0x800000));
+  const __m256i count = _mm256_sub_epi32(
+      _mm256_set1_epi32(static_cast<int>(135u - s->bias - s->mant_bits)), _mm256_srli_epi32(a, 23));
+  const __m256i sub = _mm256_srli_epi32(_mm256_add_epi32(_mm256_srlv_epi32(m, count), r), 16);
   const __m256i min_normal = _mm256_set1_epi32(static_cast<int>(((128u - s->bias) << 23) - 1u));
   __m256i code = _mm256_blendv_epi8(sub, normal, _mm256_cmpgt_epi32(a, min_normal));
   const __m256i max_bits = _mm256_set1_epi32(static_cast<int>(f32_bits(fp8_max_value(*s)) - 1u));
@@ -199,7 +202,7 @@ ZFC_AVX2 void encode_row_stochastic_avx2(const float* v, size_t n, float inverse
     for (size_t l = 0; l < 8 && g0 + l < groups; ++l) {
       const size_t k = (g0 + l) * 8;
       const Philox4 block{{w[0][l], w[1][l], w[2][l], w[3][l]}};
-      for (size_t c2 = k; c2 < n; ++c2) {
+      for (size_t c2 = k; c2 < n && c2 < k + 8; ++c2) {
         const uint32_t r = rounding_bits(block, static_cast<uint32_t>(c2 - k));
         out[c2] = s == nullptr ? static_cast<uint8_t>(f32_to_int8(v[c2] * inverse, true, r))
                                : f32_to_fp8(v[c2] * inverse, *s, true, r);
@@ -235,6 +238,10 @@ ZFC_AVX2 bool decode_eight_bit_avx2(const uint8_t* in, size_t n, float scale, co
       __m256i bits = _mm256_blendv_epi8(normal, sub, _mm256_cmpeq_epi32(exp, _mm256_setzero_si256()));
       const __m256i past = _mm256_cmpgt_epi32(mag, _mm256_set1_epi32(static_cast<int>(s->max_code)));
       bits = _mm256_blendv_epi8(bits, _mm256_set1_epi32(0x7fc00000), past);
+      if (s->mant_bits == 2) {  // e5m2's infinity, as fp8_to_f32 gives it
+        bits = _mm256_blendv_epi8(bits, _mm256_set1_epi32(0x7f800000),
+                                  _mm256_cmpeq_epi32(mag, _mm256_set1_epi32(0x7c)));
+      }
       value = _mm256_castsi256_ps(_mm256_or_si256(bits, sign));
     }
     value = _mm256_mul_ps(value, sc);

@@ -38,7 +38,8 @@ struct WireRowOps {
                  float* dst);
   // Row i of n wire rows added into row pos[i] of dst (dim fp32 values), the sums of every
   // target formed in input order in blocks of kSumBlockRows (host_device/sum_order.hpp), still
-  // times the scale. With `touched` (a byte per target), a target not yet touched is written
+  // times the scale. (The eight-bit formats add in input order: their callers add at most
+  // one row per target and rank, far below a block, where the two orders are one.) With `touched` (a byte per target), a target not yet touched is written
   // as 0 + x and marked: the bits of a zero fill and the adds, without the fill.
   void (*accumulate)(const WireFormat& f, const void* rows, const int32_t* pos, size_t n,
                      size_t dim, float* dst, uint8_t* touched);

@@ -207,8 +207,16 @@ def allreduce_hook(state, bucket):
     by the number of ranks, as DDP's own allreduce gives them."""
     buffer = bucket.buffer()
     work = buffer if buffer.dtype == torch.float32 else buffer.float()
-    result = state.comm.allreduce(work, work, compression=state.compression, scale=state.scale,
-                                  residual=state.residual_for(bucket, work.numel()))
+    residual = state.residual_for(bucket, work.numel())
+    if residual is not None and work.is_cuda:
+        # Error feedback takes host buffers: the bucket goes through host memory.
+        host = work.cpu()
+        result = state.comm.allreduce(host, host, compression=state.compression,
+                                      scale=state.scale, residual=residual)
+        work.copy_(host)
+    else:
+        result = state.comm.allreduce(work, work, compression=state.compression,
+                                      scale=state.scale, residual=residual)
     if result.overflowed:
         state.overflowed = True
     work.div_(state.comm.size)
