@@ -92,8 +92,8 @@ def main():
                         text[text.index(end):])
         return
     raw = sys.argv[1]
-    stamp = pathlib.Path(raw, "stamp.txt").read_text().strip()
-    out = [stamp, "", "### Word LM (4 ranks, 600 steps, held-out perplexity)", ""]
+    stamp = pathlib.Path(raw, "stamp.txt").read_text().strip().lstrip("# ")
+    out = [stamp[0].upper() + stamp[1:] + ".", "", "### Word LM (4 ranks, 600 steps, held-out perplexity)", ""]
     out += table(raw, "word", bits=False)
     out += ["", "### Char LM (4 ranks, 600 steps, bits per character)", ""]
     out += table(raw, "char", bits=True)

@@ -37,7 +37,7 @@ bin="$build/examples/lstm_lm/lstm_lm"
 raw="$out/raw"
 mkdir -p "$raw"
 stamp="$(bench_stamp bench/precision/run_precision.sh --steps "$steps" --seeds "\"$seeds\"")"
-echo "# $stamp" > "$raw/stamp.txt"
+echo "# made by $stamp" > "$raw/stamp.txt"
 mpi=(mpirun --oversubscribe)
 [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
 export OPENBLAS_NUM_THREADS=1
@@ -109,7 +109,9 @@ if "$python" -c 'import zipfcoll, torch.distributed.run' 2> /dev/null; then
 else
   echo "run_precision.sh: $python has no torch or zipfcoll: the torch runs are left out"
 fi
-# The tables, and docs/precision.md with them between its markers.
+# Every raw output stamped with what made it, then the tables, and docs/precision.md with
+# them between its markers.
+python3 bench/stamp_outputs.py "$stamp" "$raw"/*.txt "$raw"/*.json
 python3 bench/precision/precision_report.py "$raw" > "$out/tables.md"
 python3 bench/precision/precision_report.py --page "$out/tables.md" docs/precision.md
 echo "tables: $out/tables.md, and in docs/precision.md"
