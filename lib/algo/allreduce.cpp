@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "algo/call_rounding.hpp"
 #include "algo/rank_order.hpp"
 #include "algo/reduce_scatter_lists.hpp"
 #include "kernels/cast.hpp"
@@ -24,13 +25,8 @@ struct Encodes {
     if (dynamic_cast<HostWireKernels*>(&k) == nullptr) {
       return error(zfcUnsupported, "stochastic rounding has no device kernels in this version");
     }
-    kernels::Rounding r;
-    r.stochastic = true;
-    r.seed = c.seed;
-    r.step = static_cast<uint32_t>(c.step);
-    r.rank = rank;
-    r.hop = hop;
-    kernels::encode_stochastic_span(src, n, first, row_values, wire, scale, r, dst);
+    kernels::encode_stochastic_span(src, n, first, row_values, wire, scale,
+                                    call_rounding(c, static_cast<int>(rank), hop), dst);
     return Status::Ok();
   }
 };

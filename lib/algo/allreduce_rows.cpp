@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "algo/allreduce.hpp"
+#include "algo/call_rounding.hpp"
 #include "algo/rank_order.hpp"
 #include "algo/reduce_scatter_lists.hpp"
 #include "kernels/rows.hpp"
@@ -71,9 +72,7 @@ Status allreduce_rows_sum(Transport& t, Workspace& ws, const float* send, float*
   const RowLayout l{kernels::wire_format(c.kind), n, row_values};
   const int size = t.size(), me = t.rank();
   const size_t rb = l.row_bytes(), nb = l.rows();
-  const kernels::Rounding round{c.stochastic, c.seed, static_cast<uint32_t>(c.step),
-                                static_cast<uint32_t>(me), kernels::kHopSend,
-                                kernels::RowIds::counting(0)};
+  const kernels::Rounding round = call_rounding(c, me);
   const Chunks ch{nb, size};
   const size_t mine = ch.len(me);
   // The padded row, then this rank's sums (the pad is free by then), then the padded row again.

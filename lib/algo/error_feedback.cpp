@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "algo/call_rounding.hpp"
 #include "kernels/cast.hpp"
 #include "kernels/wire_format.hpp"
 
@@ -16,12 +17,7 @@ void left_by_encode(Workspace& ws, const Compression& c, int rank, size_t row_va
                     float* fed, size_t n) {
   if (n == 0) return;
   const kernels::WireFormat& f = kernels::wire_format(c.kind);
-  kernels::Rounding r;
-  r.stochastic = c.stochastic;
-  r.seed = c.seed;
-  r.step = static_cast<uint32_t>(c.step);
-  r.rank = static_cast<uint32_t>(rank);
-  r.hop = kernels::kHopSend;
+  const kernels::Rounding r = call_rounding(c, rank);
   float* back = ws.get<float>(Slot::kPartial, std::max(n, row_values));
   if (f.element_only()) {
     // As algo/allreduce.cpp encodes: scaled, and rounded at the values' places.

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "algo/call_rounding.hpp"
 #include "algo/sparse_exchange.hpp"
 #include "kernels/cast.hpp"
 #include "kernels/rows.hpp"
@@ -38,12 +39,7 @@ struct Wire {
 // The wire of a compression whose seed and step a call has set, for rank `rank`'s encodes.
 inline Wire wire_of(const Compression& c, int rank) {
   const kernels::WireFormat& f = kernels::wire_format(c.kind);
-  kernels::Rounding r;
-  r.stochastic = c.stochastic;
-  r.seed = c.seed;
-  r.step = static_cast<uint32_t>(c.step);
-  r.rank = static_cast<uint32_t>(rank);
-  return {&f, f.scaled ? c.scale : 1.0f, r};
+  return {&f, f.scaled ? c.scale : 1.0f, call_rounding(c, rank)};
 }
 
 template <class K>
