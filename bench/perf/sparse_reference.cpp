@@ -131,8 +131,11 @@ double count_sparse_wrong(const SparseReference& ref, const zfcSparseResult_t& r
         for (size_t k = i / dim * dim; k < (i / dim + 1) * dim; ++k) {
           row = std::max(row, static_cast<double>(ref.magnitude[k]));
         }
-        tol = (format == zfcCompressInt8 ? u * (rounds + 1) * row : tol) +
-              std::ldexp(row, -16) * (rounds + 1);
+        // Each rank's row rounds to its own largest magnitude (at most `row`), so the first
+        // rounding's errors add over the ranks; each later one is the sum's.
+        const double roundings = ranks + rounds;
+        tol = (format == zfcCompressInt8 ? u * roundings * row : tol) +
+              std::ldexp(row, -16) * roundings;
       }
       ok = std::fabs(got - want) <= tol;
     }
