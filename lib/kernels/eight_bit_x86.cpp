@@ -223,25 +223,22 @@ ZFC_AVX2 bool decode_eight_bit_avx2(const uint8_t* in, size_t n, float scale, co
     if (s == nullptr) {
       value = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes));
     } else {
-      // fp8_to_f32, lane by lane: normal codes by their bits, subnormal ones by the least
-      // step, codes past the largest finite one (never encoded) as NaN.
+      // fp8_to_f32, lane by lane: the code's exponent and mantissa placed as an fp32's, then
+      // times 2^(127 - bias), which is exact for every finite code (a subnormal code is an
+      // fp32 subnormal there); codes past the largest finite one (never encoded) as NaN, and
+      // e5m2's infinity.
       const __m256i c = _mm256_cvtepu8_epi32(bytes);
       const __m256i mag = _mm256_and_si256(c, _mm256_set1_epi32(0x7f));
-      const __m256i sign = _mm256_slli_epi32(_mm256_and_si256(c, _mm256_set1_epi32(0x80)), 24);
-      const __m256i exp = _mm256_srli_epi32(mag, static_cast<int>(s->mant_bits));
-      const __m256i normal = _mm256_add_epi32(
-          _mm256_slli_epi32(mag, static_cast<int>(23u - s->mant_bits)),
-          _mm256_set1_epi32(static_cast<int>((127u - s->bias) << 23)));
-      const __m256i sub = _mm256_castps_si256(_mm256_mul_ps(
-          _mm256_cvtepi32_ps(mag),
-          _mm256_set1_ps(f32_from_bits((128u - s->bias - s->mant_bits) << 23))));
-      __m256i bits = _mm256_blendv_epi8(normal, sub, _mm256_cmpeq_epi32(exp, _mm256_setzero_si256()));
+      const __m256i placed = _mm256_slli_epi32(mag, static_cast<int>(23u - s->mant_bits));
+      __m256i bits = _mm256_castps_si256(_mm256_mul_ps(
+          _mm256_castsi256_ps(placed), _mm256_set1_ps(f32_from_bits((254u - s->bias) << 23))));
       const __m256i past = _mm256_cmpgt_epi32(mag, _mm256_set1_epi32(static_cast<int>(s->max_code)));
       bits = _mm256_blendv_epi8(bits, _mm256_set1_epi32(0x7fc00000), past);
-      if (s->mant_bits == 2) {  // e5m2's infinity, as fp8_to_f32 gives it
+      if (s->mant_bits == 2) {
         bits = _mm256_blendv_epi8(bits, _mm256_set1_epi32(0x7f800000),
                                   _mm256_cmpeq_epi32(mag, _mm256_set1_epi32(0x7c)));
       }
+      const __m256i sign = _mm256_slli_epi32(_mm256_and_si256(c, _mm256_set1_epi32(0x80)), 24);
       value = _mm256_castsi256_ps(_mm256_or_si256(bits, sign));
     }
     value = _mm256_mul_ps(value, sc);
