@@ -47,54 +47,77 @@ ZFC_AVX2 inline void store_bytes(__m256i lanes, uint8_t* out) {
 
 }  // namespace
 
-ZFC_AVX2 void encode_int8_avx2(const float* v, size_t n, float inverse, uint8_t* out) {
+namespace {
+
+// Four vectors of eight byte values in 32-bit lanes to 32 bytes at out, in order.
+ZFC_AVX2 inline void store_32_bytes(__m256i q0, __m256i q1, __m256i q2, __m256i q3,
+                                    uint8_t* out) {
+  // The packs work within each 128-bit half: dwords q0a q1a q2a q3a | q0b q1b q2b q3b.
+  const __m256i bytes = _mm256_packus_epi16(_mm256_packus_epi32(q0, q1),
+                                            _mm256_packus_epi32(q2, q3));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                      _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+}
+
+// A row's values times `inverse` to byte codes in 32-bit lanes (`codes`: eight at a time),
+// 32 values per store, then eight, then the scalar conversion for the rest.
+template <class Codes, class Scalar>
+ZFC_AVX2 inline void encode_row(const float* v, size_t n, float inverse, uint8_t* out,
+                                Codes codes, Scalar scalar) {
   const __m256 f = _mm256_set1_ps(inverse);
-  const __m256i hi = _mm256_set1_epi32(127), lo = _mm256_set1_epi32(-127);
+  const auto at = [&](size_t k) ZFC_AVX2 { return codes(_mm256_mul_ps(_mm256_loadu_ps(v + k), f)); };
   size_t k = 0;
-  for (; k + 8 <= n; k += 8) {
-    // cvtps rounds to nearest even (the default rounding), as the scalar's 1.5 * 2^23 does
-    // for these magnitudes (at most 127 and a rounding).
-    __m256i q = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(v + k), f));
-    q = _mm256_max_epi32(_mm256_min_epi32(q, hi), lo);
-    // Two's complement bytes: the low byte of each lane.
-    store_bytes(_mm256_and_si256(q, _mm256_set1_epi32(0xff)), out + k);
-  }
-  for (; k < n; ++k) out[k] = static_cast<uint8_t>(f32_to_int8(v[k] * inverse, false, 0));
+  for (; k + 32 <= n; k += 32) store_32_bytes(at(k), at(k + 8), at(k + 16), at(k + 24), out + k);
+  for (; k + 8 <= n; k += 8) store_bytes(at(k), out + k);
+  for (; k < n; ++k) out[k] = scalar(v[k] * inverse);
+}
+
+}  // namespace
+
+ZFC_AVX2 void encode_int8_avx2(const float* v, size_t n, float inverse, uint8_t* out) {
+  const __m256i hi = _mm256_set1_epi32(127), lo = _mm256_set1_epi32(-127);
+  encode_row(
+      v, n, inverse, out,
+      [&](__m256 y) ZFC_AVX2 {
+        // cvtps rounds to nearest even (the default rounding), as the scalar's 1.5 * 2^23
+        // does for these magnitudes (at most 127 and a rounding); two's complement bytes.
+        const __m256i q = _mm256_max_epi32(_mm256_min_epi32(_mm256_cvtps_epi32(y), hi), lo);
+        return _mm256_and_si256(q, _mm256_set1_epi32(0xff));
+      },
+      [](float y) { return static_cast<uint8_t>(f32_to_int8(y, false, 0)); });
 }
 
 ZFC_AVX2 void encode_fp8_avx2(const float* v, size_t n, float inverse, const Fp8Spec& s,
                               uint8_t* out) {
-  const __m256 f = _mm256_set1_ps(inverse);
   const uint32_t shift = 23u - s.mant_bits;
   const __m256i mask = _mm256_set1_epi32(0x7fffffff);
   const __m256i max_bits = _mm256_set1_epi32(static_cast<int>(f32_bits(fp8_max_value(s))));
-  const __m256i max_code = _mm256_set1_epi32(static_cast<int>(s.max_code));
-  const __m256i min_normal = _mm256_set1_epi32(static_cast<int>((128u - s.bias) << 23));
+  const __m256i below_normal =
+      _mm256_set1_epi32(static_cast<int>(((128u - s.bias) << 23) - 1u));
   const __m256i half = _mm256_set1_epi32(static_cast<int>((1u << (shift - 1u)) - 1u));
   const __m256i one = _mm256_set1_epi32(1);
   const __m256i rebias = _mm256_set1_epi32(static_cast<int>((127u - s.bias) << s.mant_bits));
   const __m256 sub_scale = _mm256_set1_ps(f32_from_bits((127u + s.bias - 1u + s.mant_bits) << 23));
   const __m128i shift_count = _mm_cvtsi32_si128(static_cast<int>(shift));
-  size_t k = 0;
-  for (; k + 8 <= n; k += 8) {
-    const __m256i u = _mm256_castps_si256(_mm256_mul_ps(_mm256_loadu_ps(v + k), f));
-    const __m256i a = _mm256_and_si256(u, mask);
-    // Normal: round the mantissa to nearest even, rebias, at most the largest code.
-    const __m256i odd = _mm256_and_si256(_mm256_srl_epi32(a, shift_count), one);
-    __m256i normal = _mm256_srl_epi32(_mm256_add_epi32(_mm256_add_epi32(a, half), odd),
-                                      shift_count);
-    normal = _mm256_min_epu32(_mm256_sub_epi32(normal, rebias), max_code);
-    // Subnormal: the multiple of the least step, to nearest even.
-    const __m256i sub =
-        _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_castsi256_ps(a), sub_scale));
-    const __m256i is_normal = _mm256_cmpgt_epi32(a, _mm256_sub_epi32(min_normal, one));
-    __m256i code = _mm256_blendv_epi8(sub, normal, is_normal);
-    const __m256i saturated = _mm256_cmpgt_epi32(a, _mm256_sub_epi32(max_bits, one));
-    code = _mm256_blendv_epi8(code, max_code, saturated);
-    const __m256i sign = _mm256_and_si256(_mm256_srli_epi32(u, 24), _mm256_set1_epi32(0x80));
-    store_bytes(_mm256_or_si256(code, sign), out + k);
-  }
-  for (; k < n; ++k) out[k] = f32_to_fp8(v[k] * inverse, s, false, 0);
+  encode_row(
+      v, n, inverse, out,
+      [&](__m256 y) ZFC_AVX2 {
+        const __m256i u = _mm256_castps_si256(y);
+        // Saturated first: the largest finite value is a code, so rounding a magnitude at
+        // most its bits gives at most its code.
+        const __m256i a = _mm256_min_epu32(_mm256_and_si256(u, mask), max_bits);
+        // Normal: round the mantissa to nearest even, rebias.
+        const __m256i odd = _mm256_and_si256(_mm256_srl_epi32(a, shift_count), one);
+        const __m256i normal = _mm256_sub_epi32(
+            _mm256_srl_epi32(_mm256_add_epi32(_mm256_add_epi32(a, half), odd), shift_count),
+            rebias);
+        // Subnormal: the multiple of the least step, to nearest even.
+        const __m256i sub = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_castsi256_ps(a), sub_scale));
+        const __m256i code = _mm256_blendv_epi8(sub, normal, _mm256_cmpgt_epi32(a, below_normal));
+        const __m256i sign = _mm256_and_si256(_mm256_srli_epi32(u, 24), _mm256_set1_epi32(0x80));
+        return _mm256_or_si256(code, sign);
+      },
+      [&](float y) { return f32_to_fp8(y, s, false, 0); });
 }
 
 namespace {
