@@ -11,7 +11,6 @@ namespace cuda {
 namespace {
 
 constexpr int kRowThreads = 128;
-constexpr uint32_t kTinyBits = (127u - 100u) << 23;  // 2^-100: such a row travels as zeros
 
 __device__ inline bool per_row(RowCode c) { return c >= RowCode::kFp8E4M3; }
 
@@ -43,26 +42,6 @@ __device__ uint32_t block_largest_bits(const float* v, size_t dim) {
   return most;
 }
 
-// The scale written after the row and the factor to the codes (as the host's row_scale).
-__device__ void row_scale(RowCode c, uint32_t amax_bits, float* scale, float* inverse) {
-  if (amax_bits >= 0x7f800000u || amax_bits < kTinyBits) {
-    *scale = amax_bits >= 0x7f800000u ? __int_as_float(0x7fc00000) : 0.0f;
-    *inverse = 0.0f;  // unused: the codes are zeros
-    return;
-  }
-  if (c == RowCode::kInt8) {
-    const float amax = kernels::f32_from_bits(amax_bits);
-    *scale = amax / 127.0f;
-    *inverse = 127.0f / amax;
-    return;
-  }
-  const kernels::Fp8Spec s = fp8_spec(c);
-  const int32_t e = static_cast<int32_t>(amax_bits >> 23) - 127;
-  const int32_t k = e - s.max_exponent + ((amax_bits & 0x7fffffu) > 0x600000u ? 1 : 0);
-  *scale = kernels::f32_from_bits(static_cast<uint32_t>(127 + k) << 23);
-  *inverse = kernels::f32_from_bits(static_cast<uint32_t>(127 - k) << 23);
-}
-
 __global__ void encode_rows_kernel(const float* src, uint32_t rows, size_t dim, RowCode code,
                                    float value_scale, RowRounding r, char* dst) {
   const size_t row_bytes = per_row(code) ? dim + sizeof(float) : 2 * dim;
@@ -73,9 +52,9 @@ __global__ void encode_rows_kernel(const float* src, uint32_t rows, size_t dim, 
     float scale = value_scale, factor = value_scale;
     bool zeros = false;
     if (per_row(code)) {
-      const uint32_t amax = block_largest_bits(v, dim);
-      row_scale(code, amax, &scale, &factor);
-      zeros = amax >= 0x7f800000u || amax < kTinyBits;
+      const kernels::Fp8Spec spec = fp8_spec(code);
+      zeros = !kernels::eight_bit_row_scale(code == RowCode::kInt8 ? nullptr : &spec,
+                                            block_largest_bits(v, dim), &scale, &factor);
     }
     const uint64_t id = r.stochastic ? row_id(r, row) : 0;
     // Eight columns per thread: one Philox block's 16-bit draws.

@@ -118,6 +118,31 @@ ZFC_HOST_DEVICE inline int8_t f32_to_int8(float y, bool stochastic, uint32_t r) 
   return static_cast<int8_t>(static_cast<int32_t>(q));
 }
 
+// The scale of an eight-bit row (lib/kernels/wire_eight_bit.cpp gives the rule) whose
+// largest magnitude has the bits amax_bits, and the factor that takes its values to the
+// codes; s == NULL: int8. False for a row that travels as zeros: below 2^-100 (scale 0), or
+// with a value that is not finite (scale NaN).
+ZFC_HOST_DEVICE inline bool eight_bit_row_scale(const Fp8Spec* s, uint32_t amax_bits,
+                                                float* scale, float* inverse) {
+  constexpr uint32_t kTinyBits = (127u - 100u) << 23;
+  if (amax_bits >= 0x7f800000u || amax_bits < kTinyBits) {
+    *scale = amax_bits >= 0x7f800000u ? f32_from_bits(0x7fc00000u) : 0.0f;
+    *inverse = 0.0f;
+    return false;
+  }
+  if (s == nullptr) {
+    const float amax = f32_from_bits(amax_bits);
+    *scale = amax / 127.0f;
+    *inverse = 127.0f / amax;
+    return true;
+  }
+  const int32_t e = static_cast<int32_t>(amax_bits >> 23) - 127;
+  const int32_t k = e - s->max_exponent + ((amax_bits & 0x7fffffu) > 0x600000u ? 1 : 0);
+  *scale = f32_from_bits(static_cast<uint32_t>(127 + k) << 23);
+  *inverse = f32_from_bits(static_cast<uint32_t>(127 - k) << 23);
+  return true;
+}
+
 // Stochastic fp16 and bf16 (their round-to-nearest forms are in half_bits.hpp). The random
 // bits are added below the last place kept and the rest truncated; a value that rounds past
 // the largest finite half becomes infinity, as with rounding to nearest.

@@ -14,7 +14,6 @@
 // not finite (the agreed overflow).
 #include <cmath>
 #include <cstring>
-#include <limits>
 
 #include "host_device/eight_bit.hpp"
 #include "kernels/cast_x86.hpp"
@@ -24,8 +23,6 @@
 namespace zfc {
 namespace kernels {
 namespace {
-
-constexpr uint32_t kTinyBits = (127u - 100u) << 23;  // 2^-100
 
 enum class Code { kE4M3, kE5M2, kInt8 };
 
@@ -63,23 +60,6 @@ uint32_t largest_magnitude_bits(const float* v, size_t dim) {
     most = a > most ? a : most;
   }
   return most;
-}
-
-// The row's scale, and the factor that takes its values to the code range (its inverse).
-struct RowScale {
-  float scale, inverse;
-};
-
-RowScale row_scale(Code c, uint32_t amax_bits) {
-  if (c == Code::kInt8) {
-    const float amax = f32_from_bits(amax_bits);
-    return {amax / 127.0f, 127.0f / amax};
-  }
-  const Fp8Spec& s = spec_of(c);
-  const int32_t e = static_cast<int32_t>(amax_bits >> 23) - 127;
-  const int32_t k = e - s.max_exponent + ((amax_bits & 0x7fffffu) > 0x600000u ? 1 : 0);
-  return {f32_from_bits(static_cast<uint32_t>(127 + k) << 23),
-          f32_from_bits(static_cast<uint32_t>(127 - k) << 23)};
 }
 
 void encode_row_nearest(Code c, const float* v, size_t dim, float inverse, uint8_t* out) {
@@ -124,18 +104,15 @@ void encode_rows(const WireFormat& f, const float* src, size_t rows, size_t dim,
   for (size_t r = 0; r < rows; ++r) {
     const float* v = src + r * dim;
     uint8_t* out = static_cast<uint8_t*>(dst) + r * bytes;
-    const uint32_t amax = largest_magnitude_bits(v, dim);
-    float scale;
-    if (amax >= 0x7f800000u || amax < kTinyBits) {
+    float scale, inverse;
+    if (!eight_bit_row_scale(c == Code::kInt8 ? nullptr : &spec_of(c),
+                             largest_magnitude_bits(v, dim), &scale, &inverse)) {
       std::memset(out, 0, dim);
-      scale = amax >= 0x7f800000u ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
     } else {
-      const RowScale s = row_scale(c, amax);
-      scale = s.scale;
       if (rounding.stochastic) {
-        encode_row_stochastic(c, v, dim, s.inverse, key, rounding.rows.at(r), out);
+        encode_row_stochastic(c, v, dim, inverse, key, rounding.rows.at(r), out);
       } else {
-        encode_row_nearest(c, v, dim, s.inverse, out);
+        encode_row_nearest(c, v, dim, inverse, out);
       }
     }
     std::memcpy(out + dim, &scale, sizeof scale);
